@@ -1,0 +1,39 @@
+/* Shared pieces of the voxlabel command line: errors, warnings, progress, option parsing helpers. */
+#ifndef VL_CLI_H
+#define VL_CLI_H
+
+#include <stdint.h>
+
+#include "voxlabel/error.h"
+#include "voxlabel/progress.h"
+
+/* Exit codes of DESIGN §8. */
+enum { CLI_EXIT_OK = 0, CLI_EXIT_USAGE = 2, CLI_EXIT_INPUT = 3, CLI_EXIT_OUTPUT = 4, CLI_EXIT_DEVICE = 5 };
+
+/* Prints "voxlabel: error: <what>: <why>" and returns `exit_code`. */
+int cli_error(int exit_code, const char *format, ...) __attribute__((format(printf, 2, 3)));
+/* Prints the library's last error for `status` and returns the matching exit code. */
+int cli_status_error(vl_status status);
+void cli_warning(const char *format, ...) __attribute__((format(printf, 1, 2)));
+/* "voxlabel: note: ..." for things the user should know that are not problems. */
+void cli_note(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+/* Progress: drawn on stderr when it is a TTY or --progress was given, never with --quiet. */
+void cli_progress_configure(int force_on, int quiet);
+vl_progress cli_progress(void);
+int cli_is_quiet(void);
+
+/* Strict number parsing: the whole string must be a number in range, else a usage error naming `option`. */
+int cli_parse_int64(const char *option, const char *text, int64_t min, int64_t max, int64_t *value);
+int cli_parse_double(const char *option, const char *text, double *value);
+
+/* Returns the option's value (argv[*i + 1]) and advances *i, or NULL after printing a usage error. */
+const char *cli_option_value(int argc, char **argv, int *i);
+
+typedef int (*cli_command_fn)(int argc, char **argv);
+
+/* One function per subcommand, each in src/cli/cmd_<name>.c; argv[0] is the subcommand name. */
+int cmd_label(int argc, char **argv);
+int cmd_phantom(int argc, char **argv);
+
+#endif
