@@ -1,0 +1,84 @@
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "atomic_file.h"
+#include "status.h"
+
+static void directory_of(const char *path, char *directory, size_t size)
+{
+    char copy[PATH_MAX];
+    snprintf(copy, sizeof copy, "%s", path);
+    snprintf(directory, size, "%s", dirname(copy));
+}
+
+vl_status vl_atomic_file_check(const char *path, int force)
+{
+    if (strlen(path) + 16 >= PATH_MAX)
+        return vl_fail(VL_ERR_OUTPUT, "%s: path is too long", path);
+    struct stat info;
+    if (stat(path, &info) == 0) {
+        if (S_ISDIR(info.st_mode))
+            return vl_fail(VL_ERR_OUTPUT, "%s: is a directory", path);
+        if (!force)
+            return vl_fail(VL_ERR_OUTPUT, "%s: already exists (use --force to replace it)", path);
+    }
+    char directory[PATH_MAX];
+    directory_of(path, directory, sizeof directory);
+    if (stat(directory, &info) != 0)
+        return vl_fail(VL_ERR_OUTPUT, "%s: directory %s does not exist", path, directory);
+    if (!S_ISDIR(info.st_mode))
+        return vl_fail(VL_ERR_OUTPUT, "%s: %s is not a directory", path, directory);
+    if (access(directory, W_OK | X_OK) != 0)
+        return vl_fail(VL_ERR_OUTPUT, "%s: directory %s is not writable", path, directory);
+    return VL_OK;
+}
+
+vl_status vl_atomic_file_begin(vl_atomic_file *file, const char *path, int force)
+{
+    memset(file, 0, sizeof *file);
+    vl_status status = vl_atomic_file_check(path, force);
+    if (status != VL_OK)
+        return status;
+    snprintf(file->path, sizeof file->path, "%s", path);
+    char directory[PATH_MAX], name[PATH_MAX];
+    directory_of(path, directory, sizeof directory);
+    snprintf(name, sizeof name, "%s", path);
+    /* A dot-prefixed temporary keeps half-written files out of globs like *.nii.gz. */
+    int written = snprintf(file->temp_path, sizeof file->temp_path, "%s/.%s.tmp.XXXXXX", directory, basename(name));
+    if (written < 0 || (size_t)written >= sizeof file->temp_path)
+        return vl_fail(VL_ERR_OUTPUT, "%s: path is too long", path);
+    int fd = mkstemp(file->temp_path);
+    if (fd < 0) {
+        int error = errno;
+        file->temp_path[0] = '\0';
+        return vl_fail(VL_ERR_OUTPUT, "%s: cannot create a temporary file: %s", path, strerror(error));
+    }
+    fchmod(fd, 0644);
+    close(fd);
+    return VL_OK;
+}
+
+vl_status vl_atomic_file_commit(vl_atomic_file *file)
+{
+    if (rename(file->temp_path, file->path) != 0) {
+        int error = errno;
+        vl_atomic_file_discard(file);
+        return vl_fail(VL_ERR_OUTPUT, "%s: cannot rename the finished file into place: %s", file->path,
+                       strerror(error));
+    }
+    file->temp_path[0] = '\0';
+    return VL_OK;
+}
+
+void vl_atomic_file_discard(vl_atomic_file *file)
+{
+    if (file->temp_path[0])
+        unlink(file->temp_path);
+    file->temp_path[0] = '\0';
+}
