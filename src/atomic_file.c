@@ -12,14 +12,14 @@
 
 static void directory_of(const char *path, char *directory, size_t size)
 {
-    char copy[PATH_MAX];
+    char copy[VL_PATH_MAX];
     snprintf(copy, sizeof copy, "%s", path);
     snprintf(directory, size, "%s", dirname(copy));
 }
 
 vl_status vl_atomic_file_check(const char *path, int force)
 {
-    if (strlen(path) + 16 >= PATH_MAX)
+    if (strlen(path) + 16 >= VL_PATH_MAX)
         return vl_fail(VL_ERR_OUTPUT, "%s: path is too long", path);
     struct stat info;
     if (stat(path, &info) == 0) {
@@ -28,7 +28,7 @@ vl_status vl_atomic_file_check(const char *path, int force)
         if (!force)
             return vl_fail(VL_ERR_OUTPUT, "%s: already exists (use --force to replace it)", path);
     }
-    char directory[PATH_MAX];
+    char directory[VL_PATH_MAX];
     directory_of(path, directory, sizeof directory);
     if (stat(directory, &info) != 0)
         return vl_fail(VL_ERR_OUTPUT, "%s: directory %s does not exist", path, directory);
@@ -46,7 +46,7 @@ vl_status vl_atomic_file_begin(vl_atomic_file *file, const char *path, int force
     if (status != VL_OK)
         return status;
     snprintf(file->path, sizeof file->path, "%s", path);
-    char directory[PATH_MAX], name[PATH_MAX];
+    char directory[VL_PATH_MAX], name[VL_PATH_MAX];
     directory_of(path, directory, sizeof directory);
     snprintf(name, sizeof name, "%s", path);
     /* A dot-prefixed temporary keeps half-written files out of globs like *.nii.gz. */

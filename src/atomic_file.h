@@ -4,7 +4,7 @@
 #ifndef VL_ATOMIC_FILE_H
 #define VL_ATOMIC_FILE_H
 
-#include <limits.h>
+#define VL_PATH_MAX 4096
 
 #include "voxlabel/error.h"
 
@@ -13,8 +13,8 @@ extern "C" {
 #endif
 
 typedef struct vl_atomic_file {
-    char path[PATH_MAX];       /* the final name */
-    char temp_path[PATH_MAX];  /* an empty file created next to it, mode 0644 */
+    char path[VL_PATH_MAX];       /* the final name */
+    char temp_path[VL_PATH_MAX];  /* an empty file created next to it, mode 0644 */
 } vl_atomic_file;
 
 /* VL_ERR_OUTPUT when `path` exists and !force, or its directory is missing or not writable. Creates nothing. */
