@@ -1,3 +1,4 @@
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,11 +65,11 @@ vl_status vl_label_volume(const vl_volume *mask, vl_volume *labels,
             vl_status status = vl_label_volume_gpu(mask, labels, options, result);
             if (status != VL_ERR_DEVICE && status != VL_ERR_MEMORY)
                 return status;
-            strncpy(why, vl_last_error(), sizeof why - 1);
+            snprintf(why, sizeof why, "%s", vl_last_error());
         }
         vl_status status = vl_label_volume_cpu(mask, labels, options, result);
         if (status == VL_OK)
-            strncpy(result->fallback_reason, why, sizeof result->fallback_reason - 1);
+            snprintf(result->fallback_reason, sizeof result->fallback_reason, "%s", why);
         return status;
     }
     return vl_fail(VL_ERR_ARGUMENT, "--device: unknown device kind %d", (int)options->device);

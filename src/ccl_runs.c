@@ -1,0 +1,368 @@
+/* Run table of the CPU labeller: cutting rows into runs, numbering components, writing labels. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ccl_runs.h"
+#include "status.h"
+
+/* ---- extraction ---------------------------------------------------------------------------------- */
+
+typedef struct run_buffer {
+    uint32_t *x0, *x1;
+    size_t count, capacity;
+} run_buffer;
+
+static int run_buffer_push(run_buffer *buffer, uint32_t x0, uint32_t x1)
+{
+    if (buffer->count == buffer->capacity) {
+        size_t capacity = buffer->capacity ? buffer->capacity * 2 : 4096;
+        uint32_t *a = realloc(buffer->x0, capacity * sizeof *a);
+        if (!a)
+            return 0;
+        buffer->x0 = a;
+        uint32_t *b = realloc(buffer->x1, capacity * sizeof *b);
+        if (!b)
+            return 0;
+        buffer->x1 = b;
+        buffer->capacity = capacity;
+    }
+    buffer->x0[buffer->count] = x0;
+    buffer->x1[buffer->count] = x1;
+    buffer->count++;
+    return 1;
+}
+
+static uint64_t load_word(const uint8_t *p)
+{
+    uint64_t word;
+    memcpy(&word, p, sizeof word);
+    return word;
+}
+
+/* True when some byte of the word is zero (the classic bit trick). */
+static int has_zero_byte(uint64_t word)
+{
+    return ((word - 0x0101010101010101ull) & ~word & 0x8080808080808080ull) != 0;
+}
+
+/* Appends the runs of one row; returns how many, or -1 when out of memory. Whole zero or whole
+ * nonzero words are skipped eight voxels at a time, which is what makes sparse CT masks cheap. */
+static int64_t cut_row(const uint8_t *row, int64_t nx, run_buffer *buffer)
+{
+    int64_t x = 0, found = 0;
+    while (x < nx) {
+        while (x + 8 <= nx && load_word(row + x) == 0)
+            x += 8;
+        while (x < nx && row[x] == 0)
+            x++;
+        if (x >= nx)
+            break;
+        int64_t start = x;
+        while (x + 8 <= nx && !has_zero_byte(load_word(row + x)))
+            x += 8;
+        while (x < nx && row[x] != 0)
+            x++;
+        if (!run_buffer_push(buffer, (uint32_t)start, (uint32_t)(x - 1)))
+            return -1;
+        found++;
+    }
+    return found;
+}
+
+typedef struct extract_job {
+    const vl_volume *mask;
+    int64_t z_begin, z_end;
+    uint32_t *row_count; /* runs per row, written at [row + 1] for the prefix sum */
+    run_buffer buffer;
+    int failed;
+} extract_job;
+
+static void *extract_slab(void *argument)
+{
+    extract_job *job = (extract_job *)argument;
+    const vl_volume *mask = job->mask;
+    const uint8_t *data = (const uint8_t *)mask->data;
+    for (int64_t row = job->z_begin * mask->ny; row < job->z_end * mask->ny; row++) {
+        int64_t found = cut_row(data + row * mask->nx, mask->nx, &job->buffer);
+        if (found < 0) {
+            job->failed = 1;
+            return NULL;
+        }
+        job->row_count[row + 1] = (uint32_t)found;
+    }
+    return NULL;
+}
+
+void vl_runs_free(vl_runs *runs)
+{
+    free(runs->row_start);
+    free(runs->x0);
+    free(runs->x1);
+    memset(runs, 0, sizeof *runs);
+}
+
+vl_status vl_runs_extract(const vl_volume *mask, int threads, vl_runs *runs)
+{
+    memset(runs, 0, sizeof *runs);
+    if (mask->nx > UINT32_MAX - 2)
+        return vl_fail(VL_ERR_ARGUMENT, "label: rows longer than %u voxels are not supported", UINT32_MAX - 2);
+    runs->nx = mask->nx;
+    runs->ny = mask->ny;
+    runs->nz = mask->nz;
+    const int64_t rows = mask->ny * mask->nz;
+    runs->row_start = calloc((size_t)rows + 1, sizeof *runs->row_start);
+    if (!runs->row_start)
+        return vl_fail(VL_ERR_MEMORY, "label: cannot allocate the row table for %lld rows", (long long)rows);
+
+    extract_job jobs[VL_MAX_THREADS];
+    memset(jobs, 0, sizeof jobs);
+    for (int t = 0; t < threads; t++) {
+        jobs[t].mask = mask;
+        jobs[t].z_begin = mask->nz * t / threads;
+        jobs[t].z_end = mask->nz * (t + 1) / threads;
+        jobs[t].row_count = runs->row_start;
+    }
+    vl_run_parallel(extract_slab, jobs, sizeof jobs[0], threads);
+
+    vl_status status = VL_OK;
+    uint64_t total = 0;
+    for (int t = 0; t < threads; t++) {
+        total += jobs[t].buffer.count;
+        if (jobs[t].failed)
+            status = vl_fail(VL_ERR_MEMORY, "label: out of memory while collecting runs");
+    }
+    if (status == VL_OK && total > UINT32_MAX - 2)
+        status = vl_fail(VL_ERR_ARGUMENT, "label: %llu runs exceed the CPU labeller's limit of %u",
+                         (unsigned long long)total, UINT32_MAX - 2);
+    if (status == VL_OK) {
+        runs->count = (uint32_t)total;
+        runs->x0 = malloc(((size_t)total + 1) * sizeof *runs->x0);
+        runs->x1 = malloc(((size_t)total + 1) * sizeof *runs->x1);
+        if (!runs->x0 || !runs->x1)
+            status = vl_fail(VL_ERR_MEMORY, "label: cannot allocate %llu runs", (unsigned long long)total);
+    }
+    if (status == VL_OK) {
+        for (int64_t row = 0; row < rows; row++)
+            runs->row_start[row + 1] += runs->row_start[row];
+        for (int t = 0; t < threads; t++) {
+            uint32_t offset = runs->row_start[jobs[t].z_begin * mask->ny];
+            memcpy(runs->x0 + offset, jobs[t].buffer.x0, jobs[t].buffer.count * sizeof *runs->x0);
+            memcpy(runs->x1 + offset, jobs[t].buffer.x1, jobs[t].buffer.count * sizeof *runs->x1);
+        }
+    }
+    for (int t = 0; t < threads; t++) {
+        free(jobs[t].buffer.x0);
+        free(jobs[t].buffer.x1);
+    }
+    if (status != VL_OK)
+        vl_runs_free(runs);
+    return status;
+}
+
+/* ---- numbering ----------------------------------------------------------------------------------- */
+
+/* Stable counting sort of `items` by digit(key) in [0, radix). */
+static void counting_sort(uint32_t *items, uint32_t *scratch, size_t n, const uint64_t *key, uint64_t divisor,
+                          uint64_t radix, uint32_t *histogram)
+{
+    memset(histogram, 0, (size_t)(radix + 1) * sizeof *histogram);
+    for (size_t i = 0; i < n; i++)
+        histogram[(key[items[i]] / divisor) % radix + 1]++;
+    for (uint64_t d = 0; d < radix; d++)
+        histogram[d + 1] += histogram[d];
+    for (size_t i = 0; i < n; i++)
+        scratch[histogram[(key[items[i]] / divisor) % radix]++] = items[i];
+    memcpy(items, scratch, n * sizeof *items);
+}
+
+/* Orders components whose roots share one slice by their in-slice key x*ny + y: insertion sort for a
+ * few, else two stable counting passes (by y, then by x), linear in the slice's components. */
+static void sort_slice_components(uint32_t *items, uint32_t *scratch, size_t n, const uint64_t *key, int64_t nx,
+                                  int64_t ny, uint32_t *histogram)
+{
+    if (n < 64) {
+        for (size_t i = 1; i < n; i++) {
+            uint32_t item = items[i];
+            size_t j = i;
+            while (j > 0 && key[items[j - 1]] > key[item]) {
+                items[j] = items[j - 1];
+                j--;
+            }
+            items[j] = item;
+        }
+        return;
+    }
+    counting_sort(items, scratch, n, key, 1, (uint64_t)ny, histogram);
+    counting_sort(items, scratch, n, key, (uint64_t)ny, (uint64_t)nx, histogram);
+}
+
+typedef struct size_order_entry {
+    uint64_t size, key;
+    uint32_t component;
+} size_order_entry;
+
+static int compare_size_order(const void *a, const void *b)
+{
+    const size_order_entry *x = a, *y = b;
+    if (x->size != y->size)
+        return x->size > y->size ? -1 : 1;
+    return (x->key > y->key) - (x->key < y->key);
+}
+
+/* rank[c] = 0-based position of component c (components indexed in raster order of their roots). */
+static vl_status rank_components(const vl_runs *runs, const uint32_t *root_of_run, const uint32_t *component_of_root,
+                                 uint32_t components, vl_label_order order, const uint64_t *sizes, uint32_t *rank)
+{
+    if (order == VL_ORDER_MATLAB_XY) {
+        for (uint32_t c = 0; c < components; c++)
+            rank[c] = c;
+        return VL_OK;
+    }
+    const int64_t nx = runs->nx, ny = runs->ny, slice = nx * ny;
+    /* key[c]: MATLAB key of component c; first its in-slice part over the runs of the root's slice. */
+    uint64_t *key = malloc(((size_t)components + 1) * sizeof *key);
+    uint32_t *root_slice = malloc(((size_t)components + 1) * sizeof *root_slice);
+    uint32_t *items = malloc(((size_t)components + 1) * sizeof *items);
+    uint32_t *scratch = malloc(((size_t)components + 1) * sizeof *scratch);
+    uint32_t *histogram = malloc(((size_t)(nx > ny ? nx : ny) + 1) * sizeof *histogram);
+    size_order_entry *entries = order == VL_ORDER_SIZE ? malloc(((size_t)components + 1) * sizeof *entries) : NULL;
+    vl_status status = VL_OK;
+    if (!key || !root_slice || !items || !scratch || !histogram || (order == VL_ORDER_SIZE && !entries)) {
+        status = vl_fail(VL_ERR_MEMORY, "label: cannot allocate the order tables for %u components", components);
+        goto done;
+    }
+    for (uint32_t c = 0; c < components; c++)
+        key[c] = UINT64_MAX;
+    for (int64_t z = 0; z < runs->nz; z++) {
+        const uint32_t slice_first_run = runs->row_start[z * ny];
+        for (int64_t y = 0; y < ny; y++) {
+            const int64_t row = y + ny * z;
+            for (uint32_t i = runs->row_start[row]; i < runs->row_start[row + 1]; i++) {
+                uint32_t root = root_of_run[i];
+                if (root < slice_first_run)
+                    continue; /* the component began in an earlier slice */
+                uint32_t c = component_of_root[root];
+                uint64_t candidate = (uint64_t)runs->x0[i] * (uint64_t)ny + (uint64_t)y;
+                if (candidate < key[c])
+                    key[c] = candidate;
+                root_slice[c] = (uint32_t)z;
+            }
+        }
+    }
+    /* Components are already grouped by their root's slice in ascending order: sort inside each group. */
+    for (uint32_t c = 0; c < components; c++)
+        items[c] = c;
+    for (uint32_t begin = 0; begin < components;) {
+        uint32_t end = begin + 1;
+        while (end < components && root_slice[end] == root_slice[begin])
+            end++;
+        sort_slice_components(items + begin, scratch, end - begin, key, nx, ny, histogram);
+        begin = end;
+    }
+    if (order == VL_ORDER_MATLAB) {
+        for (uint32_t position = 0; position < components; position++)
+            rank[items[position]] = position;
+    } else {
+        for (uint32_t c = 0; c < components; c++)
+            entries[c] = (size_order_entry){sizes[c], (uint64_t)root_slice[c] * (uint64_t)slice + key[c], c};
+        qsort(entries, components, sizeof *entries, compare_size_order);
+        for (uint32_t position = 0; position < components; position++)
+            rank[entries[position].component] = position;
+    }
+done:
+    free(key);
+    free(root_slice);
+    free(items);
+    free(scratch);
+    free(histogram);
+    free(entries);
+    return status;
+}
+
+vl_status vl_runs_number_components(const vl_runs *runs, uint32_t *parent, vl_label_order order,
+                                    vl_label_result *result)
+{
+    const uint32_t count = runs->count;
+    /* Flatten: parent[i] <= i, so one forward pass leaves every run pointing at its root. */
+    uint32_t components = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        parent[i] = parent[parent[i]];
+        components += parent[i] == i;
+    }
+    uint32_t *component_of_root = malloc(((size_t)count + 1) * sizeof *component_of_root);
+    uint64_t *sizes = calloc((size_t)components + 1, sizeof *sizes);
+    uint32_t *rank = malloc(((size_t)components + 1) * sizeof *rank);
+    if (!component_of_root || !sizes || !rank) {
+        free(component_of_root);
+        free(sizes);
+        free(rank);
+        return vl_fail(VL_ERR_MEMORY, "label: cannot allocate tables for %u components", components);
+    }
+    uint32_t next = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        if (parent[i] == i)
+            component_of_root[i] = next++;
+        sizes[component_of_root[parent[i]]] += (uint64_t)(runs->x1[i] - runs->x0[i]) + 1;
+    }
+    vl_status status = rank_components(runs, parent, component_of_root, components, order, sizes, rank);
+    if (status == VL_OK) {
+        /* Sizes by label, then each run's root replaced by its final label. */
+        result->sizes = malloc(((size_t)components + 1) * sizeof *result->sizes);
+        if (!result->sizes) {
+            status = vl_fail(VL_ERR_MEMORY, "label: cannot allocate sizes for %u components", components);
+        } else {
+            for (uint32_t c = 0; c < components; c++)
+                result->sizes[rank[c]] = sizes[c];
+            result->count = components;
+            for (uint32_t i = 0; i < count; i++)
+                parent[i] = rank[component_of_root[parent[i]]] + 1;
+        }
+    }
+    free(component_of_root);
+    free(sizes);
+    free(rank);
+    return status;
+}
+
+/* ---- output -------------------------------------------------------------------------------------- */
+
+typedef struct write_job {
+    const vl_runs *runs;
+    const uint32_t *label_of_run;
+    uint32_t *out;
+    int64_t z_begin, z_end;
+} write_job;
+
+static void *write_slab(void *argument)
+{
+    const write_job *job = (const write_job *)argument;
+    const vl_runs *runs = job->runs;
+    for (int64_t row = job->z_begin * runs->ny; row < job->z_end * runs->ny; row++) {
+        uint32_t *out = job->out + row * runs->nx;
+        int64_t x = 0;
+        for (uint32_t i = runs->row_start[row]; i < runs->row_start[row + 1]; i++) {
+            memset(out + x, 0, (size_t)(runs->x0[i] - x) * sizeof *out);
+            const uint32_t label = job->label_of_run[i];
+            for (int64_t v = runs->x0[i]; v <= (int64_t)runs->x1[i]; v++)
+                out[v] = label;
+            x = (int64_t)runs->x1[i] + 1;
+        }
+        memset(out + x, 0, (size_t)(runs->nx - x) * sizeof *out);
+    }
+    return NULL;
+}
+
+vl_status vl_runs_write_labels(const vl_runs *runs, const uint32_t *label_of_run, const vl_volume *mask, int threads,
+                               vl_volume *labels)
+{
+    vl_status status = vl_volume_create_uninitialised(labels, mask->nx, mask->ny, mask->nz, VL_U32);
+    if (status != VL_OK)
+        return status;
+    labels->geometry = mask->geometry;
+    write_job jobs[VL_MAX_THREADS];
+    for (int t = 0; t < threads; t++)
+        jobs[t] = (write_job){runs, label_of_run, (uint32_t *)labels->data, runs->nz * t / threads,
+                              runs->nz * (t + 1) / threads};
+    vl_run_parallel(write_slab, jobs, sizeof jobs[0], threads);
+    return VL_OK;
+}
