@@ -1,0 +1,10 @@
+/* Internal: the per-format 2D image readers behind vl_image_read. */
+#ifndef VL_IMAGE2D_FORMATS_H
+#define VL_IMAGE2D_FORMATS_H
+
+#include "voxlabel/image2d.h"
+
+vl_status vl_png_read(const char *path, vl_image *image);
+vl_status vl_jpeg_read(const char *path, vl_image *image);
+
+#endif

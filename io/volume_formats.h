@@ -1,0 +1,83 @@
+/* Internal: the per-format readers and writers behind vl_read_volume / vl_write_volume, and the
+ * helpers they share (sample types of foreign files, narrowing them to a vl_dtype, chunked zlib I/O). */
+#ifndef VL_VOLUME_FORMATS_H
+#define VL_VOLUME_FORMATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <zlib.h>
+
+#include "voxlabel/io.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Sample types a file may hold; vl_volume has fewer (vl_dtype), so some are narrowed on read. */
+typedef enum vl_sample_type {
+    VL_SAMPLE_U8 = 0,
+    VL_SAMPLE_I8,
+    VL_SAMPLE_U16,
+    VL_SAMPLE_I16,
+    VL_SAMPLE_U32,
+    VL_SAMPLE_I32,
+    VL_SAMPLE_U64,
+    VL_SAMPLE_I64,
+    VL_SAMPLE_F32,
+    VL_SAMPLE_F64
+} vl_sample_type;
+
+size_t vl_sample_size(vl_sample_type type);
+const char *vl_sample_name(vl_sample_type type);
+/* The vl_dtype stored without conversion, or 0 when the type needs narrowing. */
+vl_dtype vl_sample_native_dtype(vl_sample_type type);
+vl_sample_type vl_sample_type_of(vl_dtype dtype);
+
+/* Reverses the bytes of each of `count` elements of `element_size` bytes (big-endian files). */
+void vl_swap_bytes(void *data, int64_t count, size_t element_size);
+
+/* Turns the malloc'd `samples` (nx*ny*nz of `type`, host byte order; ownership passes here), scaled by
+ * value*slope+intercept when `scaled`, into volume->data of the closest vl_dtype (dims and geometry set, data NULL):
+ *   native types (u8, i16, u16, u32, f32) unscaled are copied as they are;
+ *   integral values: u32 when all are in 0..2^32-1, else i16 when they fit, else f32 when |v| <= 2^24;
+ *   fractional values: f32 (values beyond the f32 range are refused).
+ * `what` names the file in error messages. */
+vl_status vl_samples_to_volume(void *samples, vl_sample_type type, int scaled, double slope,
+                               double intercept, vl_volume *volume, const char *what);
+
+/* Label maps are written in the smallest unsigned type that holds their largest label (DESIGN §7). */
+vl_dtype vl_disk_dtype_for(const vl_volume *volume, const vl_write_options *options);
+/* Converts voxels [first, first+count) of `volume` to `dtype` into `out` (count * size of dtype bytes). */
+void vl_convert_voxels(const vl_volume *volume, int64_t first, int64_t count, vl_dtype dtype, void *out);
+
+/* Chunked zlib stream I/O: gzread/gzwrite take unsigned lengths, so large volumes go in pieces. */
+vl_status vl_gz_read_exact(gzFile file, void *data, size_t bytes, const char *path);
+vl_status vl_gz_write_exact(gzFile file, const void *data, size_t bytes, const char *path);
+/* Writes the volume's voxels as `dtype`, converting in bounded chunks. */
+vl_status vl_gz_write_voxels(gzFile file, const vl_volume *volume, vl_dtype dtype, const char *path,
+                             const vl_progress *progress);
+/* "wb6"-style mode: gzip at `level` (0 = 6), or plain ("wbT") when !compress. */
+void vl_gz_write_mode(char mode[8], int compress, int level);
+
+/* Geometry helpers shared by the formats that store an affine. */
+int vl_geometry_is_valid(const vl_geometry *geometry);
+/* Builds origin/spacing/direction from a 3x3 LPS matrix whose columns are the axis steps (mm per index). */
+vl_status vl_geometry_from_axes(const double axes[9], const double origin[3], vl_geometry *geometry,
+                                const char *what);
+
+vl_status vl_nifti_read(const char *path, const vl_read_options *options, vl_volume *volume);
+vl_status vl_nifti_write(const char *path, const vl_volume *volume, const vl_write_options *options,
+                         int compress);
+vl_status vl_nrrd_read(const char *path, const vl_read_options *options, vl_volume *volume);
+vl_status vl_nrrd_write(const char *path, const vl_volume *volume, const vl_write_options *options);
+vl_status vl_mha_read(const char *path, const vl_read_options *options, vl_volume *volume);
+vl_status vl_mha_write(const char *path, const vl_volume *volume, const vl_write_options *options);
+vl_status vl_raw_read(const char *path, const vl_read_options *options, vl_volume *volume);
+vl_status vl_raw_write(const char *path, const vl_volume *volume, const vl_write_options *options);
+vl_status vl_mat_read(const char *path, const vl_read_options *options, vl_volume *volume);
+vl_status vl_mat_write(const char *path, const vl_volume *volume, const vl_write_options *options);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,10 @@
+# Volume file I/O (NIfTI, NRRD, MHA, raw, MAT), voxlabel compare and DICOM SEG.
+vl_test_exe(io_roundtrip_test ${CMAKE_CURRENT_LIST_DIR}/io_roundtrip_test.c)
+add_test(NAME io_roundtrip COMMAND io_roundtrip_test ${CMAKE_CURRENT_BINARY_DIR}/io_roundtrip)
+set_tests_properties(io_roundtrip PROPERTIES LABELS unit)
+
+vl_test_exe(io_volume_tool ${CMAKE_CURRENT_LIST_DIR}/io_volume_tool.c)
+add_test(NAME io_nifti_oracle
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/io_nifti_oracle.py $<TARGET_FILE:io_volume_tool>
+                 ${CMAKE_CURRENT_BINARY_DIR}/io_nifti_oracle)
+set_tests_properties(io_nifti_oracle PROPERTIES LABELS "unit;oracle")
