@@ -1,0 +1,28 @@
+/* Internal: the table of CSV / JSON columns (src/stats_columns.c), shared by both writers so that they
+ * always agree with each other and with docs/csv.md. */
+#ifndef VL_STATS_COLUMNS_H
+#define VL_STATS_COLUMNS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "voxlabel/stats.h"
+
+typedef struct vl_stats_column {
+    const char *name;
+    int level;      /* VL_STATS_BASIC or VL_STATS_FULL */
+    int intensity;  /* needs an intensity volume */
+    int matlab;     /* only with --matlab */
+    int kind;       /* how the value is read from vl_component_stats (stats_columns.c) */
+    size_t offset;
+} vl_stats_column;
+
+/* Columns selected by `options`, in output order; returns how many were written to `columns`. */
+size_t vl_stats_columns_select(const vl_csv_options *options, const vl_stats_column **columns, size_t capacity);
+
+/* Writes the column's value for `stats` as text: an integer, a shortest round-trip-safe double, or
+ * `missing` for NaN. Returns the fprintf result. */
+int vl_stats_column_print(FILE *out, const vl_stats_column *column, const vl_component_stats *stats,
+                          const char *missing);
+
+#endif

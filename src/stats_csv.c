@@ -1,0 +1,48 @@
+/* components.csv: a header line, then one row per component; columns from src/stats_columns.c. */
+#include <stdio.h>
+
+#include "atomic_file.h"
+#include "stats_columns.h"
+#include "status.h"
+
+vl_status vl_component_stats_write_csv(const char *path, const vl_component_stats *stats, uint32_t count,
+                                       const vl_csv_options *options)
+{
+    vl_csv_options defaults;
+    if (!options) {
+        vl_csv_options_default(&defaults);
+        options = &defaults;
+    }
+    const vl_stats_column *columns[128];
+    const size_t n = vl_stats_columns_select(options, columns, sizeof columns / sizeof columns[0]);
+    vl_atomic_file file;
+    vl_status status = vl_atomic_file_begin(&file, path, options->force);
+    if (status != VL_OK)
+        return status;
+    FILE *out = fopen(file.temp_path, "w");
+    if (!out) {
+        vl_atomic_file_discard(&file);
+        return vl_fail(VL_ERR_OUTPUT, "%s: cannot open for writing", path);
+    }
+    char buffer[1 << 16];
+    setvbuf(out, buffer, _IOFBF, sizeof buffer);
+    int failed = 0;
+    for (size_t c = 0; c < n; c++)
+        failed |= fprintf(out, "%s%s", c ? "," : "", columns[c]->name) < 0;
+    failed |= fputc('\n', out) == EOF;
+    for (uint32_t k = 0; k < count && !failed; k++) {
+        for (size_t c = 0; c < n; c++) {
+            if (c)
+                failed |= fputc(',', out) == EOF;
+            failed |= vl_stats_column_print(out, columns[c], &stats[k], "") < 0;
+        }
+        failed |= fputc('\n', out) == EOF;
+    }
+    failed |= ferror(out) != 0;
+    failed |= fclose(out) != 0;
+    if (failed) {
+        vl_atomic_file_discard(&file);
+        return vl_fail(VL_ERR_OUTPUT, "%s: write failed (disk full?)", path);
+    }
+    return vl_atomic_file_commit(&file);
+}

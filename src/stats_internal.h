@@ -1,0 +1,59 @@
+/* Internal: the per-component sums that a statistics pass accumulates (CPU in src/stats_cpu.c, GPU in
+ * cuda/stats.cu) and the shared step that turns them into vl_component_stats (src/stats_finalize.c).
+ * Because both backends hand the same sums to the same finaliser, every value derived from integer sums
+ * is bit-identical between them. */
+#ifndef VL_STATS_INTERNAL_H
+#define VL_STATS_INTERNAL_H
+
+#include <stdint.h>
+
+#include "voxlabel/stats.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Sums over one component. Coordinates are 0-based voxel indices; integer sums are exact. */
+typedef struct vl_stats_sums {
+    uint64_t voxels;
+    int64_t bbox_min[3], bbox_max[3];
+    uint64_t coordinate_sum[3];        /* sum x, sum y, sum z */
+    /* full level */
+    uint64_t moment_sum[6];            /* sum xx, yy, zz, xy, xz, yz */
+    uint64_t border_voxels;
+    uint64_t crossings[VL_STATS_DIRECTIONS]; /* voxel pairs (p, p +- d) with p inside and p +- d not, per line class */
+    /* intensity (double: sums of integer-valued HU are exact below 2^53, hence order-independent) */
+    double intensity_min, intensity_max, intensity_sum, intensity_sum_squares;
+    double weighted_coordinate_sum[3]; /* sum v*x, v*y, v*z */
+    double intensity_median;
+} vl_stats_sums;
+
+/* Lattice line classes d = (dx, dy, dz): 0-2 axes x, y, z; 3-8 face diagonals; 9-12 body diagonals. */
+extern const int vl_stats_direction[VL_STATS_DIRECTIONS][3];
+/* Class of the offset (dx, dy, dz) in {-1,0,1}^3 (d and -d share one class); -1 for (0,0,0). */
+int vl_stats_direction_class(int dx, int dy, int dz);
+
+/* Sets every sum to its empty value (0, +inf/-inf for min/max, bbox inverted). */
+void vl_stats_sums_clear(vl_stats_sums *sums, uint32_t count);
+
+/* Returns VL_ERR_ARGUMENT when a volume is so large that the exact 64-bit second moments could overflow. */
+vl_status vl_stats_check_limits(const vl_volume *labels, const vl_volume *intensity);
+
+/* Turns the sums into statistics; `geometry` and the dimensions come from the labels volume. */
+void vl_stats_finalize(const vl_stats_sums *sums, uint32_t count, const vl_volume *labels, int has_intensity,
+                       vl_stats_level level, vl_component_stats *stats);
+
+/* Crofton weights of the 13 line classes for this geometry: the fraction of the unit sphere closest to
+ * each physical direction (Voronoi cells of +-d), computed once per call by quadrature. */
+void vl_stats_crofton_weights(const vl_geometry *geometry, double weights[VL_STATS_DIRECTIONS]);
+
+/* Median of values[0..n-1] (reorders them); NaN when n = 0. */
+double vl_stats_median(double *values, uint64_t n);
+
+/* Reads voxel `index` of an intensity volume of any dtype as a double. */
+double vl_stats_intensity_at(const vl_volume *intensity, int64_t index);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

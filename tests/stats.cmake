@@ -1,0 +1,4 @@
+# Component statistics (issue 5): unit tests of the CPU reference, CSV/JSON writers, CLI oracles, GPU == CPU.
+vl_test_exe(stats_unit ${CMAKE_CURRENT_SOURCE_DIR}/stats_unit.c)
+add_test(NAME stats_unit COMMAND stats_unit)
+set_tests_properties(stats_unit PROPERTIES LABELS "unit")
