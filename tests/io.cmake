@@ -8,3 +8,8 @@ add_test(NAME io_nifti_oracle
          COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/io_nifti_oracle.py $<TARGET_FILE:io_volume_tool>
                  ${CMAKE_CURRENT_BINARY_DIR}/io_nifti_oracle)
 set_tests_properties(io_nifti_oracle PROPERTIES LABELS "unit;oracle")
+
+add_test(NAME io_nrrd_mha_oracle
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/io_nrrd_mha_oracle.py $<TARGET_FILE:io_volume_tool>
+                 ${CMAKE_CURRENT_BINARY_DIR}/io_nrrd_mha_oracle)
+set_tests_properties(io_nrrd_mha_oracle PROPERTIES LABELS "unit;oracle")

@@ -90,7 +90,7 @@ static int count_entries(const char *directory)
 static void test_roundtrips(const char *directory)
 {
     const vl_dtype dtypes[] = {VL_U8, VL_I16, VL_U16, VL_U32, VL_F32};
-    const char *extensions[] = {".nii", ".nii.gz", ".raw"};
+    const char *extensions[] = {".nii", ".nii.gz", ".raw", ".nrrd", ".mha"};
     for (size_t e = 0; e < sizeof extensions / sizeof extensions[0]; e++)
         for (size_t d = 0; d < sizeof dtypes / sizeof dtypes[0]; d++) {
             vl_volume v, back;
@@ -197,7 +197,7 @@ static void test_failed_write_leaves_nothing(const char *directory)
     char sub[4000];
     snprintf(sub, sizeof sub, "%s/full", directory);
     mkdir(sub, 0755);
-    const char *extensions[] = {".nii", ".nii.gz", ".raw"};
+    const char *extensions[] = {".nii", ".nii.gz", ".raw", ".nrrd", ".mha"};
     vl_volume v;
     vl_volume_create(&v, 64, 64, 64, VL_F32);
     fill_random(&v);
@@ -209,7 +209,7 @@ static void test_failed_write_leaves_nothing(const char *directory)
     small = saved;
     small.rlim_cur = 64 * 1024;
     setrlimit(RLIMIT_FSIZE, &small);
-    for (int e = 0; e < 3; e++) {
+    for (int e = 0; e < 5; e++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/out%s", sub, extensions[e]);
         vl_status s = vl_write_volume(path, &v, &wo);
