@@ -1,0 +1,10 @@
+# DICOM area: phantom writer, series reader, discovery, CLI (phantom, info, convert), real data, broken files.
+set(VL_DICOM_WORK ${CMAKE_CURRENT_BINARY_DIR}/dicom-work)
+
+vl_test_exe(dicom_roundtrip dicom_roundtrip.c)
+add_test(NAME dicom_roundtrip COMMAND dicom_roundtrip ${VL_DICOM_WORK})
+set_tests_properties(dicom_roundtrip PROPERTIES LABELS "unit")
+
+add_test(NAME dicom_cli_phantom
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/dicom_cli_phantom.sh $<TARGET_FILE:voxlabel_cli> ${VL_DICOM_WORK}/cli-phantom)
+set_tests_properties(dicom_cli_phantom PROPERTIES LABELS "cli")
