@@ -1,0 +1,11 @@
+# 2D stages (issue 6): colour, morphology, per-slice labels, shapes, previews.
+vl_test_exe(stages2d_hsv_exhaustive ${CMAKE_CURRENT_LIST_DIR}/stages2d_hsv_exhaustive.c)
+add_test(NAME stages2d_hsv_exhaustive_cpu COMMAND stages2d_hsv_exhaustive cpu)
+add_test(NAME stages2d_hsv_exhaustive_gpu COMMAND stages2d_hsv_exhaustive gpu)
+set_tests_properties(stages2d_hsv_exhaustive_cpu PROPERTIES LABELS "unit;oracle")
+set_tests_properties(stages2d_hsv_exhaustive_gpu PROPERTIES LABELS "gpu" SKIP_RETURN_CODE 77)
+vl_test_exe(stages2d_morph ${CMAKE_CURRENT_LIST_DIR}/stages2d_morph.c)
+add_test(NAME stages2d_morph_cpu COMMAND stages2d_morph cpu)
+add_test(NAME stages2d_morph_gpu COMMAND stages2d_morph gpu)
+set_tests_properties(stages2d_morph_cpu PROPERTIES LABELS "unit;oracle")
+set_tests_properties(stages2d_morph_gpu PROPERTIES LABELS "gpu" SKIP_RETURN_CODE 77)
