@@ -13,3 +13,7 @@ add_test(NAME io_nrrd_mha_oracle
          COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/io_nrrd_mha_oracle.py $<TARGET_FILE:io_volume_tool>
                  ${CMAKE_CURRENT_BINARY_DIR}/io_nrrd_mha_oracle)
 set_tests_properties(io_nrrd_mha_oracle PROPERTIES LABELS "unit;oracle")
+
+vl_test_exe(io_mat_test ${CMAKE_CURRENT_LIST_DIR}/io_mat_test.c)
+add_test(NAME io_mat COMMAND io_mat_test ${CMAKE_CURRENT_BINARY_DIR}/io_mat)
+set_tests_properties(io_mat PROPERTIES LABELS unit)
