@@ -1,0 +1,28 @@
+/* A set of output files that appear together or not at all.
+ * Every target is checked before any work starts (exists without --force, unwritable directory), the
+ * writers write hidden staged files in the target directory, and commit renames them all into place.
+ * On abort the staged files go, and a directory this run created is removed again when left empty. */
+#ifndef VL_CLI_OUTPUTS_H
+#define VL_CLI_OUTPUTS_H
+
+#define CLI_MAX_OUTPUTS 8
+#define CLI_PATH_SIZE 4096
+
+typedef struct cli_outputs {
+    char directory[CLI_PATH_SIZE];
+    int created_directory;
+    int count;
+    char final_path[CLI_MAX_OUTPUTS][CLI_PATH_SIZE];
+    char staged_path[CLI_MAX_OUTPUTS][CLI_PATH_SIZE];
+} cli_outputs;
+
+/* Creates `directory` if missing and checks every name in it; returns 0 or prints the error and returns its exit code. */
+int cli_outputs_prepare(cli_outputs *outputs, const char *directory, const char *const *names, int count, int force);
+/* The path the writer of output `index` writes to (same file name ending as the target, so formats are detected). */
+const char *cli_outputs_staged(const cli_outputs *outputs, int index);
+const char *cli_outputs_final(const cli_outputs *outputs, int index);
+/* Renames every staged file into place; returns 0 or an exit code after printing the error. */
+int cli_outputs_commit(cli_outputs *outputs);
+void cli_outputs_abort(cli_outputs *outputs);
+
+#endif

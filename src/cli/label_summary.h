@@ -1,0 +1,30 @@
+/* summary.json of `voxlabel label`: what was read, how it was labelled, what came out, how long it took. */
+#ifndef VL_LABEL_SUMMARY_H
+#define VL_LABEL_SUMMARY_H
+
+#include "cli_input.h"
+#include "voxlabel/label.h"
+#include "voxlabel/stats.h"
+
+typedef struct label_timings {
+    double read, threshold, label, filter, stats, write, total; /* seconds */
+} label_timings;
+
+typedef struct label_summary {
+    const char *input_path;
+    const cli_input *input;
+    const char *threshold_source;
+    double lo, hi;
+    const vl_label_options *options;
+    int64_t min_size, largest;
+    uint32_t labelled_count;        /* N before the filters */
+    const vl_label_result *result;  /* after the filters */
+    const vl_component_stats *stats;
+    const label_timings *timings;
+    const char *labels_file;
+} label_summary;
+
+/* Writes the summary atomically. */
+vl_status label_summary_write_json(const char *path, const label_summary *summary);
+
+#endif
