@@ -126,6 +126,17 @@ typedef struct label_arguments {
     int matlab_columns, force;
 } label_arguments;
 
+static int takes_value(const char *option)
+{
+    static const char *const with_value[] = {"-o",         "--output", "--threshold", "--preset",
+                                             "--conn",     "--order",  "--min-size",  "--largest",
+                                             "--device",   "--threads", "--format",   "--stats"};
+    for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
+        if (strcmp(option, with_value[i]) == 0)
+            return 1;
+    return 0;
+}
+
 static int parse_arguments(int argc, char **argv, label_arguments *args)
 {
     memset(args, 0, sizeof *args);
@@ -153,6 +164,8 @@ static int parse_arguments(int argc, char **argv, label_arguments *args)
         } else if (strcmp(option, "--matlab") == 0) {
             args->matlab_columns = 1;
         } else if (option[0] == '-' && option[1] != '\0') {
+            if (!takes_value(option))
+                return cli_error(CLI_EXIT_USAGE, "%s: unknown option (see 'voxlabel label --help')", option);
             if (!(value = cli_option_value(argc, argv, &i)))
                 return CLI_EXIT_USAGE;
             if (strcmp(option, "-o") == 0 || strcmp(option, "--output") == 0) {
@@ -208,8 +221,6 @@ static int parse_arguments(int argc, char **argv, label_arguments *args)
             } else if (strcmp(option, "--stats") == 0) {
                 if (vl_stats_level_parse(value, &args->stats_level) != VL_OK)
                     return cli_error(CLI_EXIT_USAGE, "--stats: '%s' is not one of basic, full", value);
-            } else {
-                return cli_error(CLI_EXIT_USAGE, "%s: unknown option (see 'voxlabel label --help')", option);
             }
         } else if (!args->input_path) {
             args->input_path = option;
