@@ -8,3 +8,10 @@ set_tests_properties(dicom_roundtrip PROPERTIES LABELS "unit")
 add_test(NAME dicom_cli_phantom
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/dicom_cli_phantom.sh $<TARGET_FILE:voxlabel_cli> ${VL_DICOM_WORK}/cli-phantom)
 set_tests_properties(dicom_cli_phantom PROPERTIES LABELS "cli")
+
+# Real series (../shared/test-data/dicom): geometry vs dcm2niix and ImagePositionPatient, HU vs pydicom,
+# compressed variants bit-identical, JPEG 2000 refused, the Philips study's groups.
+add_test(NAME dicom_realdata_oracle
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/dicom_realdata_oracle.py $<TARGET_FILE:voxlabel_cli>
+                 ${VL_SHARED_DATA} ${VL_DICOM_WORK}/realdata)
+set_tests_properties(dicom_realdata_oracle PROPERTIES LABELS "realdata" SKIP_RETURN_CODE 77 TIMEOUT 600)

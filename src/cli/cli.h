@@ -35,5 +35,7 @@ typedef int (*cli_command_fn)(int argc, char **argv);
 /* One function per subcommand, each in src/cli/cmd_<name>.c; argv[0] is the subcommand name. */
 int cmd_label(int argc, char **argv);
 int cmd_phantom(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
 
 #endif

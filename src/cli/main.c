@@ -10,6 +10,8 @@ static const struct {
     const char *summary;
 } commands[] = {
     {"label", cmd_label, "threshold a CT and label its connected components (bwlabeln order)"},
+    {"info", cmd_info, "list the DICOM series under a path with geometry and anomalies"},
+    {"convert", cmd_convert, "convert a DICOM series (or volume file) to NIfTI, NRRD, MHA or MAT"},
     {"phantom", cmd_phantom, "write a synthetic CT series as real DICOM files"},
 };
 
