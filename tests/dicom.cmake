@@ -15,3 +15,7 @@ add_test(NAME dicom_realdata_oracle
          COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/dicom_realdata_oracle.py $<TARGET_FILE:voxlabel_cli>
                  ${VL_SHARED_DATA} ${VL_DICOM_WORK}/realdata)
 set_tests_properties(dicom_realdata_oracle PROPERTIES LABELS "realdata" SKIP_RETURN_CODE 77 TIMEOUT 600)
+
+vl_test_exe(dicom_rgb dicom_rgb.c)
+add_test(NAME dicom_rgb COMMAND dicom_rgb ${VL_SHARED_DATA})
+set_tests_properties(dicom_rgb PROPERTIES LABELS "realdata" SKIP_RETURN_CODE 77)
