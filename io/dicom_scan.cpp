@@ -44,9 +44,14 @@ bool looks_like_dicom(const std::string &path)
 std::string get_string(DcmItem *item, const DcmTagKey &tag)
 {
     OFString value;
-    if (item->findAndGetOFStringArray(tag, value).good())
-        return value.c_str();
-    return "";
+    if (item->findAndGetOFStringArray(tag, value).bad())
+        return "";
+    /* Control characters (corrupt or hostile files) never reach a terminal. */
+    std::string text(value.c_str());
+    for (char &c : text)
+        if ((unsigned char)c < 0x20 || c == 0x7f)
+            c = '?';
+    return text;
 }
 
 bool get_long(DcmItem *item, const DcmTagKey &tag, long &value)
@@ -373,9 +378,10 @@ vl_status vl_dicom_discover(const char *path, const vl_progress *progress, vl_di
     if (files.frames.empty())
         return vl_fail(VL_ERR_INPUT,
                        "%s: no DICOM images found (%lld file(s) looked at: %lld not DICOM, %lld DICOMDIR/DIRFILE, "
-                       "%lld without pixel data)",
+                       "%lld without an image)%s%s",
                        path, (long long)files.files_seen, (long long)files.files_not_dicom,
-                       (long long)files.files_directory, (long long)files.files_non_image);
+                       (long long)files.files_directory, (long long)files.files_non_image,
+                       files.notes.empty() ? "" : "; ", files.notes.empty() ? "" : files.notes[0].c_str());
     return VL_OK;
 }
 

@@ -19,3 +19,10 @@ set_tests_properties(dicom_realdata_oracle PROPERTIES LABELS "realdata" SKIP_RET
 vl_test_exe(dicom_rgb dicom_rgb.c)
 add_test(NAME dicom_rgb COMMAND dicom_rgb ${VL_SHARED_DATA})
 set_tests_properties(dicom_rgb PROPERTIES LABELS "realdata" SKIP_RETURN_CODE 77)
+
+# Broken files generated from a phantom series (truncations, corrupt tags, wrong VR, absurd Rows/Columns,
+# missing pixel data, mixed dimensions, no DICOM): clean errors, never a crash or a hang.
+add_test(NAME dicom_broken_corpus
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/dicom_broken_corpus.py $<TARGET_FILE:voxlabel_cli>
+                 ${VL_DICOM_WORK}/broken)
+set_tests_properties(dicom_broken_corpus PROPERTIES LABELS "cli" TIMEOUT 600)
