@@ -25,5 +25,8 @@ demo: build
 bench: build
 	bench/run $(BUILD)
 
+fuzz: deps
+	fuzz/run.sh
+
 clean:
 	rm -rf $(BUILD)

@@ -59,7 +59,9 @@ void resample_slices(const vl_volume *native, const vl_dicom_stack &stack,
                 bool in0, in1;
                 double v0 = bilinear(lower, nx, ny, (double)i + shift_u[0], (double)j + shift_v[0], fill, in0);
                 double v1 = bilinear(upper, nx, ny, (double)i + shift_u[1], (double)j + shift_v[1], fill, in1);
-                double value = in0 && in1 ? (1 - t) * v0 + t * v1 : fill;
+                /* A slice with no weight may lie outside without making the point outside. */
+                bool inside = (in0 || t >= 1.0) && (in1 || t <= 0.0);
+                double value = !inside ? fill : t <= 0.0 ? v0 : t >= 1.0 ? v1 : (1 - t) * v0 + t * v1;
                 if constexpr (std::is_same<T, int16_t>::value)
                     slice[j * nx + i] = (int16_t)std::lround(std::max(-32768.0, std::min(32767.0, value)));
                 else

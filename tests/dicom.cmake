@@ -26,3 +26,10 @@ add_test(NAME dicom_broken_corpus
          COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/dicom_broken_corpus.py $<TARGET_FILE:voxlabel_cli>
                  ${VL_DICOM_WORK}/broken)
 set_tests_properties(dicom_broken_corpus PROPERTIES LABELS "cli" TIMEOUT 600)
+
+# Irregular stacks from the phantom (gap, copies, second phase, tilt, variable spacing, one position)
+# under each --on-irregular policy; resampling checked exactly on a whole-pixel tilt.
+add_test(NAME dicom_irregular
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/dicom_irregular.py $<TARGET_FILE:voxlabel_cli>
+                 ${VL_DICOM_WORK}/irregular)
+set_tests_properties(dicom_irregular PROPERTIES LABELS "cli" TIMEOUT 300)
