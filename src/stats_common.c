@@ -1,5 +1,7 @@
 /* Options, limits and small helpers shared by the statistics backends. */
+#define _DEFAULT_SOURCE
 #include <math.h>
+#include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,16 +57,24 @@ void vl_csv_options_default(vl_csv_options *options)
 
 void vl_stats_sums_clear(vl_stats_sums *sums, uint32_t count)
 {
-    memset(sums, 0, (size_t)count * sizeof *sums);
-    for (uint32_t k = 0; k < count; k++) {
-        for (int axis = 0; axis < 3; axis++) {
-            sums[k].bbox_min[axis] = INT64_MAX;
-            sums[k].bbox_max[axis] = INT64_MIN;
-        }
-        sums[k].intensity_min = INFINITY;
-        sums[k].intensity_max = -INFINITY;
-        sums[k].intensity_median = NAN;
-    }
+    const vl_stats_sums empty = {.bbox_min = {INT64_MAX, INT64_MAX, INT64_MAX},
+                                 .bbox_max = {INT64_MIN, INT64_MIN, INT64_MIN},
+                                 .intensity_min = INFINITY,
+                                 .intensity_max = -INFINITY};
+    for (uint32_t k = 0; k < count; k++)
+        sums[k] = empty;
+}
+
+void *vl_stats_allocate(size_t bytes)
+{
+    const size_t huge = (size_t)2 << 20;
+    if (bytes < 2 * huge)
+        return malloc(bytes ? bytes : 1);
+    void *memory = NULL;
+    if (posix_memalign(&memory, huge, bytes) != 0)
+        return NULL;
+    madvise(memory, bytes, MADV_HUGEPAGE);
+    return memory;
 }
 
 vl_status vl_stats_check_limits(const vl_volume *labels, const vl_volume *intensity)

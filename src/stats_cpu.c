@@ -22,10 +22,11 @@ typedef struct pass_job {
     int full;
     int64_t z_begin, z_end;
     vl_stats_sums *sums;
+    vl_stats_shape_sums *shape; /* full level only */
     /* median pass */
     uint64_t *cursor;
     double *values;
-    /* first label above count seen, reported after the join */
+    /* first label above count seen, reported after the join; -1: out of memory */
     int bad;
     uint64_t bad_label;
     int64_t bad_index;
@@ -62,15 +63,38 @@ static int row_is_empty(const uint32_t *row, int64_t nx)
     return any == 0;
 }
 
-static void intensity_row(const vl_volume *intensity, int64_t start, int64_t nx, double *out)
+/* Intensity sums of the voxels first..last of a row, with the dtype switch outside the loop. */
+#define ACCUMULATE_RUN(type)                                           \
+    do {                                                               \
+        const type *v = (const type *)intensity->data + start;         \
+        for (int64_t i = first; i <= last; i++) {                      \
+            const double value = (double)v[i];                         \
+            lo = value < lo ? value : lo;                              \
+            hi = value > hi ? value : hi;                              \
+            sum += value;                                              \
+            squares += value * value;                                  \
+            weighted_x += value * (double)i;                           \
+        }                                                              \
+    } while (0)
+
+static void accumulate_intensity(const vl_volume *intensity, int64_t start, int64_t first, int64_t last, int64_t y,
+                                 int64_t z, vl_stats_sums *s)
 {
+    double lo = s->intensity_min, hi = s->intensity_max, sum = 0, squares = 0, weighted_x = 0;
     switch (intensity->dtype) {
-    case VL_U8: for (int64_t x = 0; x < nx; x++) out[x] = ((const uint8_t *)intensity->data)[start + x]; break;
-    case VL_I16: for (int64_t x = 0; x < nx; x++) out[x] = ((const int16_t *)intensity->data)[start + x]; break;
-    case VL_U16: for (int64_t x = 0; x < nx; x++) out[x] = ((const uint16_t *)intensity->data)[start + x]; break;
-    case VL_U32: for (int64_t x = 0; x < nx; x++) out[x] = ((const uint32_t *)intensity->data)[start + x]; break;
-    case VL_F32: for (int64_t x = 0; x < nx; x++) out[x] = ((const float *)intensity->data)[start + x]; break;
+    case VL_U8: ACCUMULATE_RUN(uint8_t); break;
+    case VL_I16: ACCUMULATE_RUN(int16_t); break;
+    case VL_U16: ACCUMULATE_RUN(uint16_t); break;
+    case VL_U32: ACCUMULATE_RUN(uint32_t); break;
+    case VL_F32: ACCUMULATE_RUN(float); break;
     }
+    s->intensity_min = lo;
+    s->intensity_max = hi;
+    s->intensity_sum += sum;
+    s->intensity_sum_squares += squares;
+    s->weighted_coordinate_sum[0] += weighted_x;
+    s->weighted_coordinate_sum[1] += sum * (double)y;
+    s->weighted_coordinate_sum[2] += sum * (double)z;
 }
 
 /* Sum of k^2 for k = 0..n (n >= -1). */
@@ -108,6 +132,35 @@ static void count_row_crossings(const uint32_t *neighbour, int64_t nx, uint32_t 
     out[2] = centre - m_x0 + right_out;  /* x + 1 over [x0, x1] = [x0 + 1, x1 + 1] */
 }
 
+/* Second moments, border contact and neighbour crossings of the run [x0, x1] of label a in row (y, z). */
+static void accumulate_shape(const pass_job *job, const uint32_t *around[3][3], uint32_t a, int64_t x0, int64_t x1,
+                             int64_t y, int64_t z, vl_stats_shape_sums *s)
+{
+    const vl_volume *labels = job->labels;
+    const int64_t nx = labels->nx;
+    const uint64_t length = (uint64_t)(x1 - x0 + 1), uy = (uint64_t)y, uz = (uint64_t)z;
+    const uint64_t sum_x = (uint64_t)(x0 + x1) * length / 2;
+    s->moment_sum[0] += squares_to(x1) - squares_to(x0 - 1);
+    s->moment_sum[1] += length * uy * uy;
+    s->moment_sum[2] += length * uz * uz;
+    s->moment_sum[3] += sum_x * uy;
+    s->moment_sum[4] += sum_x * uz;
+    s->moment_sum[5] += length * uy * uz;
+    const int border_row = y == 0 || y == labels->ny - 1 || z == 0 || z == labels->nz - 1;
+    s->border_voxels += border_row ? length : (uint64_t)(x0 == 0) + (uint64_t)(x1 == nx - 1 && nx > 1);
+    /* Along x a maximal run has exactly one foreign neighbour at each end. */
+    s->crossings[0] += 2;
+    for (int dz = -1; dz <= 1; dz++)
+        for (int dy = -1; dy <= 1; dy++) {
+            if (!dz && !dy)
+                continue;
+            uint64_t counts[3];
+            count_row_crossings(around[dz + 1][dy + 1], nx, a, x0, x1, counts);
+            for (int dx = -1; dx <= 1; dx++)
+                s->crossings[job->direction_class[dz + 1][dy + 1][dx + 1]] += counts[dx + 1];
+        }
+}
+
 static void *run_pass(void *argument)
 {
     pass_job *job = argument;
@@ -115,10 +168,7 @@ static void *run_pass(void *argument)
     const int64_t nx = labels->nx, ny = labels->ny, nz = labels->nz;
     /* 9 converted rows: the centre and its 8 neighbours in (y, z) for the crossings. */
     uint32_t *buffers = malloc(sizeof(uint32_t) * (size_t)nx * 9);
-    double *values = job->intensity ? malloc(sizeof(double) * (size_t)nx) : NULL;
-    if (!buffers || (job->intensity && !values)) {
-        free(buffers);
-        free(values);
+    if (!buffers) {
         job->bad = -1;
         return NULL;
     }
@@ -131,23 +181,23 @@ static void *run_pass(void *argument)
             if (job->full)
                 for (int dz = -1; dz <= 1; dz++)
                     for (int dy = -1; dy <= 1; dy++) {
-                        int64_t yy = y + dy, zz = z + dz;
+                        const int64_t yy = y + dy, zz = z + dz;
                         if (yy < 0 || yy >= ny || zz < 0 || zz >= nz)
                             continue;
                         around[dz + 1][dy + 1] =
                             (dz || dy) ? label_row(labels, yy, zz, buffers + (3 * (dz + 1) + dy + 1) * nx) : row;
                     }
             const int64_t row_start = nx * (y + ny * z);
-            if (job->intensity)
-                intensity_row(job->intensity, row_start, nx, values);
-            const int border_row = y == 0 || y == ny - 1 || z == 0 || z == nz - 1;
             int64_t x = 0;
             while (x < nx) {
-                const uint32_t a = row[x];
-                if (a == 0) {
+                /* Background is most of a CT: skip it four voxels at a time. */
+                while (x + 4 <= nx && (row[x] | row[x + 1] | row[x + 2] | row[x + 3]) == 0)
+                    x += 4;
+                while (x < nx && row[x] == 0)
                     x++;
-                    continue;
-                }
+                if (x >= nx)
+                    break;
+                const uint32_t a = row[x];
                 const int64_t x0 = x;
                 while (x < nx && row[x] == a)
                     x++;
@@ -160,9 +210,8 @@ static void *run_pass(void *argument)
                 }
                 vl_stats_sums *s = &job->sums[a - 1];
                 const uint64_t length = (uint64_t)(x1 - x0 + 1);
-                const uint64_t sum_x = (uint64_t)(x0 + x1) * length / 2;
                 s->voxels += length;
-                s->coordinate_sum[0] += sum_x;
+                s->coordinate_sum[0] += (uint64_t)(x0 + x1) * length / 2;
                 s->coordinate_sum[1] += length * (uint64_t)y;
                 s->coordinate_sum[2] += length * (uint64_t)z;
                 if (x0 < s->bbox_min[0]) s->bbox_min[0] = x0;
@@ -171,45 +220,10 @@ static void *run_pass(void *argument)
                 if (y > s->bbox_max[1]) s->bbox_max[1] = y;
                 if (z < s->bbox_min[2]) s->bbox_min[2] = z;
                 if (z > s->bbox_max[2]) s->bbox_max[2] = z;
-                if (job->intensity) {
-                    double lo = s->intensity_min, hi = s->intensity_max, sum = 0, squares = 0, weighted_x = 0;
-                    for (int64_t i = x0; i <= x1; i++) {
-                        const double v = values[i];
-                        lo = v < lo ? v : lo;
-                        hi = v > hi ? v : hi;
-                        sum += v;
-                        squares += v * v;
-                        weighted_x += v * (double)i;
-                    }
-                    s->intensity_min = lo;
-                    s->intensity_max = hi;
-                    s->intensity_sum += sum;
-                    s->intensity_sum_squares += squares;
-                    s->weighted_coordinate_sum[0] += weighted_x;
-                    s->weighted_coordinate_sum[1] += sum * (double)y;
-                    s->weighted_coordinate_sum[2] += sum * (double)z;
-                }
-                if (!job->full)
-                    continue;
-                const uint64_t uy = (uint64_t)y, uz = (uint64_t)z;
-                s->moment_sum[0] += squares_to(x1) - squares_to(x0 - 1);
-                s->moment_sum[1] += length * uy * uy;
-                s->moment_sum[2] += length * uz * uz;
-                s->moment_sum[3] += sum_x * uy;
-                s->moment_sum[4] += sum_x * uz;
-                s->moment_sum[5] += length * uy * uz;
-                s->border_voxels += border_row ? length : (uint64_t)(x0 == 0) + (uint64_t)(x1 == nx - 1 && nx > 1);
-                /* Along x a maximal run has exactly one foreign neighbour at each end. */
-                s->crossings[0] += 2;
-                for (int dz = -1; dz <= 1; dz++)
-                    for (int dy = -1; dy <= 1; dy++) {
-                        if (!dz && !dy)
-                            continue;
-                        uint64_t counts[3];
-                        count_row_crossings(around[dz + 1][dy + 1], nx, a, x0, x1, counts);
-                        for (int dx = -1; dx <= 1; dx++)
-                            s->crossings[job->direction_class[dz + 1][dy + 1][dx + 1]] += counts[dx + 1];
-                    }
+                if (job->intensity)
+                    accumulate_intensity(job->intensity, row_start, x0, x1, y, z, s);
+                if (job->full)
+                    accumulate_shape(job, around, a, x0, x1, y, z, &job->shape[a - 1]);
             }
         }
         if (job->progress)
@@ -217,7 +231,6 @@ static void *run_pass(void *argument)
                                (double)(z + 1 - job->z_begin) / (double)(job->z_end - job->z_begin));
     }
     free(buffers);
-    free(values);
     return NULL;
 }
 
@@ -228,10 +241,7 @@ static void *gather_values(void *argument)
     const vl_volume *labels = job->labels;
     const int64_t nx = labels->nx, ny = labels->ny;
     uint32_t *buffer = malloc(sizeof(uint32_t) * (size_t)nx);
-    double *values = malloc(sizeof(double) * (size_t)nx);
-    if (!buffer || !values) {
-        free(buffer);
-        free(values);
+    if (!buffer) {
         job->bad = -1;
         return NULL;
     }
@@ -240,20 +250,19 @@ static void *gather_values(void *argument)
             const uint32_t *row = label_row(labels, y, z, buffer);
             if (row_is_empty(row, nx))
                 continue;
-            intensity_row(job->intensity, nx * (y + ny * z), nx, values);
+            const int64_t row_start = nx * (y + ny * z);
             for (int64_t x = 0; x < nx; x++)
                 if (row[x])
-                    job->values[job->cursor[row[x] - 1]++] = values[x];
+                    job->values[job->cursor[row[x] - 1]++] = vl_stats_intensity_at(job->intensity, row_start + x);
         }
     free(buffer);
-    free(values);
     return NULL;
 }
 
 typedef struct median_job {
-    vl_stats_sums *sums;
+    const vl_stats_sums *sums;
     const uint64_t *offset;
-    double *values;
+    double *values, *medians;
     uint32_t first, last;
 } median_job;
 
@@ -261,7 +270,7 @@ static void *select_medians(void *argument)
 {
     median_job *job = argument;
     for (uint32_t k = job->first; k < job->last; k++)
-        job->sums[k].intensity_median = vl_stats_median(job->values + job->offset[k], job->sums[k].voxels);
+        job->medians[k] = vl_stats_median(job->values + job->offset[k], job->sums[k].voxels);
     return NULL;
 }
 
@@ -296,13 +305,13 @@ static int run_threads(void *(*work)(void *), void *jobs, size_t job_size, int n
     return ok;
 }
 
-static void merge_sums(vl_stats_sums *into, const vl_stats_sums *from, uint32_t count)
+static void merge_sums(pass_job *into, const pass_job *from, uint32_t count)
 {
     for (uint32_t k = 0; k < count; k++) {
-        vl_stats_sums *a = &into[k];
-        const vl_stats_sums *b = &from[k];
+        const vl_stats_sums *b = &from->sums[k];
         if (!b->voxels)
             continue;
+        vl_stats_sums *a = &into->sums[k];
         a->voxels += b->voxels;
         for (int axis = 0; axis < 3; axis++) {
             if (b->bbox_min[axis] < a->bbox_min[axis]) a->bbox_min[axis] = b->bbox_min[axis];
@@ -310,58 +319,63 @@ static void merge_sums(vl_stats_sums *into, const vl_stats_sums *from, uint32_t 
             a->coordinate_sum[axis] += b->coordinate_sum[axis];
             a->weighted_coordinate_sum[axis] += b->weighted_coordinate_sum[axis];
         }
-        for (int m = 0; m < 6; m++)
-            a->moment_sum[m] += b->moment_sum[m];
-        a->border_voxels += b->border_voxels;
-        for (int c = 0; c < VL_STATS_DIRECTIONS; c++)
-            a->crossings[c] += b->crossings[c];
         if (b->intensity_min < a->intensity_min) a->intensity_min = b->intensity_min;
         if (b->intensity_max > a->intensity_max) a->intensity_max = b->intensity_max;
         a->intensity_sum += b->intensity_sum;
         a->intensity_sum_squares += b->intensity_sum_squares;
+        if (!into->shape)
+            continue;
+        vl_stats_shape_sums *p = &into->shape[k];
+        const vl_stats_shape_sums *q = &from->shape[k];
+        for (int m = 0; m < 6; m++)
+            p->moment_sum[m] += q->moment_sum[m];
+        p->border_voxels += q->border_voxels;
+        for (int c = 0; c < VL_STATS_DIRECTIONS; c++)
+            p->crossings[c] += q->crossings[c];
     }
 }
 
 /* Exact medians: counting-sort the foreground values by label (each thread's slab starts where the
- * previous slabs' voxels of that label end, so no atomics), then select within each component. */
-static vl_status compute_medians(pass_job *jobs, int threads, vl_stats_sums *merged, uint32_t count)
+ * previous slabs' voxels of that label end, so no atomics), then select within each component.
+ * Must run before the per-thread sums are merged: it needs each slab's own counts. */
+static vl_status compute_medians(pass_job *jobs, int threads, uint32_t count, double *medians)
 {
     uint64_t total = 0;
-    for (uint32_t k = 0; k < count; k++)
-        total += merged[k].voxels;
-    uint64_t *offset = malloc(sizeof(uint64_t) * ((size_t)count + 1));
-    uint64_t *cursors = malloc(sizeof(uint64_t) * (size_t)count * (size_t)threads);
-    double *values = malloc(sizeof(double) * (total ? total : 1));
-    if (!offset || !cursors || !values) {
-        free(offset);
-        free(cursors);
-        free(values);
-        return vl_fail(VL_ERR_MEMORY, "statistics: no memory for the median of %llu voxels", (unsigned long long)total);
-    }
-    offset[0] = 0;
-    for (uint32_t k = 0; k < count; k++)
-        offset[k + 1] = offset[k] + merged[k].voxels;
-    for (uint32_t k = 0; k < count; k++) {
-        uint64_t at = offset[k];
-        for (int t = 0; t < threads; t++) {
-            cursors[(size_t)t * count + k] = at;
-            at += jobs[t].sums[k].voxels;
-        }
-    }
-    for (int t = 0; t < threads; t++) {
-        jobs[t].cursor = cursors + (size_t)t * count;
-        jobs[t].values = values;
-    }
+    for (int t = 0; t < threads; t++)
+        for (uint32_t k = 0; k < count; k++)
+            total += jobs[t].sums[k].voxels;
+    uint64_t *offset = vl_stats_allocate(sizeof(uint64_t) * ((size_t)count + 1));
+    uint64_t *cursors = vl_stats_allocate(sizeof(uint64_t) * (size_t)count * (size_t)threads);
+    double *values = vl_stats_allocate(sizeof(double) * (total ? total : 1));
+    vl_stats_sums *counts = vl_stats_allocate(sizeof(vl_stats_sums) * (size_t)count);
     vl_status status = VL_OK;
-    if (!run_threads(gather_values, jobs, sizeof *jobs, threads))
-        status = vl_fail(VL_ERR_MEMORY, "statistics: cannot start threads");
-    for (int t = 0; t < threads && status == VL_OK; t++)
-        if (jobs[t].bad)
-            status = vl_fail(VL_ERR_MEMORY, "statistics: no memory for row buffers");
+    if (!offset || !cursors || !values || !counts)
+        status = vl_fail(VL_ERR_MEMORY, "statistics: no memory for the median of %llu voxels", (unsigned long long)total);
+    if (status == VL_OK) {
+        offset[0] = 0;
+        for (uint32_t k = 0; k < count; k++) {
+            uint64_t at = offset[k];
+            for (int t = 0; t < threads; t++) {
+                cursors[(size_t)t * count + k] = at;
+                at += jobs[t].sums[k].voxels;
+            }
+            offset[k + 1] = at;
+            counts[k].voxels = at - offset[k];
+        }
+        for (int t = 0; t < threads; t++) {
+            jobs[t].cursor = cursors + (size_t)t * count;
+            jobs[t].values = values;
+        }
+        if (!run_threads(gather_values, jobs, sizeof *jobs, threads))
+            status = vl_fail(VL_ERR_MEMORY, "statistics: cannot start threads");
+        for (int t = 0; t < threads && status == VL_OK; t++)
+            if (jobs[t].bad)
+                status = vl_fail(VL_ERR_MEMORY, "statistics: no memory for row buffers");
+    }
     if (status == VL_OK) {
         median_job selections[64];
         for (int t = 0; t < threads; t++)
-            selections[t] = (median_job){merged, offset, values, (uint32_t)((uint64_t)count * t / threads),
+            selections[t] = (median_job){counts, offset, values, medians, (uint32_t)((uint64_t)count * t / threads),
                                          (uint32_t)((uint64_t)count * (t + 1) / threads)};
         if (!run_threads(select_medians, selections, sizeof selections[0], threads))
             status = vl_fail(VL_ERR_MEMORY, "statistics: cannot start threads");
@@ -369,6 +383,7 @@ static vl_status compute_medians(pass_job *jobs, int threads, vl_stats_sums *mer
     free(offset);
     free(cursors);
     free(values);
+    free(counts);
     return status;
 }
 
@@ -386,27 +401,33 @@ vl_status vl_component_stats_compute_cpu(const vl_volume *labels, const vl_volum
     vl_status status = vl_stats_check_limits(labels, intensity);
     if (status != VL_OK)
         return status;
+    if (count == 0)
+        return VL_OK;
     const int full = options->level == VL_STATS_FULL;
     const int threads = thread_count(options, labels->nz);
+    const size_t n = count;
+    /* Every thread accumulates into its own arrays: thread 0's become the result, the others merge into them. */
+    vl_stats_sums *sums = vl_stats_allocate(sizeof *sums * n * (size_t)threads);
+    vl_stats_shape_sums *shape = full ? vl_stats_allocate(sizeof *shape * n * (size_t)threads) : NULL;
+    double *medians = full && intensity ? vl_stats_allocate(sizeof *medians * n) : NULL;
+    vl_component_stats *result = vl_stats_allocate(sizeof *result * n);
+    if (!sums || (full && !shape) || (full && intensity && !medians) || !result)
+        status = vl_fail(VL_ERR_MEMORY, "statistics: no memory for %u components", count);
     pass_job jobs[64];
-    vl_stats_sums *sums = calloc((size_t)threads * (count ? count : 1), sizeof *sums);
-    vl_component_stats *result = calloc(count ? count : 1, sizeof *result);
-    if (!sums || !result) {
-        free(sums);
-        free(result);
-        return vl_fail(VL_ERR_MEMORY, "statistics: no memory for %u components", count);
-    }
-    for (int t = 0; t < threads; t++) {
+    for (int t = 0; t < threads && status == VL_OK; t++) {
         jobs[t] = (pass_job){.labels = labels, .intensity = intensity, .count = count, .full = full,
                              .z_begin = labels->nz * t / threads, .z_end = labels->nz * (t + 1) / threads,
-                             .sums = sums + (size_t)t * count, .progress = t == 0 ? &options->progress : NULL};
+                             .sums = sums + n * (size_t)t, .shape = full ? shape + n * (size_t)t : NULL,
+                             .progress = t == 0 ? &options->progress : NULL};
         for (int dz = -1; dz <= 1; dz++)
             for (int dy = -1; dy <= 1; dy++)
                 for (int dx = -1; dx <= 1; dx++)
                     jobs[t].direction_class[dz + 1][dy + 1][dx + 1] = vl_stats_direction_class(dx, dy, dz);
         vl_stats_sums_clear(jobs[t].sums, count);
+        if (full)
+            memset(jobs[t].shape, 0, sizeof *shape * n);
     }
-    if (!run_threads(run_pass, jobs, sizeof jobs[0], threads))
+    if (status == VL_OK && !run_threads(run_pass, jobs, sizeof jobs[0], threads))
         status = vl_fail(VL_ERR_MEMORY, "statistics: cannot start threads");
     for (int t = 0; t < threads && status == VL_OK; t++) {
         if (jobs[t].bad < 0)
@@ -415,31 +436,19 @@ vl_status vl_component_stats_compute_cpu(const vl_volume *labels, const vl_volum
             status = vl_fail(VL_ERR_INPUT, "statistics: voxel %lld has label %llu but the volume has only %u labels",
                              (long long)jobs[t].bad_index, (unsigned long long)jobs[t].bad_label, count);
     }
-    vl_stats_sums *merged = sums;
-    if (status == VL_OK && threads > 1) {
-        merged = malloc(sizeof *merged * (count ? count : 1));
-        if (!merged)
-            status = vl_fail(VL_ERR_MEMORY, "statistics: no memory for %u components", count);
-        else {
-            vl_stats_sums_clear(merged, count);
-            for (int t = 0; t < threads; t++)
-                merge_sums(merged, jobs[t].sums, count);
-        }
+    if (status == VL_OK && medians)
+        status = compute_medians(jobs, threads, count, medians);
+    if (status == VL_OK) {
+        for (int t = 1; t < threads; t++)
+            merge_sums(&jobs[0], &jobs[t], count);
+        vl_stats_finalize(sums, shape, medians, count, labels, intensity != NULL, options->level, result);
     }
-    if (status == VL_OK && full && intensity)
-        status = compute_medians(jobs, threads, merged, count);
-    if (status == VL_OK)
-        vl_stats_finalize(merged, count, labels, intensity != NULL, options->level, result);
-    if (merged != sums)
-        free(merged);
     free(sums);
+    free(shape);
+    free(medians);
     if (status != VL_OK) {
         free(result);
         return status;
-    }
-    if (count == 0) {
-        free(result);
-        result = NULL;
     }
     *stats = result;
     return VL_OK;

@@ -9,23 +9,41 @@ static const double pi = 3.14159265358979323846;
 
 /* Population covariance of the voxel indices, exact up to the final division:
  * cov_ab = (N sum_ab - sum_a sum_b) / N^2 with 128-bit products. */
-static void index_covariance(const vl_stats_sums *s, double covariance[9])
+static void index_covariance(const vl_stats_sums *s, const vl_stats_shape_sums *shape, double covariance[9])
 {
     static const int pair[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
     const double n2 = (double)s->voxels * (double)s->voxels;
     for (int m = 0; m < 6; m++) {
         const int a = pair[m][0], b = pair[m][1];
-        const __int128 numerator = (__int128)s->voxels * (__int128)s->moment_sum[m] -
+        const __int128 numerator = (__int128)s->voxels * (__int128)shape->moment_sum[m] -
                                    (__int128)s->coordinate_sum[a] * (__int128)s->coordinate_sum[b];
         covariance[3 * a + b] = covariance[3 * b + a] = (double)numerator / n2;
     }
 }
 
-static void shape_statistics(const vl_stats_sums *s, const vl_geometry *g, const double crofton[VL_STATS_DIRECTIONS],
-                             double voxel_volume, vl_component_stats *out)
+/* Per-geometry constants of the surface estimates, computed once per call. */
+typedef struct surface_constants {
+    double face_area[3];                      /* mm^2 of a face normal to x, y, z */
+    double crofton[VL_STATS_DIRECTIONS];      /* 2 V w_c / |d_c|: mm^2 per crossing of line class c */
+} surface_constants;
+
+static void surface_constants_init(const vl_geometry *g, surface_constants *constants)
+{
+    double weights[VL_STATS_DIRECTIONS];
+    vl_stats_crofton_weights(g, weights);
+    const double voxel_volume = vl_geometry_voxel_volume(g);
+    for (int axis = 0; axis < 3; axis++)
+        constants->face_area[axis] = vl_stats_face_area(g, axis);
+    /* Crofton: S = 2 E_u[intersections] / line density, and lattice lines along d have density |d| / V. */
+    for (int c = 0; c < VL_STATS_DIRECTIONS; c++)
+        constants->crofton[c] = 2 * voxel_volume * weights[c] / vl_stats_step_length(g, c);
+}
+
+static void shape_statistics(const vl_stats_sums *s, const vl_stats_shape_sums *shape, const vl_geometry *g,
+                             const surface_constants *surface, vl_component_stats *out)
 {
     double covariance[9], eigenvalues[3], eigenvectors[9];
-    index_covariance(s, covariance);
+    index_covariance(s, shape, covariance);
     /* MATLAB: covariance of [x y z] indices plus the second moment of a unit voxel (1/12) on the diagonal. */
     double matlab[9];
     memcpy(matlab, covariance, sizeof matlab);
@@ -55,28 +73,27 @@ static void shape_statistics(const vl_stats_sums *s, const vl_geometry *g, const
     out->elongation = m[1] > 0 ? sqrt(m[0] / m[1]) : 0;
     out->flatness = m[2] > 0 ? sqrt(m[1] / m[2]) : 0;
 
-    out->surface_faces = s->crossings[0] + s->crossings[1] + s->crossings[2];
+    out->surface_faces = shape->crossings[0] + shape->crossings[1] + shape->crossings[2];
     out->surface_area_faces_mm2 = 0;
     for (int axis = 0; axis < 3; axis++)
-        out->surface_area_faces_mm2 += (double)s->crossings[axis] * vl_stats_face_area(g, axis);
-    /* Crofton: S = 2 E_u[intersections per line] / line density; lattice lines along d have density |d| / V. */
-    double area = 0;
+        out->surface_area_faces_mm2 += (double)shape->crossings[axis] * surface->face_area[axis];
+    out->surface_area_mm2 = 0;
     for (int c = 0; c < VL_STATS_DIRECTIONS; c++)
-        area += crofton[c] * (double)s->crossings[c] / vl_stats_step_length(g, c);
-    out->surface_area_mm2 = 2 * voxel_volume * area;
+        out->surface_area_mm2 += surface->crofton[c] * (double)shape->crossings[c];
     out->sphericity = out->surface_area_mm2 > 0
                           ? cbrt(pi) * pow(6 * out->volume_mm3, 2.0 / 3.0) / out->surface_area_mm2
                           : NAN;
 }
 
-void vl_stats_finalize(const vl_stats_sums *sums, uint32_t count, const vl_volume *labels, int has_intensity,
-                       vl_stats_level level, vl_component_stats *stats)
+void vl_stats_finalize(const vl_stats_sums *sums, const vl_stats_shape_sums *shape, const double *medians,
+                       uint32_t count, const vl_volume *labels, int has_intensity, vl_stats_level level,
+                       vl_component_stats *stats)
 {
     const vl_geometry *g = &labels->geometry;
     const double voxel_volume = vl_geometry_voxel_volume(g);
-    double crofton[VL_STATS_DIRECTIONS] = {0};
+    surface_constants surface;
     if (level == VL_STATS_FULL && count)
-        vl_stats_crofton_weights(g, crofton);
+        surface_constants_init(g, &surface);
     for (uint32_t k = 0; k < count; k++) {
         const vl_stats_sums *s = &sums[k];
         vl_component_stats *out = &stats[k];
@@ -108,7 +125,7 @@ void vl_stats_finalize(const vl_stats_sums *sums, uint32_t count, const vl_volum
             out->intensity_sum = s->intensity_sum;
             const double variance = s->intensity_sum_squares / n - mean * mean;
             out->intensity_std = sqrt(variance > 0 ? variance : 0);
-            out->intensity_median = s->intensity_median;
+            out->intensity_median = medians ? medians[k] : NAN;
             for (int axis = 0; axis < 3; axis++)
                 out->weighted_centroid_voxel[axis] =
                     s->intensity_sum != 0 ? s->weighted_coordinate_sum[axis] / s->intensity_sum : NAN;
@@ -120,11 +137,11 @@ void vl_stats_finalize(const vl_stats_sums *sums, uint32_t count, const vl_volum
             for (int axis = 0; axis < 3; axis++)
                 out->weighted_centroid_voxel[axis] = out->weighted_centroid_lps[axis] = NAN;
         }
-        if (level != VL_STATS_FULL)
+        if (level != VL_STATS_FULL || !shape)
             continue;
-        out->border_voxels = s->border_voxels;
+        out->border_voxels = shape[k].border_voxels;
         if (present)
-            shape_statistics(s, g, crofton, voxel_volume, out);
+            shape_statistics(s, &shape[k], g, &surface, out);
         else {
             for (int i = 0; i < 3; i++)
                 out->principal_moments_mm2[i] = out->matlab_eigenvalues[i] = out->matlab_axis_length[i] =

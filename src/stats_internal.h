@@ -13,20 +13,23 @@
 extern "C" {
 #endif
 
-/* Sums over one component. Coordinates are 0-based voxel indices; integer sums are exact. */
+/* Sums over one component that every level needs. Coordinates are 0-based voxel indices; integer sums are
+ * exact. Intensity sums are double: sums of integer-valued HU are exact below 2^53, hence independent of
+ * the summation order, so the CPU and the GPU agree bit for bit on them for integer volumes. */
 typedef struct vl_stats_sums {
     uint64_t voxels;
     int64_t bbox_min[3], bbox_max[3];
     uint64_t coordinate_sum[3];        /* sum x, sum y, sum z */
-    /* full level */
-    uint64_t moment_sum[6];            /* sum xx, yy, zz, xy, xz, yz */
-    uint64_t border_voxels;
-    uint64_t crossings[VL_STATS_DIRECTIONS]; /* voxel pairs (p, p +- d) with p inside and p +- d not, per line class */
-    /* intensity (double: sums of integer-valued HU are exact below 2^53, hence order-independent) */
     double intensity_min, intensity_max, intensity_sum, intensity_sum_squares;
     double weighted_coordinate_sum[3]; /* sum v*x, v*y, v*z */
-    double intensity_median;
 } vl_stats_sums;
+
+/* Extra sums of the full level, kept apart so that the basic level touches less memory. */
+typedef struct vl_stats_shape_sums {
+    uint64_t moment_sum[6];            /* sum xx, yy, zz, xy, xz, yz */
+    uint64_t border_voxels;
+    uint64_t crossings[VL_STATS_DIRECTIONS]; /* pairs (p, p +- d), p inside and p +- d not, per line class */
+} vl_stats_shape_sums;
 
 /* Lattice line classes d = (dx, dy, dz): 0-2 axes x, y, z; 3-8 face diagonals; 9-12 body diagonals. */
 extern const int vl_stats_direction[VL_STATS_DIRECTIONS][3];
@@ -36,12 +39,19 @@ int vl_stats_direction_class(int dx, int dy, int dz);
 /* Sets every sum to its empty value (0, +inf/-inf for min/max, bbox inverted). */
 void vl_stats_sums_clear(vl_stats_sums *sums, uint32_t count);
 
+/* Allocation for large per-component arrays: uninitialised, backed by transparent huge pages where the
+ * kernel offers them (hundreds of thousands of components otherwise cost as much in page faults as the
+ * pass itself). Release with free(). */
+void *vl_stats_allocate(size_t bytes);
+
 /* Returns VL_ERR_ARGUMENT when a volume is so large that the exact 64-bit second moments could overflow. */
 vl_status vl_stats_check_limits(const vl_volume *labels, const vl_volume *intensity);
 
-/* Turns the sums into statistics; `geometry` and the dimensions come from the labels volume. */
-void vl_stats_finalize(const vl_stats_sums *sums, uint32_t count, const vl_volume *labels, int has_intensity,
-                       vl_stats_level level, vl_component_stats *stats);
+/* Turns the sums into statistics; the geometry comes from the labels volume. `shape` (full level) and
+ * `medians` (full level with intensity) may be NULL. */
+void vl_stats_finalize(const vl_stats_sums *sums, const vl_stats_shape_sums *shape, const double *medians,
+                       uint32_t count, const vl_volume *labels, int has_intensity, vl_stats_level level,
+                       vl_component_stats *stats);
 
 /* Crofton weights of the 13 line classes for this geometry: the fraction of the unit sphere closest to
  * each physical direction (Voronoi cells of +-d), computed once per call by quadrature. */

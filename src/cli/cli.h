@@ -37,5 +37,6 @@ int cmd_label(int argc, char **argv);
 int cmd_phantom(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
 
 #endif

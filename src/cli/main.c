@@ -11,6 +11,7 @@ static const struct {
 } commands[] = {
     {"label", cmd_label, "threshold a CT and label its connected components (bwlabeln order)"},
     {"info", cmd_info, "list the DICOM series under a path with geometry and anomalies"},
+    {"stats", cmd_stats, "per-component statistics of any label volume as CSV or JSON (docs/csv.md)"},
     {"convert", cmd_convert, "convert a DICOM series (or volume file) to NIfTI, NRRD, MHA or MAT"},
     {"phantom", cmd_phantom, "write a synthetic CT series as real DICOM files"},
 };

@@ -1,0 +1,125 @@
+/* Times component statistics on the labels of the CT-like phantom (DESIGN section 10).
+ * usage: stats_bench [NX NY NZ [THRESHOLD [THREADS [REPEATS [DEVICE [RAW_PREFIX]]]]]]
+ *   defaults 512 512 400, HU >= 150, all cores, 3 repeats, cpu; DEVICE is cpu or gpu.
+ * RAW_PREFIX writes PREFIX_labels.u32 and PREFIX_hu.i16 (x fastest) for the peers in bench/stats_bench.py.
+ * Prints one line per measurement: "<what> <median seconds> <components>". */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "voxlabel/label.h"
+#include "voxlabel/phantom.h"
+#include "voxlabel/stats.h"
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int write_raw(const char *path, const void *data, size_t bytes)
+{
+    FILE *out = fopen(path, "wb");
+    int ok = out && fwrite(data, 1, bytes, out) == bytes;
+    if (out)
+        ok &= fclose(out) == 0;
+    return ok;
+}
+
+static int fail(const char *what)
+{
+    fprintf(stderr, "stats_bench: %s: %s\n", what, vl_last_error());
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    vl_phantom_options phantom;
+    vl_phantom_options_default(&phantom);
+    phantom.nx = argc > 1 ? atoll(argv[1]) : 512;
+    phantom.ny = argc > 2 ? atoll(argv[2]) : 512;
+    phantom.nz = argc > 3 ? atoll(argv[3]) : 400;
+    const double threshold = argc > 4 ? atof(argv[4]) : 150;
+    const int threads = argc > 5 ? atoi(argv[5]) : 0;
+    const int repeats = argc > 6 ? atoi(argv[6]) : 3;
+    const vl_device_kind device = argc > 7 && strcmp(argv[7], "gpu") == 0 ? VL_DEVICE_GPU : VL_DEVICE_CPU;
+    const char *raw_prefix = argc > 8 ? argv[8] : NULL;
+
+    vl_volume hu, mask, labels;
+    if (vl_phantom_generate(&phantom, &hu) != VL_OK)
+        return fail("phantom");
+    if (vl_threshold(&hu, threshold, 1e9, &mask) != VL_OK)
+        return fail("threshold");
+    vl_label_options label_options;
+    vl_label_options_default(&label_options);
+    label_options.device = VL_DEVICE_CPU;
+    vl_label_result result;
+    if (vl_label_volume_cpu(&mask, &labels, &label_options, &result) != VL_OK)
+        return fail("label");
+    uint64_t foreground = 0, largest = 0, singletons = 0;
+    for (uint32_t k = 0; k < result.count; k++) {
+        foreground += result.sizes[k];
+        largest = result.sizes[k] > largest ? result.sizes[k] : largest;
+        singletons += result.sizes[k] == 1;
+    }
+    printf("volume %lldx%lldx%lld threshold %g: %u components, foreground %.1f%%, singletons %.1f%%, largest %.1f%% of "
+           "foreground\n",
+           (long long)hu.nx, (long long)hu.ny, (long long)hu.nz, threshold, result.count,
+           100.0 * (double)foreground / (double)vl_volume_voxels(&hu),
+           100.0 * (double)singletons / (double)(result.count ? result.count : 1),
+           100.0 * (double)largest / (double)(foreground ? foreground : 1));
+    if (raw_prefix) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s_labels.u32", raw_prefix);
+        if (!write_raw(path, labels.data, sizeof(uint32_t) * (size_t)vl_volume_voxels(&labels)))
+            return fail(path);
+        snprintf(path, sizeof path, "%s_hu.i16", raw_prefix);
+        if (!write_raw(path, hu.data, sizeof(int16_t) * (size_t)vl_volume_voxels(&hu)))
+            return fail(path);
+    }
+    static const struct {
+        const char *name;
+        vl_stats_level level;
+        int intensity;
+    } cases[] = {
+        {"basic (count, bbox, centroid)", VL_STATS_BASIC, 0},
+        {"basic + HU mean/min/max", VL_STATS_BASIC, 1},
+        {"full without intensity", VL_STATS_FULL, 0},
+        {"full with HU (exact median)", VL_STATS_FULL, 1},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        vl_stats_options options;
+        vl_stats_options_default(&options);
+        options.level = cases[c].level;
+        options.threads = threads;
+        options.device = device;
+        double times[64];
+        int n = 0;
+        for (int r = 0; r < repeats && r < 64; r++) {
+            vl_component_stats *stats = NULL;
+            const double start = now();
+            if (vl_component_stats_compute(&labels, cases[c].intensity ? &hu : NULL, result.count, &options, &stats) !=
+                VL_OK)
+                return fail(cases[c].name);
+            times[n++] = now() - start;
+            vl_component_stats_free(stats);
+        }
+        qsort(times, (size_t)n, sizeof times[0], compare_double);
+        printf("%s %s: %.4f s (median of %d, %u components)\n", device == VL_DEVICE_GPU ? "gpu" : "cpu",
+               cases[c].name, times[n / 2], n, result.count);
+    }
+    vl_label_result_free(&result);
+    vl_volume_free(&labels);
+    vl_volume_free(&mask);
+    vl_volume_free(&hu);
+    return 0;
+}
