@@ -17,3 +17,7 @@ set_tests_properties(io_nrrd_mha_oracle PROPERTIES LABELS "unit;oracle")
 vl_test_exe(io_mat_test ${CMAKE_CURRENT_LIST_DIR}/io_mat_test.c)
 add_test(NAME io_mat COMMAND io_mat_test ${CMAKE_CURRENT_BINARY_DIR}/io_mat)
 set_tests_properties(io_mat PROPERTIES LABELS unit)
+
+vl_test_exe(compare_unit_test ${CMAKE_CURRENT_LIST_DIR}/compare_unit_test.c)
+add_test(NAME compare_unit COMMAND compare_unit_test)
+set_tests_properties(compare_unit PROPERTIES LABELS unit)

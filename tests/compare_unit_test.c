@@ -1,0 +1,180 @@
+/* Unit: vl_compare_labels verdicts and rules. Labellings come from the CPU labeller in each order, and from
+ * the labeller run on a z-flipped mask (flipped back), so each rule is checked against an independent numbering. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "voxlabel/compare.h"
+#include "voxlabel/label.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                                           \
+    do {                                                                                                           \
+        if (!(cond)) {                                                                                             \
+            failures++;                                                                                            \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                                    \
+            fprintf(stderr, __VA_ARGS__);                                                                          \
+            fprintf(stderr, " (last error: %s)\n", vl_last_error());                                              \
+        }                                                                                                          \
+    } while (0)
+
+enum { NX = 19, NY = 13, NZ = 11 };
+
+static uint64_t rng = 88172645463325252ull;
+static uint32_t next_random(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng >> 11);
+}
+
+static void label_with(const vl_volume *mask, vl_label_order order, vl_volume *labels)
+{
+    vl_label_options options;
+    vl_label_options_default(&options);
+    options.order = order;
+    options.device = VL_DEVICE_CPU;
+    options.connectivity = 6;
+    vl_label_result result;
+    if (vl_label_volume_cpu(mask, labels, &options, &result) != VL_OK) {
+        fprintf(stderr, "labelling failed: %s\n", vl_last_error());
+        exit(1);
+    }
+    vl_label_result_free(&result);
+}
+
+static void flip_z(const vl_volume *in, vl_volume *out)
+{
+    size_t element = vl_dtype_size(in->dtype), slice = (size_t)(in->nx * in->ny) * element;
+    vl_volume_create(out, in->nx, in->ny, in->nz, in->dtype);
+    for (int64_t z = 0; z < in->nz; z++)
+        memcpy((char *)out->data + (size_t)z * slice, (const char *)in->data + (size_t)(in->nz - 1 - z) * slice, slice);
+}
+
+static vl_compare_result compare(const vl_volume *a, const vl_volume *b)
+{
+    vl_compare_result r;
+    vl_status s = vl_compare_labels(a, b, &r);
+    CHECK(s == VL_OK, "compare failed");
+    return r;
+}
+
+int main(void)
+{
+    vl_volume mask;
+    vl_volume_create(&mask, NX, NY, NZ, VL_U8);
+    uint8_t *m = mask.data;
+    for (int64_t i = 0; i < vl_volume_voxels(&mask); i++)
+        m[i] = next_random() % 100 < 22;
+    vl_volume matlab, raster, by_size, flipped_mask, flipped_labels, z_reversed;
+    label_with(&mask, VL_ORDER_MATLAB, &matlab);
+    label_with(&mask, VL_ORDER_MATLAB_XY, &raster);
+    label_with(&mask, VL_ORDER_SIZE, &by_size);
+    flip_z(&mask, &flipped_mask);
+    label_with(&flipped_mask, VL_ORDER_MATLAB, &flipped_labels);
+    flip_z(&flipped_labels, &z_reversed);
+
+    vl_compare_result r = compare(&matlab, &matlab);
+    CHECK(r.verdict == VL_COMPARE_IDENTICAL && r.differing_voxels == 0, "identical");
+    CHECK(r.ours_components > 20, "the random mask has many components (%u)", r.ours_components);
+
+    r = compare(&matlab, &raster);
+    CHECK(r.verdict == VL_COMPARE_SAME_PARTITION, "matlab vs raster: verdict %d", r.verdict);
+    CHECK(strcmp(r.mapping_rule, "column-major (matlab) vs raster (matlab-xy) order") == 0, "rule '%s'", r.mapping_rule);
+    CHECK(r.shown > 0 && r.differing_voxels > 0, "numbering differences listed");
+
+    r = compare(&raster, &by_size);
+    CHECK(r.verdict == VL_COMPARE_SAME_PARTITION && strcmp(r.mapping_rule, "raster (matlab-xy) vs size order") == 0,
+          "raster vs size: '%s'", r.mapping_rule);
+
+    r = compare(&matlab, &z_reversed);
+    CHECK(r.verdict == VL_COMPARE_SAME_PARTITION &&
+              strcmp(r.mapping_rule, "column-major (matlab) vs column-major (matlab), z reversed order") == 0,
+          "z reversed: '%s'", r.mapping_rule);
+
+    /* An arbitrary permutation of the numbers (a derangement by rotation) matches no rule. */
+    vl_volume permuted;
+    vl_volume_create(&permuted, NX, NY, NZ, VL_U32);
+    const uint32_t *lab = matlab.data;
+    uint32_t *perm = permuted.data, n = r.ours_components;
+    for (int64_t i = 0; i < vl_volume_voxels(&matlab); i++)
+        perm[i] = lab[i] ? (lab[i] * 7919u) % n + 1 : 0;
+    r = compare(&matlab, &permuted);
+    CHECK(r.verdict == VL_COMPARE_SAME_PARTITION && strstr(r.mapping_rule, "arbitrary permutation") &&
+              strcmp(r.ours_rule, "column-major (matlab)") == 0,
+          "permutation: '%s'", r.mapping_rule);
+
+    /* The same labels in another voxel type are identical. */
+    vl_volume small;
+    vl_volume_create(&small, NX, NY, NZ, VL_U16);
+    for (int64_t i = 0; i < vl_volume_voxels(&matlab); i++)
+        ((uint16_t *)small.data)[i] = (uint16_t)lab[i];
+    r = compare(&small, &matlab);
+    CHECK(r.verdict == VL_COMPARE_IDENTICAL, "u16 vs u32 identical");
+
+    /* One voxel removed: different, with exactly that voxel reported. */
+    vl_volume changed;
+    vl_volume_create(&changed, NX, NY, NZ, VL_U32);
+    memcpy(changed.data, matlab.data, sizeof(uint32_t) * NX * NY * NZ);
+    int64_t at = -1;
+    for (int64_t i = vl_volume_voxels(&matlab) / 2; i < vl_volume_voxels(&matlab) && at < 0; i++)
+        if (lab[i])
+            at = i;
+    uint32_t removed = lab[at];
+    ((uint32_t *)changed.data)[at] = 0;
+    r = compare(&changed, &matlab);
+    CHECK(r.verdict == VL_COMPARE_DIFFERENT, "one voxel: verdict %d", r.verdict);
+    /* Removing a voxel may split its component; the voxel itself is always among the differences. */
+    int found = 0;
+    for (int k = 0; k < r.shown; k++)
+        found |= r.first[k].x == at % NX && r.first[k].y == (at / NX) % NY && r.first[k].z == at / (NX * NY) &&
+                 r.first[k].ours == 0 && r.first[k].reference == removed;
+    CHECK(found, "the changed voxel is reported with its coordinates");
+    CHECK(r.foreground_mismatch == 1, "one background mismatch (%lld)", (long long)r.foreground_mismatch);
+
+    /* A voxel added to the background in an isolated spot of an empty volume: one new component. */
+    vl_volume empty, one;
+    vl_volume_create(&empty, 4, 3, 2, VL_U32);
+    vl_volume_create(&one, 4, 3, 2, VL_U32);
+    ((uint32_t *)one.data)[4 + 12] = 1;
+    r = compare(&one, &empty);
+    CHECK(r.verdict == VL_COMPARE_DIFFERENT && r.unmatched_voxels == 1 && r.shown == 1 && r.first[0].x == 0 &&
+              r.first[0].y == 1 && r.first[0].z == 1,
+          "one added voxel at (0,1,1)");
+
+    /* Two reference components joined into one of ours: a merge. */
+    vl_volume a, b;
+    vl_volume_create(&a, 5, 1, 1, VL_U32);
+    vl_volume_create(&b, 5, 1, 1, VL_U32);
+    const uint32_t ours_row[5] = {1, 1, 1, 0, 2}, reference_row[5] = {1, 2, 2, 0, 3};
+    memcpy(a.data, ours_row, sizeof ours_row);
+    memcpy(b.data, reference_row, sizeof reference_row);
+    r = compare(&a, &b);
+    CHECK(r.verdict == VL_COMPARE_DIFFERENT && r.ours_merged == 1 && r.reference_split == 0, "merge counted");
+    r = compare(&b, &a);
+    CHECK(r.verdict == VL_COMPARE_DIFFERENT && r.reference_split == 1 && r.ours_merged == 0, "split counted");
+
+    /* Different dimensions are an input error naming a swap of x and y. */
+    vl_volume swapped;
+    vl_volume_create(&swapped, NY, NX, NZ, VL_U32);
+    vl_compare_result ignored;
+    CHECK(vl_compare_labels(&matlab, &swapped, &ignored) == VL_ERR_INPUT && strstr(vl_last_error(), "swapped"),
+          "swapped dims refused with a hint");
+    /* Fractional or negative labels are not labels. */
+    vl_volume real;
+    vl_volume_create(&real, 5, 1, 1, VL_F32);
+    ((float *)real.data)[2] = 1.5f;
+    CHECK(vl_compare_labels(&real, &a, &ignored) == VL_ERR_INPUT, "fractional label refused");
+
+    vl_volume *all[] = {&mask, &matlab, &raster, &by_size, &flipped_mask, &flipped_labels, &z_reversed, &permuted,
+                        &small, &changed, &empty, &one, &a, &b, &swapped, &real};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        vl_volume_free(all[i]);
+    if (failures)
+        fprintf(stderr, "%d check(s) failed\n", failures);
+    else
+        printf("compare: all checks passed\n");
+    return failures ? 1 : 0;
+}
