@@ -21,3 +21,8 @@ set_tests_properties(io_mat PROPERTIES LABELS unit)
 vl_test_exe(compare_unit_test ${CMAKE_CURRENT_LIST_DIR}/compare_unit_test.c)
 add_test(NAME compare_unit COMMAND compare_unit_test)
 set_tests_properties(compare_unit PROPERTIES LABELS unit)
+
+add_test(NAME compare_octave_roundtrip
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/compare_octave_roundtrip.sh $<TARGET_FILE:voxlabel_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/compare_octave_roundtrip)
+set_tests_properties(compare_octave_roundtrip PROPERTIES LABELS "cli;oracle" SKIP_RETURN_CODE 77)
