@@ -37,6 +37,9 @@ int cmd_label(int argc, char **argv);
 int cmd_phantom(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_color(int argc, char **argv);
+int cmd_shapes(int argc, char **argv);
+int cmd_preview(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 
