@@ -7,6 +7,9 @@
 #include <dcmtk/config/osconfig.h>
 #include <dcmtk/dcmdata/dcdeftag.h>
 #include <dcmtk/dcmdata/dcfilefo.h>
+#include <dcmtk/dcmdata/dcpixel.h>
+#include <dcmtk/dcmdata/dcpixseq.h>
+#include <dcmtk/dcmdata/dcpxitem.h>
 #include <dcmtk/dcmdata/dcxfer.h>
 
 #include "dicom_pixels.h"
@@ -72,7 +75,60 @@ void convert_frame(const Sample *samples, size_t count, const vl_dicom_frame &f,
     }
 }
 
+uint32_t little_u32(const Uint8 *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
 } // namespace
+
+bool vl_dicom_rle_is_sane(DcmDataset *dataset, std::string &reason)
+{
+    if (dataset->getOriginalXfer() != EXS_RLELossless)
+        return true;
+    DcmElement *element = nullptr;
+    if (dataset->findAndGetElement(DCM_PixelData, element).bad() || !element)
+        return true; /* missing pixel data is reported later */
+    DcmPixelSequence *sequence = nullptr;
+    E_TransferSyntax xfer = EXS_Unknown;
+    const DcmRepresentationParameter *parameter = nullptr;
+    static_cast<DcmPixelData *>(element)->getOriginalRepresentationKey(xfer, parameter);
+    if (static_cast<DcmPixelData *>(element)->getEncapsulatedRepresentation(xfer, parameter, sequence).bad() ||
+        !sequence) {
+        reason = "RLE pixel data is not encapsulated";
+        return false;
+    }
+    /* Item 0 is the offset table; every other item is one fragment with a 64-byte RLE header. */
+    for (unsigned long i = 1; i < sequence->card(); i++) {
+        DcmPixelItem *item = nullptr;
+        Uint8 *bytes = nullptr;
+        if (sequence->getItem(item, i).bad() || !item || item->getUint8Array(bytes).bad()) {
+            reason = "RLE fragment " + std::to_string(i) + " cannot be read";
+            return false;
+        }
+        uint32_t length = item->getLength();
+        if (length < 64 || !bytes) {
+            reason = "RLE fragment " + std::to_string(i) + " is shorter than its 64-byte header";
+            return false;
+        }
+        uint32_t segments = little_u32(bytes);
+        if (segments < 1 || segments > 15) {
+            reason = "RLE fragment " + std::to_string(i) + " declares " + std::to_string(segments) + " segments";
+            return false;
+        }
+        uint32_t previous = 63;
+        for (uint32_t s = 0; s < segments; s++) {
+            uint32_t offset = little_u32(bytes + 4 + 4 * s);
+            if (offset <= previous || offset >= length) {
+                reason = "RLE fragment " + std::to_string(i) + " has segment offset " + std::to_string(offset) +
+                         " outside its " + std::to_string(length) + " bytes";
+                return false;
+            }
+            previous = offset;
+        }
+    }
+    return true;
+}
 
 vl_status vl_dicom_decode_file(const std::string &path, const std::vector<vl_dicom_slice_target> &targets,
                                const vl_dicom_pixel_rules &rules)
@@ -87,6 +143,9 @@ vl_status vl_dicom_decode_file(const std::string &path, const std::vector<vl_dic
     DcmDataset *ds = format.getDataset();
     DcmXfer xfer(ds->getOriginalXfer());
     if (xfer.isEncapsulated()) {
+        std::string reason;
+        if (!vl_dicom_rle_is_sane(ds, reason))
+            return vl_fail(VL_ERR_INPUT, "%s: corrupt RLE data: %s", path.c_str(), reason.c_str());
         if (is_jpeg2000(header.transfer_syntax_uid))
             return vl_fail(VL_ERR_INPUT,
                            "%s: transfer syntax %s (%s) has no decoder here (DCMTK's free build lacks JPEG 2000); "

@@ -12,6 +12,7 @@
 #include <dcmtk/dcmimgle/dcmimage.h>
 
 #include "dicom_codecs.h"
+#include "dicom_pixels.h"
 #include "status.h"
 #include "voxlabel/dicom.h"
 
@@ -40,6 +41,9 @@ extern "C" vl_status vl_dicom_read_rgb(const char *path, vl_dicom_rgb *image)
             return vl_fail(VL_ERR_INPUT, "%s: no Rows/Columns", path);
         if (!ds->tagExists(DCM_PixelData))
             return vl_fail(VL_ERR_INPUT, "%s: no pixel data", path);
+        std::string reason;
+        if (!vl_dicom_rle_is_sane(ds, reason))
+            return vl_fail(VL_ERR_INPUT, "%s: corrupt RLE data: %s", path, reason.c_str());
         std::unique_ptr<DicomImage> dicom(new DicomImage(&format, ds->getOriginalXfer(), CIF_UsePartialAccessToPixelData));
         if (dicom->getStatus() != EIS_Normal)
             return vl_fail(VL_ERR_INPUT, "%s: cannot decode the colour image: %s", path,
