@@ -7,29 +7,13 @@
 
 /* ---- extraction ---------------------------------------------------------------------------------- */
 
-typedef struct run_buffer {
-    uint32_t *x0, *x1;
-    size_t count, capacity;
-} run_buffer;
-
-static int run_buffer_push(run_buffer *buffer, uint32_t x0, uint32_t x1)
+/* Runs in a row = foreground voxels whose left neighbour is background; a branch-free loop that vectorises. */
+static uint32_t count_runs(const uint8_t *row, int64_t nx)
 {
-    if (buffer->count == buffer->capacity) {
-        size_t capacity = buffer->capacity ? buffer->capacity * 2 : 4096;
-        uint32_t *a = realloc(buffer->x0, capacity * sizeof *a);
-        if (!a)
-            return 0;
-        buffer->x0 = a;
-        uint32_t *b = realloc(buffer->x1, capacity * sizeof *b);
-        if (!b)
-            return 0;
-        buffer->x1 = b;
-        buffer->capacity = capacity;
-    }
-    buffer->x0[buffer->count] = x0;
-    buffer->x1[buffer->count] = x1;
-    buffer->count++;
-    return 1;
+    uint32_t count = row[0] != 0;
+    for (int64_t x = 1; x < nx; x++)
+        count += (row[x] != 0) & (row[x - 1] == 0);
+    return count;
 }
 
 static uint64_t load_word(const uint8_t *p)
@@ -45,9 +29,9 @@ static int has_zero_byte(uint64_t word)
     return ((word - 0x0101010101010101ull) & ~word & 0x8080808080808080ull) != 0;
 }
 
-/* Appends the runs of one row; returns how many, or -1 when out of memory. Whole zero or whole
- * nonzero words are skipped eight voxels at a time, which is what makes sparse CT masks cheap. */
-static int64_t cut_row(const uint8_t *row, int64_t nx, run_buffer *buffer)
+/* Writes the runs of one row at x0/x1. Whole zero or whole nonzero words are skipped eight voxels at a
+ * time, which is what makes sparse CT masks cheap. */
+static void cut_row(const uint8_t *row, int64_t nx, uint32_t *x0, uint32_t *x1)
 {
     int64_t x = 0, found = 0;
     while (x < nx) {
@@ -62,34 +46,38 @@ static int64_t cut_row(const uint8_t *row, int64_t nx, run_buffer *buffer)
             x += 8;
         while (x < nx && row[x] != 0)
             x++;
-        if (!run_buffer_push(buffer, (uint32_t)start, (uint32_t)(x - 1)))
-            return -1;
+        x0[found] = (uint32_t)start;
+        x1[found] = (uint32_t)(x - 1);
         found++;
     }
-    return found;
 }
 
+/* Two passes over a slab: count the runs of every row, then (once the offsets are known) write them. */
 typedef struct extract_job {
     const vl_volume *mask;
+    vl_runs *runs;
     int64_t z_begin, z_end;
-    uint32_t *row_count; /* runs per row, written at [row + 1] for the prefix sum */
-    run_buffer buffer;
-    int failed;
 } extract_job;
 
-static void *extract_slab(void *argument)
+static void *count_slab(void *argument)
 {
-    extract_job *job = (extract_job *)argument;
+    const extract_job *job = (const extract_job *)argument;
     const vl_volume *mask = job->mask;
     const uint8_t *data = (const uint8_t *)mask->data;
-    for (int64_t row = job->z_begin * mask->ny; row < job->z_end * mask->ny; row++) {
-        int64_t found = cut_row(data + row * mask->nx, mask->nx, &job->buffer);
-        if (found < 0) {
-            job->failed = 1;
-            return NULL;
-        }
-        job->row_count[row + 1] = (uint32_t)found;
-    }
+    for (int64_t row = job->z_begin * mask->ny; row < job->z_end * mask->ny; row++)
+        job->runs->row_start[row + 1] = count_runs(data + row * mask->nx, mask->nx);
+    return NULL;
+}
+
+static void *cut_slab(void *argument)
+{
+    const extract_job *job = (const extract_job *)argument;
+    const vl_volume *mask = job->mask;
+    const vl_runs *runs = job->runs;
+    const uint8_t *data = (const uint8_t *)mask->data;
+    for (int64_t row = job->z_begin * mask->ny; row < job->z_end * mask->ny; row++)
+        if (runs->row_start[row + 1] > runs->row_start[row])
+            cut_row(data + row * mask->nx, mask->nx, runs->x0 + runs->row_start[row], runs->x1 + runs->row_start[row]);
     return NULL;
 }
 
@@ -115,48 +103,28 @@ vl_status vl_runs_extract(const vl_volume *mask, int threads, vl_runs *runs)
         return vl_fail(VL_ERR_MEMORY, "label: cannot allocate the row table for %lld rows", (long long)rows);
 
     extract_job jobs[VL_MAX_THREADS];
-    memset(jobs, 0, sizeof jobs);
-    for (int t = 0; t < threads; t++) {
-        jobs[t].mask = mask;
-        jobs[t].z_begin = mask->nz * t / threads;
-        jobs[t].z_end = mask->nz * (t + 1) / threads;
-        jobs[t].row_count = runs->row_start;
-    }
-    vl_run_parallel(extract_slab, jobs, sizeof jobs[0], threads);
+    for (int t = 0; t < threads; t++)
+        jobs[t] = (extract_job){mask, runs, mask->nz * t / threads, mask->nz * (t + 1) / threads};
+    vl_run_parallel(count_slab, jobs, sizeof jobs[0], threads);
 
-    vl_status status = VL_OK;
     uint64_t total = 0;
-    for (int t = 0; t < threads; t++) {
-        total += jobs[t].buffer.count;
-        if (jobs[t].failed)
-            status = vl_fail(VL_ERR_MEMORY, "label: out of memory while collecting runs");
-    }
-    if (status == VL_OK && total > UINT32_MAX - 2)
-        status = vl_fail(VL_ERR_ARGUMENT, "label: %llu runs exceed the CPU labeller's limit of %u",
-                         (unsigned long long)total, UINT32_MAX - 2);
-    if (status == VL_OK) {
-        runs->count = (uint32_t)total;
-        runs->x0 = malloc(((size_t)total + 1) * sizeof *runs->x0);
-        runs->x1 = malloc(((size_t)total + 1) * sizeof *runs->x1);
-        if (!runs->x0 || !runs->x1)
-            status = vl_fail(VL_ERR_MEMORY, "label: cannot allocate %llu runs", (unsigned long long)total);
-    }
-    if (status == VL_OK) {
-        for (int64_t row = 0; row < rows; row++)
-            runs->row_start[row + 1] += runs->row_start[row];
-        for (int t = 0; t < threads; t++) {
-            uint32_t offset = runs->row_start[jobs[t].z_begin * mask->ny];
-            memcpy(runs->x0 + offset, jobs[t].buffer.x0, jobs[t].buffer.count * sizeof *runs->x0);
-            memcpy(runs->x1 + offset, jobs[t].buffer.x1, jobs[t].buffer.count * sizeof *runs->x1);
+    for (int64_t row = 0; row < rows; row++) {
+        total += runs->row_start[row + 1];
+        if (total > UINT32_MAX - 2) {
+            vl_runs_free(runs);
+            return vl_fail(VL_ERR_ARGUMENT, "label: more than %u runs exceed the CPU labeller's limit", UINT32_MAX - 2);
         }
+        runs->row_start[row + 1] = (uint32_t)total;
     }
-    for (int t = 0; t < threads; t++) {
-        free(jobs[t].buffer.x0);
-        free(jobs[t].buffer.x1);
-    }
-    if (status != VL_OK)
+    runs->count = (uint32_t)total;
+    runs->x0 = malloc(((size_t)total + 1) * sizeof *runs->x0);
+    runs->x1 = malloc(((size_t)total + 1) * sizeof *runs->x1);
+    if (!runs->x0 || !runs->x1) {
         vl_runs_free(runs);
-    return status;
+        return vl_fail(VL_ERR_MEMORY, "label: cannot allocate %llu runs", (unsigned long long)total);
+    }
+    vl_run_parallel(cut_slab, jobs, sizeof jobs[0], threads);
+    return VL_OK;
 }
 
 /* ---- numbering ----------------------------------------------------------------------------------- */
