@@ -12,6 +12,8 @@
 #include "label_summary.h"
 #include "voxlabel/io.h"
 #include "voxlabel/label.h"
+#include "voxlabel/morphology.h"
+#include "voxlabel/preview.h"
 #include "voxlabel/stats.h"
 
 static const char label_help[] =
@@ -30,6 +32,8 @@ static const char label_help[] =
     "                             matlab (default): bwlabeln on a stack of dicomread slices, V(row,col,slice)\n"
     "                             matlab-xy: bwlabeln on V(x,y,z) as niftiread gives it; also scipy/cc3d/ITK order\n"
     "                             size: largest first, ties in matlab order (ITK RelabelComponentImageFilter)\n"
+    "  --open R | --close R       morphological opening / closing of the mask with a ball of radius R voxels\n"
+    "                             (a disc per slice with --conn 4|8; opening first when both are given)\n"
     "  --min-size N               drop components under N voxels, renumber the rest (order kept)\n"
     "  --largest K                keep only the K largest components (order kept)\n"
     "  --device auto|cpu|gpu[:N]  where to label (default auto: a GPU if usable, else the CPU)\n"
@@ -39,6 +43,8 @@ static const char label_help[] =
     "  --format FMT               labels file: nii.gz (default), nii, nrrd, mha, mat, raw\n"
     "  --stats basic|full         component columns (default basic; full adds shape, surface and median HU)\n"
     "  --matlab                   add regionprops3-style columns (1-based Centroid, BoundingBox, ...)\n"
+    "  --preview                  also write preview.png (montage of labelled slices over the CT, soft-tissue\n"
+    "                             window) and preview_orthogonal.png (three views through the largest component)\n"
     "  --force                    replace existing outputs (otherwise an existing file is an error)\n"
     "  --progress | --quiet       force progress bars on stderr | print nothing but errors\n"
     "%s"
@@ -123,14 +129,16 @@ typedef struct label_arguments {
     int64_t min_size, largest;
     vl_file_format format;
     vl_stats_level stats_level;
-    int matlab_columns, force;
+    int64_t open_radius, close_radius;
+    int matlab_columns, force, preview;
 } label_arguments;
 
 static int takes_value(const char *option)
 {
     static const char *const with_value[] = {"-o",         "--output", "--threshold", "--preset",
                                              "--conn",     "--order",  "--min-size",  "--largest",
-                                             "--device",   "--threads", "--format",   "--stats"};
+                                             "--device",   "--threads", "--format",   "--stats",
+                                             "--open",     "--close"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
         if (strcmp(option, with_value[i]) == 0)
             return 1;
@@ -163,6 +171,8 @@ static int parse_arguments(int argc, char **argv, label_arguments *args)
             progress = 1;
         } else if (strcmp(option, "--matlab") == 0) {
             args->matlab_columns = 1;
+        } else if (strcmp(option, "--preview") == 0) {
+            args->preview = 1;
         } else if (option[0] == '-' && option[1] != '\0') {
             if (!takes_value(option))
                 return cli_error(CLI_EXIT_USAGE, "%s: unknown option (see 'voxlabel label --help')", option);
@@ -200,6 +210,10 @@ static int parse_arguments(int argc, char **argv, label_arguments *args)
             } else if (strcmp(option, "--order") == 0) {
                 if (vl_label_order_parse(value, &args->label.order) != VL_OK)
                     return cli_error(CLI_EXIT_USAGE, "%s", vl_last_error());
+            } else if (strcmp(option, "--open") == 0 || strcmp(option, "--close") == 0) {
+                if (cli_parse_int64(option, value, 1, 64,
+                                    option[2] == 'o' ? &args->open_radius : &args->close_radius))
+                    return CLI_EXIT_USAGE;
             } else if (strcmp(option, "--min-size") == 0) {
                 if (cli_parse_int64("--min-size", value, 0, INT64_MAX, &args->min_size))
                     return CLI_EXIT_USAGE;
@@ -281,9 +295,10 @@ int cmd_label(int argc, char **argv)
 
     char labels_name[64];
     snprintf(labels_name, sizeof labels_name, "labels%s", vl_file_format_extension(args.format));
-    const char *const names[] = {labels_name, "components.csv", "summary.json"};
+    const char *const names[] = {labels_name, "components.csv", "summary.json", "preview.png",
+                                 "preview_orthogonal.png"};
     cli_outputs outputs;
-    if ((code = cli_outputs_prepare(&outputs, args.output_directory, names, 3, args.force)))
+    if ((code = cli_outputs_prepare(&outputs, args.output_directory, names, args.preview ? 5 : 3, args.force)))
         return code;
 
     label_timings timings = {0};
@@ -303,6 +318,13 @@ int cmd_label(int argc, char **argv)
     vl_status status;
     mark(&start);
     if ((status = vl_threshold(&input.volume, args.lo, args.hi, &mask)) != VL_OK)
+        goto failed;
+    const int per_slice = args.label.connectivity == 4 || args.label.connectivity == 8;
+    if (args.open_radius && (status = vl_morphology_apply(&mask, VL_MORPH_OPEN, VL_SE_BALL, (int)args.open_radius,
+                                                          per_slice, args.label.device)) != VL_OK)
+        goto failed;
+    if (args.close_radius && (status = vl_morphology_apply(&mask, VL_MORPH_CLOSE, VL_SE_BALL,
+                                                           (int)args.close_radius, per_slice, args.label.device)) != VL_OK)
         goto failed;
     timings.threshold = seconds_since(&start);
 
@@ -354,6 +376,16 @@ int cmd_label(int argc, char **argv)
     csv.force = 1;
     if ((status = vl_component_stats_write_csv(cli_outputs_staged(&outputs, 1), stats, result.count, &csv)) != VL_OK)
         goto failed;
+    if (args.preview) {
+        vl_preview_options preview;
+        vl_preview_options_default(&preview);
+        preview.force = 1;
+        if ((status = vl_preview_write_montage(cli_outputs_staged(&outputs, 3), &input.volume, &labels, &preview)) !=
+                VL_OK ||
+            (status = vl_preview_write_orthogonal(cli_outputs_staged(&outputs, 4), &input.volume, &labels, &preview)) !=
+                VL_OK)
+            goto failed;
+    }
     timings.write = seconds_since(&start);
     timings.total = seconds_since(&total_start);
 
@@ -383,8 +415,8 @@ int cmd_label(int argc, char **argv)
     }
     print_summary(&args, &input, &result, stats, timings.label);
     if (!cli_is_quiet())
-        printf("wrote %s, %s, %s\n", cli_outputs_final(&outputs, 0), cli_outputs_final(&outputs, 1),
-               cli_outputs_final(&outputs, 2));
+        printf("wrote %s, %s, %s%s\n", cli_outputs_final(&outputs, 0), cli_outputs_final(&outputs, 1),
+               cli_outputs_final(&outputs, 2), args.preview ? ", preview.png, preview_orthogonal.png" : "");
     vl_component_stats_free(stats);
     vl_label_result_free(&result);
     vl_volume_free(&labels);
