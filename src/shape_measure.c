@@ -17,6 +17,7 @@
 
 typedef struct component_sums {
     int64_t area, left, top, right, bottom, first_key, first_x, first_y;
+    int64_t sx, sy, sxx, sxy, syy; /* exact second-order sums for the orientation and axes */
     double m[10];
 } component_sums;
 
@@ -41,6 +42,7 @@ static void accumulate_slice(const uint32_t *labels, int64_t nx, int64_t ny, uin
             int64_t key = x * ny + y;
             if (key < s->first_key)
                 s->first_key = key, s->first_x = x, s->first_y = y;
+            s->sx += x, s->sy += y, s->sxx += x * x, s->sxy += x * y, s->syy += y * y;
             double fx = (double)x, fy = (double)y, xx = fx * fx, yy = fy * fy;
             s->m[0] += 1;
             s->m[1] += fx;
@@ -96,15 +98,24 @@ static void central_moments_and_hu(vl_shape_row *row)
 }
 
 /* skimage regionprops conventions: inertia tensor [[a, b], [b, c]] with a = mu20/m00, b = -mu11/m00,
- * c = mu02/m00 (x = column), eigenvalues clipped at 0. */
-static void region_axes(vl_shape_row *row)
+ * c = mu02/m00 (x = column), eigenvalues clipped at 0, orientation +-pi/4 when a == c exactly. The
+ * second-order central sums are formed exactly in integers (m00^2 a = m00 m20 - m10^2, ...), so that the
+ * a == c test is exact and thin or symmetric shapes do not flip on rounding noise. */
+static void region_axes(const component_sums *s, vl_shape_row *row)
 {
-    double a = row->mu[0] / row->m[0], b = -row->mu[1] / row->m[0], c = row->mu[2] / row->m[0];
-    if (a - c == 0)
-        row->orientation = b < 0 ? -VL_PI / 4 : VL_PI / 4;
+    __extension__ typedef __int128 wide;
+    wide n = s->area;
+    wide a_exact = n * s->sxx - (wide)s->sx * s->sx;
+    wide c_exact = n * s->syy - (wide)s->sy * s->sy;
+    wide b_exact = n * s->sxy - (wide)s->sx * s->sy; /* m00^2 * mu11 / m00 = -m00^2 * b */
+    if (a_exact == c_exact)
+        row->orientation = b_exact > 0 ? -VL_PI / 4 : VL_PI / 4;
     else
-        row->orientation = 0.5 * atan2(-2 * b, c - a);
-    double mean = (a + c) / 2, spread = sqrt((a - c) * (a - c) / 4 + b * b);
+        row->orientation = 0.5 * atan2(2.0 * (double)b_exact, (double)(c_exact - a_exact));
+    double scale = (double)s->area * (double)s->area;
+    double a = (double)a_exact / scale, b = (double)b_exact / scale, c = (double)c_exact / scale;
+    double half_difference = (double)(a_exact - c_exact) / (2 * scale);
+    double mean = (a + c) / 2, spread = sqrt(half_difference * half_difference + b * b);
     double l1 = mean + spread, l2 = mean - spread;
     l1 = l1 < 0 ? 0 : l1;
     l2 = l2 < 0 ? 0 : l2;
@@ -348,7 +359,7 @@ static void measure_component(const component_sums *s, const uint32_t *labels, i
     row->centroid_x = s->m[1] / s->m[0];
     row->centroid_y = s->m[2] / s->m[0];
     central_moments_and_hu(row);
-    region_axes(row);
+    region_axes(s, row);
 
     c->w = row->bbox_width, c->h = row->bbox_height, c->stride = c->w + 2;
     memset(c->pixels, 0, (size_t)(c->w + 2) * (size_t)(c->h + 2));

@@ -9,3 +9,15 @@ add_test(NAME stages2d_morph_cpu COMMAND stages2d_morph cpu)
 add_test(NAME stages2d_morph_gpu COMMAND stages2d_morph gpu)
 set_tests_properties(stages2d_morph_cpu PROPERTIES LABELS "unit;oracle")
 set_tests_properties(stages2d_morph_gpu PROPERTIES LABELS "gpu" SKIP_RETURN_CODE 77)
+vl_test_exe(stages2d_tool ${CMAKE_CURRENT_LIST_DIR}/stages2d_tool.c)
+add_test(NAME stages2d_oracle_morph_hsv
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/stages2d_oracle_morph.py $<TARGET_FILE:stages2d_tool>
+                 ${CMAKE_CURRENT_BINARY_DIR}/stages2d_morph_work)
+add_test(NAME stages2d_oracle_shapes
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/stages2d_oracle_shapes.py $<TARGET_FILE:voxlabel_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/stages2d_shapes_work)
+set_tests_properties(stages2d_oracle_morph_hsv stages2d_oracle_shapes PROPERTIES LABELS "oracle")
+add_test(NAME stages2d_oracle_order
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/stages2d_oracle_order.py $<TARGET_FILE:voxlabel_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/stages2d_order_work)
+set_tests_properties(stages2d_oracle_order PROPERTIES LABELS "oracle" SKIP_RETURN_CODE 77)

@@ -1,0 +1,58 @@
+/* Test helper for the Python oracles of the 2D stages:
+ *   stages2d_tool hsv MODE OUT.raw          HSV of all 2^24 RGB triples (index r<<16 | g<<8 | b), CPU
+ *   stages2d_tool morph OP SE R PER_SLICE NX NY NZ IN.raw OUT.raw cpu|gpu
+ *                                           morphology of a U8 raw volume (x fastest) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "voxlabel/color.h"
+#include "voxlabel/morphology.h"
+
+static int write_file(const char *path, const void *data, size_t bytes)
+{
+    FILE *file = fopen(path, "wb");
+    int ok = file && fwrite(data, 1, bytes, file) == bytes;
+    if (file)
+        ok &= fclose(file) == 0;
+    return ok ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 4 && strcmp(argv[1], "hsv") == 0) {
+        vl_color_mode mode;
+        if (vl_color_mode_parse(argv[2], &mode) != VL_OK)
+            return 2;
+        size_t n = (size_t)1 << 24;
+        uint8_t *rgb = malloc(3 * n), *hsv = malloc(3 * n);
+        for (size_t i = 0; i < n; i++)
+            rgb[3 * i] = (uint8_t)(i >> 16), rgb[3 * i + 1] = (uint8_t)(i >> 8), rgb[3 * i + 2] = (uint8_t)i;
+        if (vl_rgb_to_hsv(rgb, hsv, (int64_t)n, mode, VL_DEVICE_CPU) != VL_OK)
+            return 1;
+        return write_file(argv[3], hsv, 3 * n);
+    }
+    if (argc == 12 && strcmp(argv[1], "morph") == 0) {
+        vl_morphology_op op;
+        vl_structuring_element se;
+        if (vl_morphology_op_parse(argv[2], &op) != VL_OK || vl_structuring_element_parse(argv[3], &se) != VL_OK)
+            return 2;
+        vl_volume mask;
+        if (vl_volume_create(&mask, atoll(argv[6]), atoll(argv[7]), atoll(argv[8]), VL_U8) != VL_OK)
+            return 1;
+        size_t bytes = (size_t)vl_volume_voxels(&mask);
+        FILE *in = fopen(argv[9], "rb");
+        if (!in || fread(mask.data, 1, bytes, in) != bytes)
+            return 1;
+        fclose(in);
+        vl_status status = vl_morphology_apply(&mask, op, se, atoi(argv[4]), atoi(argv[5]),
+                                               strcmp(argv[11], "gpu") == 0 ? VL_DEVICE_GPU : VL_DEVICE_CPU);
+        if (status != VL_OK) {
+            fprintf(stderr, "%s\n", vl_last_error());
+            return status == VL_ERR_DEVICE ? 77 : 1;
+        }
+        return write_file(argv[10], mask.data, bytes);
+    }
+    fprintf(stderr, "usage: see the comment at the top of stages2d_tool.c\n");
+    return 2;
+}
