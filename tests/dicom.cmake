@@ -33,3 +33,9 @@ add_test(NAME dicom_irregular
          COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/dicom_irregular.py $<TARGET_FILE:voxlabel_cli>
                  ${VL_DICOM_WORK}/irregular)
 set_tests_properties(dicom_irregular PROPERTIES LABELS "cli" TIMEOUT 300)
+
+# Pixel rules: 12-bit signed with garbage high bits, HighBit shift, per-slice fractional rescale, padding.
+add_test(NAME dicom_pixel_rules
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/dicom_pixel_rules.py $<TARGET_FILE:voxlabel_cli>
+                 ${VL_DICOM_WORK}/pixel-rules)
+set_tests_properties(dicom_pixel_rules PROPERTIES LABELS "cli" TIMEOUT 300)
