@@ -21,3 +21,10 @@ add_test(NAME stages2d_oracle_order
          COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/stages2d_oracle_order.py $<TARGET_FILE:voxlabel_cli>
                  ${CMAKE_CURRENT_BINARY_DIR}/stages2d_order_work)
 set_tests_properties(stages2d_oracle_order PROPERTIES LABELS "oracle" SKIP_RETURN_CODE 77)
+vl_test_exe(stages2d_preview ${CMAKE_CURRENT_LIST_DIR}/stages2d_preview.c)
+add_test(NAME stages2d_preview COMMAND stages2d_preview)
+set_tests_properties(stages2d_preview PROPERTIES LABELS "unit")
+add_test(NAME stages2d_cli
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/stages2d_cli.sh $<TARGET_FILE:voxlabel_cli> ${VL_PYTHON}
+                 ${CMAKE_CURRENT_BINARY_DIR}/stages2d_cli_work ${VL_SHARED_DATA})
+set_tests_properties(stages2d_cli PROPERTIES LABELS "cli")
