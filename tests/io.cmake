@@ -26,3 +26,12 @@ add_test(NAME compare_octave_roundtrip
          COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/compare_octave_roundtrip.sh $<TARGET_FILE:voxlabel_cli>
                  ${CMAKE_CURRENT_BINARY_DIR}/compare_octave_roundtrip)
 set_tests_properties(compare_octave_roundtrip PROPERTIES LABELS "cli;oracle" SKIP_RETURN_CODE 77)
+
+add_test(NAME io_seg
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/io_seg_test.sh $<TARGET_FILE:voxlabel_cli> ${VL_PYTHON}
+                 ${CMAKE_CURRENT_BINARY_DIR}/io_seg)
+set_tests_properties(io_seg PROPERTIES LABELS "cli;oracle" SKIP_RETURN_CODE 77)
+add_test(NAME io_seg_realdata
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/io_seg_realdata.sh $<TARGET_FILE:voxlabel_cli> ${VL_PYTHON}
+                 ${VL_SHARED_DATA} ${CMAKE_CURRENT_BINARY_DIR}/io_seg_realdata)
+set_tests_properties(io_seg_realdata PROPERTIES LABELS "realdata;oracle" SKIP_RETURN_CODE 77)

@@ -42,5 +42,6 @@ int cmd_shapes(int argc, char **argv);
 int cmd_preview(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_seg(int argc, char **argv);
 
 #endif

@@ -13,6 +13,7 @@ static const struct {
     {"info", cmd_info, "list the DICOM series under a path with geometry and anomalies"},
     {"stats", cmd_stats, "per-component statistics of any label volume as CSV or JSON (docs/csv.md)"},
     {"compare", cmd_compare, "compare labels (or a components CSV) with MATLAB bwlabeln / regionprops3 output"},
+    {"seg", cmd_seg, "write labels as a DICOM Segmentation referencing the source CT series"},
     {"convert", cmd_convert, "convert a DICOM series (or volume file) to NIfTI, NRRD, MHA or MAT"},
     {"color", cmd_color, "HSV-threshold a colour image (thesis or OpenCV HSV), clean, label, overlay"},
     {"shapes", cmd_shapes, "per-slice 2D shape table: moments, Hu, region measures, contour histogram"},
