@@ -38,9 +38,15 @@ label() {
 label -o ours_matlab
 label --order matlab-xy -o ours_xy
 label --format mat --matlab -o ours_mat
+label --format nrrd -o ours_nrrd
+label --format raw -o ours_raw
 
 expect 0 "verdict: identical" -- ours_matlab/labels.nii.gz L.mat
 expect 0 "verdict: identical" -- ours_mat/labels.mat L.mat
+expect 0 "verdict: identical" -- ours_nrrd/labels.nrrd L.mat
+# A raw file takes its dimensions from the other input and its type from its size.
+expect 0 "verdict: identical" -- ours_raw/labels.raw L.mat
+expect 0 "verdict: identical" -- ours_nrrd/labels.nrrd ours_raw/labels.raw
 expect 0 "verdict: identical" -- ours_xy/labels.nii.gz Lxy.mat --order matlab-xy
 expect 1 "rule: column-major (matlab) vs raster (matlab-xy) order" -- ours_matlab/labels.nii.gz Lxy.mat --order matlab-xy
 expect 1 "arbitrary permutation" -- ours_matlab/labels.nii.gz Lperm.mat
