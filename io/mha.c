@@ -340,10 +340,10 @@ vl_status vl_mha_read(const char *path, const vl_read_options *options, vl_volum
             fseeko(in, h.header_size, SEEK_SET);
     }
     const size_t element = vl_sample_size(h.type);
-    const int64_t count = status == VL_OK ? h.dims[0] * h.dims[1] * h.dims[2] : 0;
+    const int64_t count = status == VL_OK ? vl_checked_voxel_count(h.dims, element) : 0;
     void *samples = NULL;
     if (status == VL_OK) {
-        if (count <= 0 || count > INT64_MAX / 8)
+        if (count < 0)
             status = vl_fail(VL_ERR_INPUT, "%s: DimSize is absurd", path);
         else if (!(samples = malloc((size_t)count * element)))
             status = vl_fail(VL_ERR_MEMORY, "%s: cannot allocate %lld voxels", path, (long long)count);

@@ -364,11 +364,11 @@ vl_status vl_nrrd_read(const char *path, const vl_read_options *options, vl_volu
     if (status == VL_OK)
         status = skip_lines(in, h.line_skip, path);
     const size_t element = vl_sample_size(h.type);
-    const int64_t count = h.sizes[0] * h.sizes[1] * h.sizes[2];
+    const int64_t count = vl_checked_voxel_count(h.sizes, element);
     void *samples = NULL;
-    if (status == VL_OK && (h.sizes[0] > (int64_t)1 << 40 || h.sizes[1] > (int64_t)1 << 40 ||
-                            h.sizes[2] > (int64_t)1 << 40 || count <= 0 || count > INT64_MAX / 8))
-        status = vl_fail(VL_ERR_INPUT, "%s: NRRD sizes are absurd", path);
+    if (status == VL_OK && count < 0)
+        status = vl_fail(VL_ERR_INPUT, "%s: NRRD sizes %lld %lld %lld are absurd", path, (long long)h.sizes[0],
+                         (long long)h.sizes[1], (long long)h.sizes[2]);
     if (status == VL_OK) {
         samples = malloc((size_t)count * element);
         if (!samples)

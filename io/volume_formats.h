@@ -33,6 +33,10 @@ const char *vl_sample_name(vl_sample_type type);
 vl_dtype vl_sample_native_dtype(vl_sample_type type);
 vl_sample_type vl_sample_type_of(vl_dtype dtype);
 
+/* nx*ny*nz when each is positive and the byte count (times `element`) stays below 2^62, else -1; checked
+ * before multiplying, so absurd header dimensions cannot overflow. */
+int64_t vl_checked_voxel_count(const int64_t dims[3], size_t element);
+
 /* Reverses the bytes of each of `count` elements of `element_size` bytes (big-endian files). */
 void vl_swap_bytes(void *data, int64_t count, size_t element_size);
 

@@ -35,3 +35,7 @@ add_test(NAME io_seg_realdata
          COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/io_seg_realdata.sh $<TARGET_FILE:voxlabel_cli> ${VL_PYTHON}
                  ${VL_SHARED_DATA} ${CMAKE_CURRENT_BINARY_DIR}/io_seg_realdata)
 set_tests_properties(io_seg_realdata PROPERTIES LABELS "realdata;oracle" SKIP_RETURN_CODE 77)
+
+vl_test_exe(io_fuzz_test ${CMAKE_CURRENT_LIST_DIR}/io_fuzz_test.c)
+add_test(NAME io_fuzz COMMAND io_fuzz_test ${CMAKE_CURRENT_BINARY_DIR}/io_fuzz 400)
+set_tests_properties(io_fuzz PROPERTIES LABELS fuzz TIMEOUT 300)
