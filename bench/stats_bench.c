@@ -2,13 +2,16 @@
  * usage: stats_bench [NX NY NZ [THRESHOLD [THREADS [REPEATS [DEVICE [RAW_PREFIX]]]]]]
  *   defaults 512 512 400, HU >= 150, all cores, 3 repeats, cpu; DEVICE is cpu or gpu.
  * RAW_PREFIX writes PREFIX_labels.u32 and PREFIX_hu.i16 (x fastest) for the peers in bench/stats_bench.py.
- * Prints one line per measurement: "<what> <median seconds> <components>". */
+ * Prints one line per measurement. With DEVICE gpu it also prints the device times of the statistics pass and
+ * of the median (CUDA events on the device-resident volume, i.e. without the uploads) next to the end-to-end
+ * time of vl_component_stats_compute (uploads, pass, download, finalising on the host). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "stats_gpu.h"
 #include "voxlabel/label.h"
 #include "voxlabel/phantom.h"
 #include "voxlabel/stats.h"
@@ -114,8 +117,33 @@ int main(int argc, char **argv)
             vl_component_stats_free(stats);
         }
         qsort(times, (size_t)n, sizeof times[0], compare_double);
-        printf("%s %s: %.4f s (median of %d, %u components)\n", device == VL_DEVICE_GPU ? "gpu" : "cpu",
+        printf("%s %s: %.4f s end to end (median of %d, %u components)\n", device == VL_DEVICE_GPU ? "gpu" : "cpu",
                cases[c].name, times[n / 2], n, result.count);
+        if (device != VL_DEVICE_GPU)
+            continue;
+        const size_t count = result.count;
+        vl_stats_sums *sums = malloc(sizeof *sums * count);
+        vl_stats_shape_sums *shape = malloc(sizeof *shape * count);
+        double *medians = malloc(sizeof *medians * count);
+        double pass[64], median[64], transfer[64];
+        n = 0;
+        for (int r = 0; r < repeats && r < 64; r++) {
+            vl_stats_gpu_timing timing;
+            if (vl_stats_sums_gpu(&labels, cases[c].intensity ? &hu : NULL, result.count, &options, sums, shape,
+                                  medians, &timing) != VL_OK)
+                return fail("gpu sums");
+            pass[n] = timing.pass_ms;
+            median[n] = timing.median_ms;
+            transfer[n++] = timing.transfer_ms;
+        }
+        qsort(pass, (size_t)n, sizeof pass[0], compare_double);
+        qsort(median, (size_t)n, sizeof median[0], compare_double);
+        qsort(transfer, (size_t)n, sizeof transfer[0], compare_double);
+        printf("gpu %s: device pass %.3f ms + median %.3f ms = %.3f ms (uploads %.1f ms, not included)\n",
+               cases[c].name, pass[n / 2], median[n / 2], pass[n / 2] + median[n / 2], transfer[n / 2]);
+        free(sums);
+        free(shape);
+        free(medians);
     }
     vl_label_result_free(&result);
     vl_volume_free(&labels);
