@@ -345,6 +345,9 @@ vl_status vl_mha_read(const char *path, const vl_read_options *options, vl_volum
     if (status == VL_OK) {
         if (count < 0)
             status = vl_fail(VL_ERR_INPUT, "%s: DimSize is absurd", path);
+        else if (!h.compressed && vl_file_remaining_bytes(in) >= 0 &&
+                 vl_file_remaining_bytes(in) < count * (int64_t)element)
+            status = vl_fail(VL_ERR_INPUT, "%s: truncated data (%lld voxels expected)", path, (long long)count);
         else if (!(samples = malloc((size_t)count * element)))
             status = vl_fail(VL_ERR_MEMORY, "%s: cannot allocate %lld voxels", path, (long long)count);
     }

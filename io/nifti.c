@@ -406,6 +406,16 @@ vl_status vl_nifti_read(const char *path, const vl_read_options *options, vl_vol
     }
     const size_t element = vl_sample_size(type);
     const int64_t count = status == VL_OK ? dims[0] * dims[1] * dims[2] : 0;
+    if (status == VL_OK && gzdirect(in)) {
+        /* An uncompressed .nii must hold what its header claims: refuse before allocating it. */
+        FILE *plain = fopen(path, "rb");
+        int64_t size = plain ? vl_file_remaining_bytes(plain) : -1;
+        if (plain)
+            fclose(plain);
+        if (size >= 0 && (uint64_t)size < (uint64_t)data_offset + (uint64_t)count * element)
+            status = vl_fail(VL_ERR_INPUT, "%s: truncated: %lld bytes, but the header needs %.0f + %llu", path,
+                             (long long)size, data_offset, (unsigned long long)count * element);
+    }
     if (status == VL_OK) {
         samples = malloc((size_t)count * element);
         if (!samples)

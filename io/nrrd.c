@@ -369,6 +369,12 @@ vl_status vl_nrrd_read(const char *path, const vl_read_options *options, vl_volu
     if (status == VL_OK && count < 0)
         status = vl_fail(VL_ERR_INPUT, "%s: NRRD sizes %lld %lld %lld are absurd", path, (long long)h.sizes[0],
                          (long long)h.sizes[1], (long long)h.sizes[2]);
+    if (status == VL_OK && !h.gzip && h.byte_skip >= 0) {
+        int64_t left = vl_file_remaining_bytes(in);
+        if (left >= 0 && left - h.byte_skip < count * (int64_t)element)
+            status = vl_fail(VL_ERR_INPUT, "%s: truncated data (%lld bytes for %lld voxels of %zu bytes)", path,
+                             (long long)(left - h.byte_skip), (long long)count, element);
+    }
     if (status == VL_OK) {
         samples = malloc((size_t)count * element);
         if (!samples)

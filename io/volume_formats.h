@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <zlib.h>
 
 #include "voxlabel/io.h"
@@ -57,6 +58,9 @@ void vl_convert_voxels(const vl_volume *volume, int64_t first, int64_t count, vl
 /* Chunked zlib stream I/O: gzread/gzwrite take unsigned lengths, so large volumes go in pieces. */
 vl_status vl_gz_read_exact(gzFile file, void *data, size_t bytes, const char *path);
 vl_status vl_gz_write_exact(gzFile file, const void *data, size_t bytes, const char *path);
+/* Bytes from the current position of `file` to its end, -1 when unknown; lets readers refuse a truncated
+ * uncompressed file before allocating what its header claims. */
+int64_t vl_file_remaining_bytes(FILE *file);
 /* Writes the volume's voxels as `dtype`, converting in bounded chunks. */
 vl_status vl_gz_write_voxels(gzFile file, const vl_volume *volume, vl_dtype dtype, const char *path,
                              const vl_progress *progress);

@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L
 /* Chunked zlib stream I/O shared by the NIfTI and NRRD readers and writers. gzread/gzwrite take an
  * unsigned length and return an int, so volumes over 2 GiB are moved in 256 MiB pieces. */
 #include <stdio.h>
@@ -63,6 +64,17 @@ vl_status vl_gz_write_voxels(gzFile file, const vl_volume *volume, vl_dtype dtyp
     }
     free(buffer);
     return status;
+}
+
+int64_t vl_file_remaining_bytes(FILE *file)
+{
+    off_t here = ftello(file);
+    if (here < 0 || fseeko(file, 0, SEEK_END) != 0)
+        return -1;
+    off_t end = ftello(file);
+    if (fseeko(file, here, SEEK_SET) != 0 || end < here)
+        return -1;
+    return (int64_t)(end - here);
 }
 
 void vl_gz_write_mode(char mode[8], int compress, int level)
