@@ -20,17 +20,27 @@ const char *vl_compare_verdict_name(vl_compare_verdict verdict)
 /* ---- one side: its labels as u32 and a dense numbering 1..count of its distinct nonzero labels ---- */
 
 typedef struct label_side {
-    const uint32_t *labels;
-    uint32_t *owned;       /* labels converted from another voxel type */
+    const void *data;      /* the volume's voxels, read through label_at (no converted copy) */
+    vl_dtype dtype;
     uint32_t count;        /* distinct nonzero labels */
     uint32_t *table;       /* label value -> dense id, when the largest label is small enough for a table */
     uint32_t table_size;
     uint32_t *values;      /* dense id - 1 -> label value, ascending */
 } label_side;
 
+static inline uint32_t label_at(const label_side *side, int64_t i)
+{
+    switch (side->dtype) {
+    case VL_U8: return ((const uint8_t *)side->data)[i];
+    case VL_U16: return ((const uint16_t *)side->data)[i];
+    case VL_I16: return (uint32_t)((const int16_t *)side->data)[i]; /* checked non-negative in side_init */
+    case VL_F32: return (uint32_t)((const float *)side->data)[i];   /* checked integral in side_init */
+    default: return ((const uint32_t *)side->data)[i];
+    }
+}
+
 static void side_free(label_side *side)
 {
-    free(side->owned);
     free(side->table);
     free(side->values);
     memset(side, 0, sizeof *side);
@@ -46,36 +56,21 @@ static vl_status side_init(label_side *side, const vl_volume *v, const char *wha
 {
     memset(side, 0, sizeof *side);
     const int64_t n = vl_volume_voxels(v);
-    if (v->dtype == VL_U32) {
-        side->labels = v->data;
-    } else {
-        side->owned = malloc((size_t)n * sizeof(uint32_t));
-        if (!side->owned)
-            return vl_fail(VL_ERR_MEMORY, "compare: cannot allocate %lld labels", (long long)n);
-        for (int64_t i = 0; i < n; i++) {
-            double value;
-            switch (v->dtype) {
-            case VL_U8: value = ((const uint8_t *)v->data)[i]; break;
-            case VL_I16: value = ((const int16_t *)v->data)[i]; break;
-            case VL_U16: value = ((const uint16_t *)v->data)[i]; break;
-            case VL_F32: value = ((const float *)v->data)[i]; break;
-            default: value = ((const uint32_t *)v->data)[i]; break;
-            }
-            if (!(value >= 0.0) || value > 4294967295.0 || value != (double)(uint32_t)value) {
-                int64_t x = i % v->nx, y = (i / v->nx) % v->ny, z = i / (v->nx * v->ny);
-                side_free(side);
-                return vl_fail(VL_ERR_INPUT, "%s: voxel (%lld,%lld,%lld) holds %g, which is not a label (labels are "
-                                             "non-negative integers)",
-                               what, (long long)x, (long long)y, (long long)z, value);
-            }
-            side->owned[i] = (uint32_t)value;
+    side->data = v->data;
+    side->dtype = v->dtype;
+    for (int64_t i = 0; (v->dtype == VL_I16 || v->dtype == VL_F32) && i < n; i++) {
+        double value = v->dtype == VL_I16 ? ((const int16_t *)v->data)[i] : ((const float *)v->data)[i];
+        if (!(value >= 0.0) || value > 4294967295.0 || value != (double)(uint32_t)value) {
+            int64_t x = i % v->nx, y = (i / v->nx) % v->ny, z = i / (v->nx * v->ny);
+            return vl_fail(VL_ERR_INPUT, "%s: voxel (%lld,%lld,%lld) holds %g, which is not a label (labels are "
+                                         "non-negative integers)",
+                           what, (long long)x, (long long)y, (long long)z, value);
         }
-        side->labels = side->owned;
     }
     uint32_t max_label = 0;
     for (int64_t i = 0; i < n; i++)
-        if (side->labels[i] > max_label)
-            max_label = side->labels[i];
+        if (label_at(side, i) > max_label)
+            max_label = label_at(side, i);
     const uint64_t table_limit = (uint64_t)n + (1u << 24);
     if (max_label < table_limit) {
         side->table_size = max_label + 1;
@@ -85,7 +80,7 @@ static vl_status side_init(label_side *side, const vl_volume *v, const char *wha
             return vl_fail(VL_ERR_MEMORY, "compare: cannot allocate a label table");
         }
         for (int64_t i = 0; i < n; i++)
-            side->table[side->labels[i]] = 1;
+            side->table[label_at(side, i)] = 1;
         for (uint32_t value = 1; value <= max_label; value++)
             side->count += side->table[value];
         side->values = malloc(((size_t)side->count + 1) * sizeof(uint32_t));
@@ -109,8 +104,8 @@ static vl_status side_init(label_side *side, const vl_volume *v, const char *wha
         }
         int64_t m = 0;
         for (int64_t i = 0; i < n; i++)
-            if (side->labels[i])
-                side->values[m++] = side->labels[i];
+            if (label_at(side, i))
+                side->values[m++] = label_at(side, i);
         qsort(side->values, (size_t)m, sizeof(uint32_t), compare_u32);
         int64_t unique = 0;
         for (int64_t i = 0; i < m; i++)
@@ -198,7 +193,7 @@ static vl_status canonical_numbering(const vl_volume *v, const label_side *side,
     for (int64_t z = 0; z < nz; z++)
         for (int64_t y = 0; y < ny; y++)
             for (int64_t x = 0; x < nx; x++, i++) {
-                uint32_t value = side->labels[i];
+                uint32_t value = label_at(side, i);
                 if (!value)
                     continue;
                 uint32_t d = dense_of(side, value);
@@ -334,7 +329,7 @@ static vl_status analyse_differences(const vl_volume *v, const label_side *ours,
     /* Runs of equal pairs are common (components are contiguous along x): add them in one step. */
     uint64_t run_key = UINT64_MAX, run = 0;
     for (int64_t i = 0; i < n && status == VL_OK; i++) {
-        uint64_t key = (uint64_t)dense_of(ours, ours->labels[i]) << 32 | dense_of(reference, reference->labels[i]);
+        uint64_t key = (uint64_t)dense_of(ours, label_at(ours, i)) << 32 | dense_of(reference, label_at(reference, i));
         if (key == run_key) {
             run++;
             continue;
@@ -373,7 +368,7 @@ static vl_status analyse_differences(const vl_volume *v, const label_side *ours,
         for (int64_t z = 0; z < v->nz; z++)
             for (int64_t y = 0; y < v->ny; y++)
                 for (int64_t x = 0; x < v->nx; x++, i++) {
-                    uint32_t a = dense_of(ours, ours->labels[i]), b = dense_of(reference, reference->labels[i]);
+                    uint32_t a = dense_of(ours, label_at(ours, i)), b = dense_of(reference, label_at(reference, i));
                     if (best_reference[a] == b && best_ours[b] == a)
                         continue;
                     result->unmatched_voxels++;
@@ -382,8 +377,8 @@ static vl_status analyse_differences(const vl_volume *v, const label_side *ours,
                         d->x = x;
                         d->y = y;
                         d->z = z;
-                        d->ours = ours->labels[i];
-                        d->reference = reference->labels[i];
+                        d->ours = label_at(ours, i);
+                        d->reference = label_at(reference, i);
                     }
                 }
     }
@@ -446,7 +441,7 @@ vl_status vl_compare_labels(const vl_volume *ours_volume, const vl_volume *refer
     int same_partition = ours.count == reference.count;
     uint32_t last_a = 0, last_b = 0, last_da = 0, last_db = 0;
     for (int64_t i = 0; i < n; i++) {
-        uint32_t a = ours.labels[i], b = reference.labels[i];
+        uint32_t a = label_at(&ours, i), b = label_at(&reference, i);
         if (a == b && a == 0)
             continue;
         if (a != b) {
