@@ -364,6 +364,14 @@ static vl_status analyse_differences(const vl_volume *v, const label_side *ours,
             result->ours_merged += ours_partners[a] >= 2;
         for (uint32_t b = 1; b <= reference->count; b++)
             result->reference_split += reference_partners[b] >= 2;
+        for (uint32_t a = 1; a <= ours->count; a++) {
+            uint32_t b = best_reference[a];
+            result->ours_unmatched += !(b != 0 && best_ours[b] == a);
+        }
+        for (uint32_t b = 1; b <= reference->count; b++) {
+            uint32_t a = best_ours[b];
+            result->reference_unmatched += !(a != 0 && best_reference[a] == b);
+        }
         int64_t i = 0;
         for (int64_t z = 0; z < v->nz; z++)
             for (int64_t y = 0; y < v->ny; y++)

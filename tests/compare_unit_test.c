@@ -141,8 +141,8 @@ int main(void)
     ((uint32_t *)one.data)[4 + 12] = 1;
     r = compare(&one, &empty);
     CHECK(r.verdict == VL_COMPARE_DIFFERENT && r.unmatched_voxels == 1 && r.shown == 1 && r.first[0].x == 0 &&
-              r.first[0].y == 1 && r.first[0].z == 1,
-          "one added voxel at (0,1,1)");
+              r.first[0].y == 1 && r.first[0].z == 1 && r.ours_unmatched == 1 && r.reference_unmatched == 0,
+          "one added voxel at (0,1,1), one extra component");
 
     /* Two reference components joined into one of ours: a merge. */
     vl_volume a, b;

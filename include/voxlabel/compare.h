@@ -47,6 +47,8 @@ typedef struct vl_compare_result {
     int64_t foreground_mismatch;     /* voxels that are background on one side only */
     uint32_t reference_split;        /* reference components covered by two or more of ours */
     uint32_t ours_merged;            /* our components covering two or more reference components */
+    uint32_t ours_unmatched;         /* our components with no matched reference component (e.g. extra ones) */
+    uint32_t reference_unmatched;    /* reference components with no matched component of ours (e.g. missing) */
     /* For SAME_PARTITION: "raster (matlab-xy) vs column-major (matlab) order", "arbitrary permutation", ... */
     char ours_rule[96];
     char reference_rule[96];

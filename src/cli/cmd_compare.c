@@ -142,6 +142,8 @@ static void print_report(const vl_compare_result *r, const vl_volume *v, int mat
         printf("background on one side only: %lld\n", (long long)r->foreground_mismatch);
         printf("reference components split in ours: %u; our components merging reference components: %u\n",
                r->reference_split, r->ours_merged);
+        printf("components without a matched counterpart: ours %u, reference %u\n", r->ours_unmatched,
+               r->reference_unmatched);
         printf("first differences (0-based x y z, MATLAB %s):\n", mat_xy ? "V(x,y,z)" : "V(row,col,slice)");
     }
     for (int k = 0; k < r->shown; k++) {
