@@ -1,7 +1,8 @@
 /* CUDA component statistics: the GPU half of src/stats_cpu.c, filling the same sums.
  *
- * Pass: one warp per row of x. Each lane walks a contiguous segment of the row and accumulates the run of
- * one label it is in, in registers; a run that ends inside the segment is flushed with atomics. Every
+ * Pass: one warp per row of x. Each lane walks a contiguous segment of the row and accumulates, in registers,
+ * the voxels of one label until another label appears (background gaps do not interrupt it); then it flushes
+ * them with atomics. Every
  * lane's last run (which may continue into the next lane's segment) is combined across the warp first:
  * lanes holding the same label (__match_any_sync) reduce their sums by shuffles and only the lowest lane
  * issues the atomics. A giant component therefore costs one set of atomics per row, not per voxel or per
@@ -240,12 +241,14 @@ __global__ void __launch_bounds__(256) stats_pass(PassParameters p)
                 atomicMin(p.first_bad, (unsigned long long)(row * p.nx + x));
                 a = 0;
             }
+            /* Background does not end a run: a lane keeps summing one label across gaps, so a noisy giant
+             * component costs a flush only where another label interrupts it, not one per run of voxels. */
+            if (!a)
+                continue;
             if (a != run.label) {
                 flush<Full, HasIntensity>(run, p.count, y, z, p.sums);
                 run.start(a);
             }
-            if (!a)
-                continue;
             run.voxels++;
             run.x_first = min(run.x_first, (uint32_t)x);
             run.x_last = (uint32_t)x;
@@ -547,7 +550,7 @@ extern "C" vl_status vl_stats_sums_gpu_device(const uint32_t *labels, const void
     STATS_CUDA_TRY(buffers.allocate((void **)&block, sizeof(unsigned long long) * (min_words + zero_words)),
                    "allocating the sums");
     STATS_CUDA_TRY(buffers.allocate((void **)&first_bad, sizeof(unsigned long long)), "allocating the sums");
-    if (medians && intensity)
+    if (medians && intensity && full)
         STATS_CUDA_TRY(buffers.allocate((void **)&device_medians, sizeof(double) * n), "allocating the medians");
     STATS_CUDA_TRY(cudaMemset(block, 0xff, sizeof(unsigned long long) * min_words), "initialising the sums");
     STATS_CUDA_TRY(cudaMemset(block + min_words, 0, sizeof(unsigned long long) * zero_words), "initialising the sums");
