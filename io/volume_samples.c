@@ -107,6 +107,86 @@ static void store_value(void *data, vl_dtype dtype, int64_t i, double value)
     }
 }
 
+/* Range and integrality of the (scaled) samples, one typed loop per sample type. An integral test through
+ * int64_t avoids a floor() call per voxel; values beyond 2^63 are integral in double anyway. */
+typedef struct sample_range {
+    double lo, hi;
+    int integral, finite;
+} sample_range;
+
+#define VL_SCAN_SAMPLES(T)                                                                                         \
+    do {                                                                                                           \
+        const T *s = samples;                                                                                      \
+        for (int64_t i = 0; i < count; i++) {                                                                      \
+            double v = scaled ? (double)s[i] * slope + intercept : (double)s[i];                                  \
+            if (!isfinite(v)) {                                                                                    \
+                r.finite = r.integral = 0;                                                                         \
+                continue;                                                                                          \
+            }                                                                                                      \
+            r.lo = v < r.lo ? v : r.lo;                                                                            \
+            r.hi = v > r.hi ? v : r.hi;                                                                            \
+            if (fabs(v) < 9.2e18 && (double)(int64_t)v != v)                                                       \
+                r.integral = 0;                                                                                    \
+        }                                                                                                          \
+    } while (0)
+
+static sample_range scan_samples(const void *samples, vl_sample_type type, int64_t count, int scaled, double slope,
+                                 double intercept)
+{
+    sample_range r = {INFINITY, -INFINITY, 1, 1};
+    switch (type) {
+    case VL_SAMPLE_U8: VL_SCAN_SAMPLES(uint8_t); break;
+    case VL_SAMPLE_I8: VL_SCAN_SAMPLES(int8_t); break;
+    case VL_SAMPLE_U16: VL_SCAN_SAMPLES(uint16_t); break;
+    case VL_SAMPLE_I16: VL_SCAN_SAMPLES(int16_t); break;
+    case VL_SAMPLE_U32: VL_SCAN_SAMPLES(uint32_t); break;
+    case VL_SAMPLE_I32: VL_SCAN_SAMPLES(int32_t); break;
+    case VL_SAMPLE_U64: VL_SCAN_SAMPLES(uint64_t); break;
+    case VL_SAMPLE_I64: VL_SCAN_SAMPLES(int64_t); break;
+    case VL_SAMPLE_F32: VL_SCAN_SAMPLES(float); break;
+    case VL_SAMPLE_F64: VL_SCAN_SAMPLES(double); break;
+    }
+    if (count == 0 || r.lo > r.hi)
+        r.lo = r.hi = 0.0;
+    return r;
+}
+
+#define VL_CONVERT_TO(T, D)                                                                                        \
+    do {                                                                                                           \
+        const T *s = samples;                                                                                      \
+        D *d = out;                                                                                                \
+        for (int64_t i = 0; i < count; i++)                                                                        \
+            d[i] = (D)(scaled ? (double)s[i] * slope + intercept : (double)s[i]);                                 \
+    } while (0)
+
+#define VL_CONVERT_FROM(T)                                                                                         \
+    do {                                                                                                           \
+        switch (dtype) {                                                                                           \
+        case VL_U8: VL_CONVERT_TO(T, uint8_t); break;                                                              \
+        case VL_I16: VL_CONVERT_TO(T, int16_t); break;                                                             \
+        case VL_U16: VL_CONVERT_TO(T, uint16_t); break;                                                            \
+        case VL_U32: VL_CONVERT_TO(T, uint32_t); break;                                                            \
+        case VL_F32: VL_CONVERT_TO(T, float); break;                                                               \
+        }                                                                                                          \
+    } while (0)
+
+static void convert_samples(const void *samples, vl_sample_type type, int64_t count, int scaled, double slope,
+                            double intercept, vl_dtype dtype, void *out)
+{
+    switch (type) {
+    case VL_SAMPLE_U8: VL_CONVERT_FROM(uint8_t); break;
+    case VL_SAMPLE_I8: VL_CONVERT_FROM(int8_t); break;
+    case VL_SAMPLE_U16: VL_CONVERT_FROM(uint16_t); break;
+    case VL_SAMPLE_I16: VL_CONVERT_FROM(int16_t); break;
+    case VL_SAMPLE_U32: VL_CONVERT_FROM(uint32_t); break;
+    case VL_SAMPLE_I32: VL_CONVERT_FROM(int32_t); break;
+    case VL_SAMPLE_U64: VL_CONVERT_FROM(uint64_t); break;
+    case VL_SAMPLE_I64: VL_CONVERT_FROM(int64_t); break;
+    case VL_SAMPLE_F32: VL_CONVERT_FROM(float); break;
+    case VL_SAMPLE_F64: VL_CONVERT_FROM(double); break;
+    }
+}
+
 vl_status vl_samples_to_volume(void *samples, vl_sample_type type, int scaled, double slope, double intercept,
                                vl_volume *volume, const char *what)
 {
@@ -118,41 +198,22 @@ vl_status vl_samples_to_volume(void *samples, vl_sample_type type, int scaled, d
         volume->data = samples;
         return VL_OK;
     }
-    double lo = INFINITY, hi = -INFINITY;
-    int integral = 1, finite = 1;
-    for (int64_t i = 0; i < count; i++) {
-        double v = sample_value(samples, type, i);
-        if (scaled)
-            v = v * slope + intercept;
-        if (!isfinite(v)) {
-            finite = 0;
-            integral = 0;
-            continue;
-        }
-        if (v < lo)
-            lo = v;
-        if (v > hi)
-            hi = v;
-        if (integral && v != floor(v))
-            integral = 0;
-    }
-    if (count == 0 || lo > hi)
-        lo = hi = 0.0;
+    const sample_range r = scan_samples(samples, type, count, scaled, slope, intercept);
     vl_dtype dtype;
     if (type == VL_SAMPLE_I8 && !scaled)
         dtype = VL_I16;
-    else if (integral && lo >= 0.0 && hi <= (double)UINT32_MAX)
+    else if (r.integral && r.lo >= 0.0 && r.hi <= (double)UINT32_MAX)
         dtype = VL_U32;
-    else if (integral && lo >= INT16_MIN && hi <= INT16_MAX)
+    else if (r.integral && r.lo >= INT16_MIN && r.hi <= INT16_MAX)
         dtype = VL_I16;
-    else if (integral && fabs(lo) <= 16777216.0 && fabs(hi) <= 16777216.0)
+    else if (r.integral && fabs(r.lo) <= 16777216.0 && fabs(r.hi) <= 16777216.0)
         dtype = VL_F32;
-    else if (!integral && fabs(lo) <= 3.4e38 && fabs(hi) <= 3.4e38)
+    else if (!r.integral && fabs(r.lo) <= 3.4e38 && fabs(r.hi) <= 3.4e38)
         dtype = VL_F32;
     else {
         free(samples);
         return vl_fail(VL_ERR_INPUT, "%s: %s values from %.17g to %.17g%s cannot be held by u8, i16, u16, u32 or f32",
-                       what, vl_sample_name(type), lo, hi, finite ? "" : " (with NaN/Inf)");
+                       what, vl_sample_name(type), r.lo, r.hi, r.finite ? "" : " (with NaN/Inf)");
     }
     vl_volume out;
     vl_status status = vl_volume_create_uninitialised(&out, volume->nx, volume->ny, volume->nz, dtype);
@@ -160,10 +221,7 @@ vl_status vl_samples_to_volume(void *samples, vl_sample_type type, int scaled, d
         free(samples);
         return status;
     }
-    for (int64_t i = 0; i < count; i++) {
-        double v = sample_value(samples, type, i);
-        store_value(out.data, dtype, i, scaled ? v * slope + intercept : v);
-    }
+    convert_samples(samples, type, count, scaled, slope, intercept, dtype, out.data);
     free(samples);
     out.geometry = geometry;
     *volume = out;
