@@ -1,0 +1,6 @@
+# GPU labelling benchmark (issue 3 item 7): bench/gpu_bench.sh runs it beside the CuPy peer.
+if(VL_HAVE_CUDA)
+  vl_bench_exe(gpu_bench ${CMAKE_CURRENT_LIST_DIR}/gpu_bench.c ${CMAKE_CURRENT_LIST_DIR}/gpu_floor.cu)
+  target_include_directories(gpu_bench PRIVATE ${PROJECT_SOURCE_DIR}/cuda)
+  target_link_options(gpu_bench PRIVATE -Wl,--as-needed)
+endif()

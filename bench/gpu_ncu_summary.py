@@ -1,0 +1,35 @@
+#!/usr/bin/env python3
+"""Per-kernel time and DRAM bytes of one `gpu_bench --only` call from `ncu --csv --metrics
+gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum` output (the floor kernel included).
+usage: gpu_ncu_summary.py NCU_CSV"""
+import csv
+import sys
+
+
+def main():
+    with open(sys.argv[1]) as handle:
+        lines = [line for line in handle if line.startswith('"')]
+    rows = {}
+    order = []
+    for row in csv.DictReader(lines):
+        key = (row["ID"], row["Kernel Name"].split("(")[0][:60])
+        if key not in rows:
+            rows[key] = {}
+            order.append(key)
+        value = float(row["Metric Value"].replace(",", ""))
+        unit = row["Metric Unit"]
+        scale = {"ns": 1e-6, "us": 1e-3, "usecond": 1e-3, "nsecond": 1e-6, "ms": 1, "msecond": 1,
+                 "byte": 1e-6, "Kbyte": 1e-3, "Mbyte": 1, "Gbyte": 1e3, "KB": 1e-3, "MB": 1, "GB": 1e3, "B": 1e-6}
+        rows[key][row["Metric Name"]] = value * scale.get(unit, 1)
+    print(f"\n{sys.argv[1]}\n| kernel | ms | DRAM read MB | DRAM write MB |\n|---|---|---|---|")
+    total = 0.0
+    for key in order:
+        r = rows[key]
+        total += r.get("gpu__time_duration.sum", 0)
+        print(f"| {key[1]} | {r.get('gpu__time_duration.sum', 0):.4f} | {r.get('dram__bytes_read.sum', 0):.1f} | "
+              f"{r.get('dram__bytes_write.sum', 0):.1f} |")
+    print(f"| all | {total:.4f} | | |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,281 @@
+/* The CUDA labeller's driver: device buffers in (vl_gpu_label_device) and the host-volume entry
+ * behind vl_label_volume (vl_label_volume_gpu). Phases: union-find on voxel pairs (ccl_tiles.cu),
+ * per-segment root counts -> CUB exclusive scan -> root ranks, labels + sizes (ccl_relabel.cu), and
+ * for `size` order a CUB sort (ccl_size_order.cu). Device memory beyond mask + labels: two u32 per
+ * 128-voxel-pair segment, and O(components) for sizes and the size order. */
+#include <cub/device/device_scan.cuh>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ccl_gpu.h"
+#include "ccl_kernels.cuh"
+#include "ccl_size_order.cuh"
+#include "label_gpu.h"
+#include "status.h"
+
+using namespace vlccl;
+
+namespace {
+
+vl_status cuda_failure(cudaError_t error, const char *what)
+{
+    cudaGetLastError();
+    return vl_fail(error == cudaErrorMemoryAllocation ? VL_ERR_MEMORY : VL_ERR_DEVICE, "gpu: %s: %s", what,
+                   cudaGetErrorString(error));
+}
+
+Grid make_grid(int64_t nx, int64_t ny, int64_t nz, bool xy)
+{
+    Grid g;
+    g.nx = nx;
+    g.ny = ny;
+    g.nz = nz;
+    g.sxy = nx * ny;
+    g.n0 = (uint32_t)(xy ? nx : ny);
+    g.n1 = (uint32_t)(xy ? ny : nx);
+    g.h0 = (g.n0 + 1) / 2;
+    g.nseg = (g.h0 + kSegment - 1) / kSegment;
+    g.nodes = (uint32_t)((uint64_t)g.h0 * g.n1 * (uint64_t)nz);
+    g.div_h0 = make_fastdiv(g.h0);
+    g.div_n1 = make_fastdiv(g.n1);
+    return g;
+}
+
+/* Device allocations of one labelling call, released in one place. */
+struct Scratch {
+    cudaStream_t stream;
+    void *blocks[4];
+    int used;
+    size_t bytes;
+    vl_status allocate(void **out, size_t bytes_wanted, const char *what)
+    {
+        *out = nullptr;
+        cudaError_t error = cudaMallocAsync(out, bytes_wanted ? bytes_wanted : 1, stream);
+        if (error != cudaSuccess)
+            return cuda_failure(error, what);
+        blocks[used++] = *out;
+        bytes += bytes_wanted;
+        return VL_OK;
+    }
+    void release()
+    {
+        for (int i = 0; i < used; i++)
+            cudaFreeAsync(blocks[i], stream);
+        used = 0;
+    }
+};
+
+size_t round_up(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+} // namespace
+
+extern "C" int vl_gpu_label_shape_ok(int64_t nx, int64_t ny, int64_t nz)
+{
+    if (nx < 1 || ny < 1 || nz < 1 || nx > 0x7FFFFFFF || ny > 0x7FFFFFFF || nz > 0x7FFFFFFF)
+        return 0;
+    /* Tile grid limits (65535 blocks of 8 along y and z) and nodes below 2^32 in both orders. */
+    if (ny > 65535 * 8 || nz > 65535 * 8)
+        return 0;
+    uint64_t pairs_x = (uint64_t)(nx + 1) / 2 * (uint64_t)ny * (uint64_t)nz;
+    uint64_t pairs_y = (uint64_t)(ny + 1) / 2 * (uint64_t)nx * (uint64_t)nz;
+    uint64_t segments = ((uint64_t)(nx > ny ? nx : ny) / 2 / kSegment + 1) * (uint64_t)(nx > ny ? nx : ny) * nz;
+    return pairs_x < kEmpty && pairs_y < kEmpty && segments < kEmpty;
+}
+
+extern "C" vl_status vl_gpu_label_device(const uint8_t *mask, uint32_t *labels, int64_t nx, int64_t ny, int64_t nz,
+                                         int connectivity, vl_label_order order, void *stream_handle, int timed,
+                                         vl_gpu_label_run *run)
+{
+    memset(run, 0, sizeof *run);
+    if (!vl_connectivity_is_valid(connectivity))
+        return vl_fail(VL_ERR_ARGUMENT, "gpu: connectivity %d is not one of 4, 8, 6, 18, 26", connectivity);
+    if (!vl_gpu_label_shape_ok(nx, ny, nz))
+        return vl_fail(VL_ERR_DEVICE, "gpu: a %lldx%lldx%lld volume is beyond the GPU labeller's limits (2^33 voxels)",
+                       (long long)nx, (long long)ny, (long long)nz);
+    const bool xy = order == VL_ORDER_MATLAB_XY;
+    const Grid g = make_grid(nx, ny, nz, xy);
+    const uint64_t segments = (uint64_t)nz * g.n1 * g.nseg;
+    cudaStream_t stream = static_cast<cudaStream_t>(stream_handle);
+    Scratch scratch{stream, {}, 0, 0};
+    cudaEvent_t events[3] = {nullptr, nullptr, nullptr};
+    vl_status status = VL_OK;
+    cudaError_t error = cudaSuccess;
+    uint32_t *segment_roots = nullptr, *segment_offset = nullptr, *zero_count = nullptr, *zero_nodes = nullptr;
+    unsigned long long *sizes = nullptr;
+    void *cub_temp = nullptr, *order_temp = nullptr;
+    size_t scan_bytes = 0;
+    uint32_t count = 0;
+
+#define VL_CUDA_TRY(call, what)                    \
+    do {                                           \
+        error = (call);                            \
+        if (error != cudaSuccess) {                \
+            status = cuda_failure(error, what);    \
+            goto done;                             \
+        }                                          \
+    } while (0)
+#define VL_TRY(call)               \
+    do {                           \
+        status = (call);           \
+        if (status != VL_OK)       \
+            goto done;             \
+    } while (0)
+
+    if (timed)
+        for (int i = 0; i < 3; i++)
+            VL_CUDA_TRY(cudaEventCreate(&events[i]), "creating timing events");
+    VL_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, (uint32_t *)nullptr, (uint32_t *)nullptr,
+                                              (int64_t)segments + 1, stream),
+                "sizing the root scan");
+    {
+        void *block = nullptr;
+        const size_t counts_bytes = round_up((segments + 1) * sizeof(uint32_t));
+        VL_TRY(scratch.allocate(&block, 2 * counts_bytes + 256 + scan_bytes, "allocating segment counts"));
+        segment_roots = static_cast<uint32_t *>(block);
+        segment_offset = reinterpret_cast<uint32_t *>(static_cast<char *>(block) + counts_bytes);
+        zero_count = reinterpret_cast<uint32_t *>(static_cast<char *>(block) + 2 * counts_bytes);
+        cub_temp = static_cast<char *>(block) + 2 * counts_bytes + 256;
+    }
+    if (timed)
+        VL_CUDA_TRY(cudaEventRecord(events[0], stream), "recording an event");
+    VL_CUDA_TRY(cudaMemsetAsync(segment_roots, 0, (segments + 1) * sizeof(uint32_t), stream), "clearing counts");
+    VL_CUDA_TRY(cudaMemsetAsync(zero_count, 0, sizeof(uint32_t), stream), "clearing counts");
+    VL_CUDA_TRY(union_find_nodes(connectivity, xy, mask, labels, segment_roots, g, stream), "union-find kernels");
+    if (timed)
+        VL_CUDA_TRY(cudaEventRecord(events[1], stream), "recording an event");
+    VL_CUDA_TRY(cub::DeviceScan::ExclusiveSum(cub_temp, scan_bytes, segment_roots, segment_offset,
+                                              (int64_t)segments + 1, stream),
+                "scanning root counts");
+    VL_CUDA_TRY(cudaMemcpyAsync(&count, segment_offset + segments, sizeof count, cudaMemcpyDeviceToHost, stream),
+                "reading the component count");
+    VL_CUDA_TRY(cudaStreamSynchronize(stream), "union-find");
+    {
+        void *block = nullptr;
+        const size_t sizes_bytes = round_up((size_t)count * sizeof(unsigned long long));
+        const size_t order_bytes = order == VL_ORDER_SIZE ? size_order_scratch_bytes(count, nx * ny * nz) : 0;
+        VL_TRY(scratch.allocate(&block, sizes_bytes + round_up((size_t)count * sizeof(uint32_t)) + order_bytes,
+                                "allocating component sizes"));
+        sizes = static_cast<unsigned long long *>(block);
+        zero_nodes = reinterpret_cast<uint32_t *>(static_cast<char *>(block) + sizes_bytes);
+        order_temp = static_cast<char *>(block) + sizes_bytes + round_up((size_t)count * sizeof(uint32_t));
+    }
+    VL_CUDA_TRY(cudaMemsetAsync(sizes, 0, (size_t)count * sizeof(unsigned long long), stream), "clearing sizes");
+    /* segment_roots is free after the scan: it holds the labels of roots without a second voxel. */
+    VL_CUDA_TRY(rank_roots(xy, mask, labels, segment_offset, segment_roots, zero_nodes, zero_count, g, stream),
+                "ranking roots");
+    VL_CUDA_TRY(write_labels(xy, mask, labels, segment_roots, zero_nodes, zero_count, sizes, g, stream),
+                "writing labels");
+    if (order == VL_ORDER_SIZE && count > 0)
+        VL_CUDA_TRY(order_by_size(labels, nx * ny * nz, sizes, count, order_temp, stream), "ordering by size");
+    if (timed)
+        VL_CUDA_TRY(cudaEventRecord(events[2], stream), "recording an event");
+    VL_CUDA_TRY(cudaStreamSynchronize(stream), "labelling");
+    if (timed) {
+        VL_CUDA_TRY(cudaEventElapsedTime(&run->union_ms, events[0], events[1]), "reading timings");
+        VL_CUDA_TRY(cudaEventElapsedTime(&run->total_ms, events[0], events[2]), "reading timings");
+    }
+    run->count = count;
+    run->scratch_bytes = scratch.bytes;
+    /* The sizes stay allocated for the caller; everything else goes back to the pool. */
+    for (int i = 0; i < scratch.used; i++)
+        if (scratch.blocks[i] == sizes)
+            scratch.blocks[i] = scratch.blocks[--scratch.used];
+    run->sizes = sizes;
+    sizes = nullptr;
+
+done:
+    scratch.release();
+    for (int i = 0; i < 3; i++)
+        if (events[i])
+            cudaEventDestroy(events[i]);
+    if (status == VL_OK)
+        cudaStreamSynchronize(stream);
+    return status;
+#undef VL_CUDA_TRY
+#undef VL_TRY
+}
+
+extern "C" void vl_gpu_label_run_free(vl_gpu_label_run *run)
+{
+    if (run && run->sizes) {
+        cudaFree(run->sizes);
+        run->sizes = nullptr;
+    }
+}
+
+extern "C" vl_status vl_label_volume_gpu(const vl_volume *mask, vl_volume *labels, const vl_label_options *options,
+                                         vl_label_result *result)
+{
+    memset(result, 0, sizeof *result);
+    if (mask->dtype != VL_U8)
+        return vl_fail(VL_ERR_ARGUMENT, "label: the mask must be u8, not %s", vl_dtype_name(mask->dtype));
+    if (!vl_connectivity_is_valid(options->connectivity))
+        return vl_fail(VL_ERR_ARGUMENT, "--conn: %d is not one of 6, 18, 26, 4, 8", options->connectivity);
+    const int64_t voxels = vl_volume_voxels(mask);
+    if (!vl_gpu_label_shape_ok(mask->nx, mask->ny, mask->nz))
+        return vl_fail(VL_ERR_DEVICE, "gpu: a %lldx%lldx%lld volume is beyond the GPU labeller's limits",
+                       (long long)mask->nx, (long long)mask->ny, (long long)mask->nz);
+    cudaError_t error = cudaSetDevice(options->gpu_index);
+    if (error != cudaSuccess)
+        return cuda_failure(error, "selecting the device");
+
+    uint8_t *device_mask = nullptr;
+    uint32_t *device_labels = nullptr;
+    vl_gpu_label_run run;
+    memset(&run, 0, sizeof run);
+    vl_status status = VL_OK;
+    error = cudaMalloc(&device_mask, (size_t)voxels);
+    if (error == cudaSuccess)
+        error = cudaMalloc(&device_labels, (size_t)voxels * sizeof(uint32_t));
+    if (error != cudaSuccess) {
+        size_t free_bytes = 0, total_bytes = 0;
+        cudaGetLastError();
+        cudaMemGetInfo(&free_bytes, &total_bytes);
+        cudaFree(device_mask);
+        return vl_fail(error == cudaErrorMemoryAllocation ? VL_ERR_MEMORY : VL_ERR_DEVICE,
+                       "gpu:%d: %lld voxels need %.2f GiB of device memory, %.2f GiB free: %s", options->gpu_index,
+                       (long long)voxels, (double)voxels * 5 / (1 << 30), (double)free_bytes / (1 << 30),
+                       cudaGetErrorString(error));
+    }
+    vl_progress_report(&options->progress, "labelling (gpu)", 0.0);
+    status = vl_volume_create_uninitialised(labels, mask->nx, mask->ny, mask->nz, VL_U32);
+    if (status == VL_OK) {
+        labels->geometry = mask->geometry;
+        error = cudaMemcpy(device_mask, mask->data, (size_t)voxels, cudaMemcpyHostToDevice);
+        if (error != cudaSuccess)
+            status = cuda_failure(error, "uploading the mask");
+    }
+    if (status == VL_OK)
+        status = vl_gpu_label_device(device_mask, device_labels, mask->nx, mask->ny, mask->nz, options->connectivity,
+                                     options->order, nullptr, 0, &run);
+    if (status == VL_OK) {
+        error = cudaMemcpy(labels->data, device_labels, (size_t)voxels * sizeof(uint32_t), cudaMemcpyDeviceToHost);
+        if (error != cudaSuccess)
+            status = cuda_failure(error, "downloading the labels");
+    }
+    if (status == VL_OK) {
+        result->sizes = static_cast<uint64_t *>(malloc(((size_t)run.count + 1) * sizeof(uint64_t)));
+        if (!result->sizes)
+            status = vl_fail(VL_ERR_MEMORY, "label: no memory for %u component sizes", run.count);
+    }
+    if (status == VL_OK && run.count > 0) {
+        error = cudaMemcpy(result->sizes, run.sizes, (size_t)run.count * sizeof(uint64_t), cudaMemcpyDeviceToHost);
+        if (error != cudaSuccess)
+            status = cuda_failure(error, "downloading the sizes");
+    }
+    vl_gpu_label_run_free(&run);
+    cudaFree(device_mask);
+    cudaFree(device_labels);
+    if (status != VL_OK) {
+        free(result->sizes);
+        result->sizes = NULL;
+        vl_volume_free(labels);
+        return status;
+    }
+    result->count = run.count;
+    result->device_used = VL_DEVICE_GPU;
+    vl_gpu_device_name(options->gpu_index, result->device_name, sizeof result->device_name);
+    vl_progress_report(&options->progress, "labelling (gpu)", 1.0);
+    return VL_OK;
+}

@@ -1,0 +1,35 @@
+/* Launchers of the labeller's phases, one file each (ccl_tiles.cu, ccl_relabel.cu), driven by
+ * ccl_gpu.cu. All are asynchronous on `stream` and return the launch error. */
+#ifndef VL_CCL_KERNELS_CUH
+#define VL_CCL_KERNELS_CUH
+
+#include <cuda_runtime.h>
+
+#include "ccl_common.cuh"
+
+namespace vlccl {
+
+/* Phase 1: slot0 of every node := a parent (kEmpty for empty nodes); segment_roots[s] := number of
+ * roots in counting segment s (zeroed by the caller). */
+cudaError_t union_find_nodes(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels,
+                             uint32_t *segment_roots, const Grid &g, cudaStream_t stream);
+
+/* Phase 2: flatten every tree and give each root its label 1 + (roots before it in node order),
+ * stored in the root's slot1 (tail_label[line] for a root without a second voxel). Roots whose second
+ * voxel is background are listed in zero_nodes (count in *zero_count, zeroed by the caller). */
+cudaError_t rank_roots(bool xy, const uint8_t *mask, uint32_t *labels, const uint32_t *segment_offset,
+                       uint32_t *tail_label, uint32_t *zero_nodes, uint32_t *zero_count, const Grid &g,
+                       cudaStream_t stream);
+
+/* Phase 3: every voxel := its component's label (0 for background); sizes[label-1] += voxels
+ * (sizes zeroed by the caller). */
+cudaError_t write_labels(bool xy, const uint8_t *mask, uint32_t *labels, const uint32_t *tail_label,
+                         const uint32_t *zero_nodes, const uint32_t *zero_count, unsigned long long *sizes,
+                         const Grid &g, cudaStream_t stream);
+
+/* Size order: labels[v] := new_label[labels[v] - 1] for every foreground voxel. */
+cudaError_t remap_labels(uint32_t *labels, int64_t voxels, const uint32_t *new_label, cudaStream_t stream);
+
+} // namespace vlccl
+
+#endif

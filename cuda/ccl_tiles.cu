@@ -1,0 +1,294 @@
+/* Union-find phase of the CUDA labeller: label 32x8x8-voxel tiles in shared memory, then join the
+ * tiles across their faces with a lock-free union-find in global memory (see ccl_common.cuh for
+ * the node grid and why roots end up at the minimum-key node). */
+#include "ccl_common.cuh"
+#include "ccl_kernels.cuh"
+
+namespace vlccl {
+namespace {
+
+constexpr int kTileX = 32, kTileY = 8, kTileZ = 8;
+constexpr int kTileThreads = 256;
+constexpr int kTileNodes = kTileX * kTileY * kTileZ / 2;
+
+/* Node extents of a tile: TB nodes along the paired axis, T1 along the other in-plane axis. */
+template <bool XY>
+struct Tile {
+    static constexpr int TB = XY ? kTileX / 2 : kTileY / 2;
+    static constexpr int T1 = XY ? kTileY : kTileX;
+    static constexpr int TZ = kTileZ;
+    static __device__ __forceinline__ int local(int lb, int l1, int lz) { return (lz * T1 + l1) * TB + lb; }
+    /* Node k (0..3) of thread t, laid out so that a warp walks along x in memory. */
+    static __device__ __forceinline__ void of_thread(int t, int k, int &lb, int &l1, int &lz)
+    {
+        if (XY) {
+            lb = t & 15;
+            l1 = (t >> 4) & 7;
+        } else {
+            l1 = t & 31;
+            lb = (t >> 5) & 3;
+        }
+        lz = (t >> 7) + 2 * k;
+    }
+    /* First global node coordinates of this block's tile. */
+    static __device__ __forceinline__ void origin(uint32_t &b0, uint32_t &i10, uint32_t &z0)
+    {
+        b0 = XY ? blockIdx.x * TB : blockIdx.y * TB;
+        i10 = XY ? blockIdx.y * T1 : blockIdx.x * T1;
+        z0 = blockIdx.z * TZ;
+    }
+};
+
+/* Path halving through shared memory; the shortcut goes in with atomicMin so that it never undoes a
+ * concurrent link (parents only decrease). */
+__device__ __forceinline__ uint32_t find_shared(uint32_t *parent, uint32_t x)
+{
+    const volatile uint32_t *view = parent;
+    for (;;) {
+        const uint32_t p = view[x];
+        if (p == x)
+            return x;
+        const uint32_t gp = view[p];
+        if (gp == p)
+            return p;
+        atomicMin(parent + x, gp);
+        x = gp;
+    }
+}
+
+__device__ __forceinline__ void union_shared(uint32_t *parent, uint32_t a, uint32_t b)
+{
+    for (;;) {
+        a = find_shared(parent, a);
+        b = find_shared(parent, b);
+        if (a == b)
+            return;
+        if (a > b) {
+            uint32_t t = a;
+            a = b;
+            b = t;
+        }
+        uint32_t old = atomicMin(parent + b, a);
+        if (old == b)
+            return;
+        b = old;
+    }
+}
+
+template <bool XY>
+__device__ __forceinline__ uint32_t node_bits_global(const uint8_t *__restrict__ mask, const Grid &g, uint32_t b,
+                                                     uint32_t i1, uint32_t z)
+{
+    int64_t v = voxel_index<XY>(g, b, i1, z, 0);
+    uint32_t bits = mask[v] != 0;
+    if (2 * b + 1 < g.n0)
+        bits |= (uint32_t)(mask[v + (XY ? 1 : g.nx)] != 0) << 1;
+    return bits;
+}
+
+template <int CONN, bool XY>
+__global__ void __launch_bounds__(kTileThreads) tile_local_kernel(const uint8_t *__restrict__ mask,
+                                                                  uint32_t *__restrict__ labels,
+                                                                  uint32_t *__restrict__ segment_roots, Grid g)
+{
+    using T = Tile<XY>;
+    __shared__ uint8_t voxels[kTileZ][kTileY][kTileX];
+    __shared__ uint32_t parent[kTileNodes];
+    __shared__ uint8_t bits[kTileNodes];
+    __shared__ uint32_t line_roots[T::TZ * T::T1];
+    const int t = threadIdx.x;
+    const int64_t x0 = (int64_t)blockIdx.x * kTileX, y0 = (int64_t)blockIdx.y * kTileY,
+                  z0v = (int64_t)blockIdx.z * kTileZ;
+
+    for (int i = t; i < kTileX * kTileY * kTileZ; i += kTileThreads) {
+        int lx = i % kTileX, ly = (i / kTileX) % kTileY, lz = i / (kTileX * kTileY);
+        int64_t x = x0 + lx, y = y0 + ly, z = z0v + lz;
+        uint8_t v = 0;
+        if (x < g.nx && y < g.ny && z < g.nz)
+            v = mask[z * g.sxy + y * g.nx + x] != 0;
+        voxels[lz][ly][lx] = v;
+    }
+    for (int i = t; i < T::TZ * T::T1; i += kTileThreads)
+        line_roots[i] = 0;
+    __syncthreads();
+
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        int lb, l1, lz;
+        T::of_thread(t, k, lb, l1, lz);
+        int l = T::local(lb, l1, lz);
+        uint32_t f = XY ? voxels[lz][l1][2 * lb] | voxels[lz][l1][2 * lb + 1] << 1
+                        : voxels[lz][2 * lb][l1] | voxels[lz][2 * lb + 1][l1] << 1;
+        bits[l] = (uint8_t)f;
+        parent[l] = l;
+    }
+    __syncthreads();
+
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        int lb, l1, lz;
+        T::of_thread(t, k, lb, l1, lz);
+        int l = T::local(lb, l1, lz);
+        uint32_t fa = bits[l];
+        if (!fa)
+            continue;
+#pragma unroll
+        for (int o = 0; o < 13; o++) {
+            const int db = backward_offset(o, 0), d1 = backward_offset(o, 1), dz = backward_offset(o, 2);
+            if (!offset_possible<CONN>(db, d1, dz))
+                continue;
+            int nb = lb + db, n1 = l1 + d1, nz = lz + dz;
+            if (nb < 0 || nb >= T::TB || n1 < 0 || n1 >= T::T1 || nz < 0)
+                continue;
+            int m = T::local(nb, n1, nz);
+            if (nodes_connected<CONN>(fa, bits[m], db, d1, dz))
+                union_shared(parent, l, m);
+        }
+    }
+    __syncthreads();
+
+    uint32_t b0, i10, z0;
+    T::origin(b0, i10, z0);
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        int lb, l1, lz;
+        T::of_thread(t, k, lb, l1, lz);
+        uint32_t b = b0 + lb, i1 = i10 + l1, z = z0 + lz;
+        if (b >= g.h0 || i1 >= g.n1 || z >= (uint32_t)g.nz)
+            continue;
+        int l = T::local(lb, l1, lz);
+        int64_t s0 = voxel_index<XY>(g, b, i1, z, 0);
+        uint32_t value = kEmpty;
+        if (bits[l]) {
+            uint32_t r = find_shared(parent, l);
+            if (r == (uint32_t)l)
+                atomicAdd(&line_roots[lz * T::T1 + l1], 1u);
+            uint32_t rb = r % T::TB, r1 = (r / T::TB) % T::T1, rz = r / (T::TB * T::T1);
+            value = node_number(g, b0 + rb, i10 + r1, z0 + rz);
+        }
+        labels[s0] = value;
+        /* XY: fill the pair so that whole sectors are written. */
+        if (XY && 2 * b + 1 < g.n0)
+            labels[s0 + 1] = value;
+    }
+    __syncthreads();
+
+    for (int i = t; i < T::TZ * T::T1; i += kTileThreads)
+        if (line_roots[i]) {
+            uint32_t z = z0 + i / T::T1, i1 = i10 + i % T::T1;
+            atomicAdd(&segment_roots[segment_of(g, b0, i1, z)], line_roots[i]);
+        }
+}
+
+/* Joins each tile to its neighbours: every node with a backward neighbour outside the tile (on any
+ * face: an offset like (db, d1, dz) = (+1, 0, -1) leaves through the forward b face) unions the two
+ * tile-local roots. A shared-memory set drops repeated root pairs, so a giant component costs one
+ * global union per pair of touching local pieces instead of one per touching voxel pair. */
+constexpr int kPairSlots = 2048;
+
+__device__ __forceinline__ bool first_time(unsigned long long *pairs, uint32_t a, uint32_t b)
+{
+    const unsigned long long key = (unsigned long long)a << 32 | b;
+    uint32_t slot = (a * 0x9E3779B1u ^ b * 0x85EBCA77u) % kPairSlots;
+    for (int probe = 0; probe < 8; probe++) {
+        const unsigned long long held = atomicCAS(pairs + slot, ~0ull, key);
+        if (held == ~0ull)
+            return true;
+        if (held == key)
+            return false;
+        slot = (slot + 1) % kPairSlots;
+    }
+    return true;
+}
+
+template <int CONN, bool XY>
+__global__ void __launch_bounds__(kTileThreads) tile_faces_kernel(const uint8_t *__restrict__ mask,
+                                                                  uint32_t *__restrict__ labels,
+                                                                  uint32_t *__restrict__ segment_roots, Grid g)
+{
+    using T = Tile<XY>;
+    __shared__ unsigned long long pairs[kPairSlots];
+    for (int i = threadIdx.x; i < kPairSlots; i += kTileThreads)
+        pairs[i] = ~0ull;
+    __syncthreads();
+    uint32_t b0, i10, z0;
+    T::origin(b0, i10, z0);
+#pragma unroll 1
+    for (int k = 0; k < 4; k++) {
+        int lb, l1, lz;
+        T::of_thread((int)threadIdx.x, k, lb, l1, lz);
+        const bool z_face = lz == 0 && CONN != 4 && CONN != 8;
+        if (!z_face && l1 != 0 && l1 != T::T1 - 1 && lb != 0 && lb != T::TB - 1)
+            continue;
+        const uint32_t b = b0 + lb, i1 = i10 + l1, z = z0 + lz;
+        if (b >= g.h0 || i1 >= g.n1 || z >= (uint32_t)g.nz)
+            continue;
+        const uint32_t fa = node_bits_global<XY>(mask, g, b, i1, z);
+        if (!fa)
+            continue;
+        uint32_t root_a = kEmpty;
+#pragma unroll
+        for (int o = 0; o < 13; o++) {
+            const int db = backward_offset(o, 0), d1 = backward_offset(o, 1), dz = backward_offset(o, 2);
+            if (!offset_possible<CONN>(db, d1, dz))
+                continue;
+            if (lb + db >= 0 && lb + db < T::TB && l1 + d1 >= 0 && l1 + d1 < T::T1 && lz + dz >= 0)
+                continue;
+            const int64_t bb = (int64_t)b + db, ii = (int64_t)i1 + d1, zz = (int64_t)z + dz;
+            if (bb < 0 || bb >= g.h0 || ii < 0 || ii >= g.n1 || zz < 0)
+                continue;
+            const uint32_t fb = node_bits_global<XY>(mask, g, (uint32_t)bb, (uint32_t)ii, (uint32_t)zz);
+            if (!nodes_connected<CONN>(fa, fb, db, d1, dz))
+                continue;
+            if (root_a == kEmpty)
+                root_a = __ldcg(labels + voxel_index<XY>(g, b, i1, z, 0));
+            const uint32_t root_b = __ldcg(labels + voxel_index<XY>(g, (uint32_t)bb, (uint32_t)ii, (uint32_t)zz, 0));
+            if (root_a == root_b || !first_time(pairs, root_a, root_b))
+                continue;
+            const uint32_t gone = union_global<XY>(labels, g, root_a, root_b);
+            if (gone != kEmpty) {
+                const NodeAt c = node_coords<XY>(g, gone);
+                atomicSub(&segment_roots[segment_of(g, c.b, c.i1, c.z)], 1u);
+            }
+        }
+    }
+}
+
+template <int CONN, bool XY>
+cudaError_t launch_union_find(const uint8_t *mask, uint32_t *labels, uint32_t *segment_roots, const Grid &g,
+                              cudaStream_t stream)
+{
+    dim3 grid((unsigned)((g.nx + kTileX - 1) / kTileX), (unsigned)((g.ny + kTileY - 1) / kTileY),
+              (unsigned)((g.nz + kTileZ - 1) / kTileZ));
+    tile_local_kernel<CONN, XY><<<grid, kTileThreads, 0, stream>>>(mask, labels, segment_roots, g);
+    tile_faces_kernel<CONN, XY><<<grid, kTileThreads, 0, stream>>>(mask, labels, segment_roots, g);
+    return cudaGetLastError();
+}
+
+template <bool XY>
+cudaError_t dispatch_connectivity(int connectivity, const uint8_t *mask, uint32_t *labels, uint32_t *segment_roots,
+                                  const Grid &g, cudaStream_t stream)
+{
+    switch (connectivity) {
+    case 4: return launch_union_find<4, XY>(mask, labels, segment_roots, g, stream);
+    case 8: return launch_union_find<8, XY>(mask, labels, segment_roots, g, stream);
+    case 6: return launch_union_find<6, XY>(mask, labels, segment_roots, g, stream);
+    case 18: return launch_union_find<18, XY>(mask, labels, segment_roots, g, stream);
+    case 26: return launch_union_find<26, XY>(mask, labels, segment_roots, g, stream);
+    }
+    return cudaErrorInvalidValue;
+}
+
+} // namespace
+
+cudaError_t union_find_nodes(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels,
+                             uint32_t *segment_roots, const Grid &g, cudaStream_t stream)
+{
+    return xy ? dispatch_connectivity<true>(connectivity, mask, labels, segment_roots, g, stream)
+              : dispatch_connectivity<false>(connectivity, mask, labels, segment_roots, g, stream);
+}
+
+unsigned tile_grid_limit_y() { return 65535u * kTileY; }
+unsigned tile_grid_limit_z() { return 65535u * kTileZ; }
+
+} // namespace vlccl

@@ -1,0 +1,80 @@
+/* GPU == CPU comparison shared by the GPU tests. */
+#include <stdio.h>
+#include <string.h>
+
+#include "gpu_compare.h"
+
+const vl_label_order vl_gpu_test_orders[3] = {VL_ORDER_MATLAB, VL_ORDER_MATLAB_XY, VL_ORDER_SIZE};
+
+/* Runs CPU and GPU on `mask` and compares everything; prints the first difference. */
+int vl_gpu_test_compare(const vl_volume *mask, int connectivity, vl_label_order order, const char *what)
+{
+    vl_label_options options;
+    vl_label_options_default(&options);
+    options.connectivity = connectivity;
+    options.order = order;
+    vl_volume cpu_labels, gpu_labels;
+    vl_label_result cpu, gpu;
+    if (vl_label_volume_cpu(mask, &cpu_labels, &options, &cpu) != VL_OK) {
+        printf("FAIL %s: cpu: %s\n", what, vl_last_error());
+        return 0;
+    }
+    options.device = VL_DEVICE_GPU;
+    if (vl_label_volume(mask, &gpu_labels, &options, &gpu) != VL_OK) {
+        printf("FAIL %s: gpu: %s\n", what, vl_last_error());
+        vl_volume_free(&cpu_labels);
+        vl_label_result_free(&cpu);
+        return 0;
+    }
+    int ok = 1;
+    const int64_t voxels = vl_volume_voxels(mask);
+    if (gpu.device_used != VL_DEVICE_GPU || strstr(gpu.device_name, "gpu:0") == NULL) {
+        printf("FAIL %s: device_used %d, device_name '%s'\n", what, (int)gpu.device_used, gpu.device_name);
+        ok = 0;
+    }
+    if (gpu_labels.nx != mask->nx || gpu_labels.ny != mask->ny || gpu_labels.nz != mask->nz ||
+        gpu_labels.dtype != VL_U32) {
+        printf("FAIL %s: label volume shape or type\n", what);
+        ok = 0;
+    } else if (cpu.count != gpu.count) {
+        printf("FAIL %s: count cpu %u gpu %u\n", what, cpu.count, gpu.count);
+        ok = 0;
+    } else {
+        const uint32_t *a = cpu_labels.data, *b = gpu_labels.data;
+        for (int64_t i = 0; i < voxels && ok; i++)
+            if (a[i] != b[i]) {
+                int64_t x = i % mask->nx, y = i / mask->nx % mask->ny, z = i / (mask->nx * mask->ny);
+                printf("FAIL %s: voxel (%lld,%lld,%lld) cpu %u gpu %u\n", what, (long long)x, (long long)y,
+                       (long long)z, a[i], b[i]);
+                ok = 0;
+            }
+        for (uint32_t k = 0; k < cpu.count && ok; k++)
+            if (cpu.sizes[k] != gpu.sizes[k]) {
+                printf("FAIL %s: size of label %u cpu %llu gpu %llu\n", what, k + 1,
+                       (unsigned long long)cpu.sizes[k], (unsigned long long)gpu.sizes[k]);
+                ok = 0;
+            }
+    }
+    vl_volume_free(&cpu_labels);
+    vl_volume_free(&gpu_labels);
+    vl_label_result_free(&cpu);
+    vl_label_result_free(&gpu);
+    return ok;
+}
+
+int vl_gpu_test_compare_all(const vl_volume *mask, const char *name, const int *conns, int conn_count)
+{
+    int failures = 0;
+    for (int i = 0; i < conn_count; i++)
+        for (int o = 0; o < 3; o++) {
+            char what[800];
+            snprintf(what, sizeof what, "%s conn %d order %s", name, conns[i], vl_label_order_name(vl_gpu_test_orders[o]));
+            if (!vl_gpu_test_compare(mask, conns[i], vl_gpu_test_orders[o], what))
+                failures++;
+            else
+                printf("ok %s\n", what);
+            fflush(stdout);
+        }
+    return failures;
+}
+

@@ -1,0 +1,16 @@
+/* GPU == CPU comparison shared by the GPU tests (tests/gpu_compare.c). */
+#ifndef VL_TEST_GPU_COMPARE_H
+#define VL_TEST_GPU_COMPARE_H
+
+#include "voxlabel/label.h"
+
+extern const vl_label_order vl_gpu_test_orders[3];
+
+/* Labels `mask` on the CPU and on GPU 0; 1 when labels, count and sizes are identical (prints the first
+ * difference otherwise). */
+int vl_gpu_test_compare(const vl_volume *mask, int connectivity, vl_label_order order, const char *what);
+
+/* The same for each connectivity in conns and each of the three orders; returns the failures. */
+int vl_gpu_test_compare_all(const vl_volume *mask, const char *name, const int *conns, int conn_count);
+
+#endif
