@@ -19,7 +19,7 @@ add_test(NAME io_mat COMMAND io_mat_test ${CMAKE_CURRENT_BINARY_DIR}/io_mat)
 set_tests_properties(io_mat PROPERTIES LABELS unit)
 
 vl_test_exe(compare_unit_test ${CMAKE_CURRENT_LIST_DIR}/compare_unit_test.c)
-add_test(NAME compare_unit COMMAND compare_unit_test)
+add_test(NAME compare_unit COMMAND compare_unit_test ${CMAKE_CURRENT_BINARY_DIR})
 set_tests_properties(compare_unit PROPERTIES LABELS unit)
 
 add_test(NAME compare_octave_roundtrip
