@@ -1,7 +1,8 @@
 """Oracle for the NIfTI reader and writer.
 
 1. Affine: our writer's sform (and, without shear, qform), decoded by an independent struct parser and by
-   nibabel, must put the 8 corner voxels where vl_geometry_index_to_lps does, within 1e-4 mm.
+   nibabel, must put the 8 corner voxels where vl_geometry_index_to_lps does, within 1e-4 mm, for a rotated,
+   a sheared and a left-handed (qfac -1) grid.
 2. Reader: NIfTI files written by nibabel in every scalar type (little and big endian, .nii and .nii.gz,
    scaled) must read back with the values and geometry nibabel stored, in the documented vl_dtype.
 
@@ -78,11 +79,12 @@ def test_affine(tool, work):
     except ImportError:
         nibabel = None
         print("note: nibabel not installed; the struct parser alone checks the affine")
-    for sheared in (False, True):
-        name = "fixture_sheared" if sheared else "fixture"
+    for variant in ("plain", "sheared", "flipped"):
+        sheared = variant == "sheared"
+        name = "fixture_" + variant
         path = os.path.join(work, name + ".nii.gz")
         corners_path = os.path.join(work, name + ".txt")
-        subprocess.run([tool, "fixture", path, corners_path] + (["sheared"] if sheared else []), check=True)
+        subprocess.run([tool, "fixture", path, corners_path] + ([variant] if variant != "plain" else []), check=True)
         rows = [list(map(float, line.split())) for line in open(corners_path)]
         indices = [r[:3] for r in rows]
         expected = [np.array(r[3:]) for r in rows]
@@ -98,6 +100,8 @@ def test_affine(tool, work):
         for got, want, idx in zip(corners_lps(sform, indices), expected, indices):
             check(np.max(np.abs(got - want)) < TOLERANCE_MM, f"{name}: sform corner {idx}: {got} vs {want}")
         qform = qform_matrix(h)
+        want_qfac = -1.0 if variant == "flipped" else 1.0
+        check(h["pixdim"][0] == want_qfac, f"{name}: qfac {h['pixdim'][0]}, expected {want_qfac}")
         if not sheared:
             for got, want, idx in zip(corners_lps(qform, indices), expected, indices):
                 check(np.max(np.abs(got - want)) < TOLERANCE_MM, f"{name}: qform corner {idx}: {got} vs {want}")

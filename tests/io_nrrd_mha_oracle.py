@@ -65,11 +65,11 @@ def parse_mha(path):
 
 def test_writers(tool, work):
     for suffix, parse in ((".nrrd", parse_nrrd), (".mha", parse_mha)):
-        for sheared in (False, True):
-            name = "fixture" + ("_sheared" if sheared else "") + suffix
+        for variant in ("plain", "sheared", "flipped"):
+            name = "fixture_" + variant + suffix
             path = os.path.join(work, name)
             corners_path = path + ".txt"
-            subprocess.run([tool, "fixture", path, corners_path] + (["sheared"] if sheared else []), check=True)
+            subprocess.run([tool, "fixture", path, corners_path] + ([variant] if variant != "plain" else []), check=True)
             fields, axes, origin, payload = parse(path)
             for row in (list(map(float, line.split())) for line in open(corners_path)):
                 got = origin + axes @ np.array(row[:3])

@@ -1,6 +1,6 @@
 /* Test helper for the Python oracles of the volume readers and writers.
- *   io_volume_tool fixture OUT CORNERS [sheared]  writes a 5x4x3 label volume with a rotated (optionally sheared)
- *                                                 geometry to OUT and the LPS position of each of the 8 corner
+ *   io_volume_tool fixture OUT CORNERS [sheared|flipped]  writes a 5x4x3 label volume with a rotated geometry
+ *                                                 (optionally sheared, or left-handed: slices against the normal) to OUT and the LPS position of each of the 8 corner
  *                                                 voxel centres (vl_geometry_index_to_lps) to CORNERS, one per line
  *   io_volume_tool dump FILE [MAT_XY]             prints dtype, dims, geometry and every voxel value (x fastest) */
 #include <math.h>
@@ -10,7 +10,7 @@
 
 #include "voxlabel/io.h"
 
-static int fixture(const char *out_path, const char *corners_path, int sheared)
+static int fixture(const char *out_path, const char *corners_path, int sheared, int flipped)
 {
     vl_volume v;
     if (vl_volume_create(&v, 5, 4, 3, VL_U32) != VL_OK)
@@ -25,7 +25,7 @@ static int fixture(const char *out_path, const char *corners_path, int sheared)
                         row[0] * col[1] - row[1] * col[0]};
     double slice[3];
     for (int r = 0; r < 3; r++)
-        slice[r] = normal[r] + (sheared ? 0.3 * col[r] : 0.0);
+        slice[r] = (flipped ? -normal[r] : normal[r]) + (sheared ? 0.3 * col[r] : 0.0);
     double length = sqrt(slice[0] * slice[0] + slice[1] * slice[1] + slice[2] * slice[2]);
     for (int r = 0; r < 3; r++) {
         v.geometry.direction[3 * r] = row[r];
@@ -102,9 +102,10 @@ static int dump(const char *path, int mat_xy)
 int main(int argc, char **argv)
 {
     if (argc >= 4 && strcmp(argv[1], "fixture") == 0)
-        return fixture(argv[2], argv[3], argc > 4 && strcmp(argv[4], "sheared") == 0);
+        return fixture(argv[2], argv[3], argc > 4 && strcmp(argv[4], "sheared") == 0,
+                       argc > 4 && strcmp(argv[4], "flipped") == 0);
     if (argc >= 3 && strcmp(argv[1], "dump") == 0)
         return dump(argv[2], argc > 3 && atoi(argv[3]) != 0);
-    fprintf(stderr, "usage: io_volume_tool fixture OUT CORNERS [sheared] | dump FILE [MAT_XY]\n");
+    fprintf(stderr, "usage: io_volume_tool fixture OUT CORNERS [sheared|flipped] | dump FILE [MAT_XY]\n");
     return 2;
 }
