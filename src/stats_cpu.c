@@ -31,8 +31,13 @@ typedef struct pass_job {
     uint64_t bad_label;
     int64_t bad_index;
     const vl_progress *progress; /* thread 0 only */
-    int direction_class[3][3][3];
 } pass_job;
+
+/* vl_stats_direction_class(dx, dy, dz) as a constant table [dz+1][dy+1][dx+1], so that the unrolled
+ * neighbour loops index the sums directly (the brute-force oracle of tests/stats_unit.c uses the function). */
+static const int crossing_class[3][3][3] = {{{9, 7, 12}, {5, 2, 6}, {11, 8, 10}},
+                                            {{3, 1, 4}, {0, -1, 0}, {4, 1, 3}},
+                                            {{10, 8, 11}, {6, 2, 5}, {12, 7, 9}}};
 
 /* A row of labels as u32: the volume itself for U32, else converted into `buffer`. */
 static const uint32_t *label_row(const vl_volume *labels, int64_t y, int64_t z, uint32_t *buffer)
@@ -112,7 +117,7 @@ static uint64_t squares_to(int64_t n)
 
 /* Neighbours of the run [x0, x1] of label `a` in the row `neighbour` (NULL: outside the volume) that carry
  * another label, for the offsets dx = -1, 0, +1; m(x) = 1 when x is outside or carries another label. */
-static void count_row_crossings(const uint32_t *neighbour, int64_t nx, uint32_t a, int64_t x0, int64_t x1,
+static inline void count_row_crossings(const uint32_t *neighbour, int64_t nx, uint32_t a, int64_t x0, int64_t x1,
                                 uint64_t out[3])
 {
     const uint64_t length = (uint64_t)(x1 - x0 + 1);
@@ -157,7 +162,7 @@ static void accumulate_shape(const pass_job *job, const uint32_t *around[3][3], 
             uint64_t counts[3];
             count_row_crossings(around[dz + 1][dy + 1], nx, a, x0, x1, counts);
             for (int dx = -1; dx <= 1; dx++)
-                s->crossings[job->direction_class[dz + 1][dy + 1][dx + 1]] += counts[dx + 1];
+                s->crossings[crossing_class[dz + 1][dy + 1][dx + 1]] += counts[dx + 1];
         }
 }
 
@@ -419,10 +424,6 @@ vl_status vl_component_stats_compute_cpu(const vl_volume *labels, const vl_volum
                              .z_begin = labels->nz * t / threads, .z_end = labels->nz * (t + 1) / threads,
                              .sums = sums + n * (size_t)t, .shape = full ? shape + n * (size_t)t : NULL,
                              .progress = t == 0 ? &options->progress : NULL};
-        for (int dz = -1; dz <= 1; dz++)
-            for (int dy = -1; dy <= 1; dy++)
-                for (int dx = -1; dx <= 1; dx++)
-                    jobs[t].direction_class[dz + 1][dy + 1][dx + 1] = vl_stats_direction_class(dx, dy, dz);
         vl_stats_sums_clear(jobs[t].sums, count);
         if (full)
             memset(jobs[t].shape, 0, sizeof *shape * n);
