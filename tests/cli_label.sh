@@ -72,6 +72,9 @@ expect 0 'selects no voxels' -- "$voxlabel" label "$work/ct" --threshold 5000 -o
 check "empty threshold still writes a valid table" test "$(wc -l < "$work/empty/components.csv")" -eq 1
 expect 0 '' -- "$voxlabel" label "$work/ct" --preset bone --format mat --order size --min-size 5 --largest 3 -o "$work/mat" --quiet
 check "mat output" test -s "$work/mat/labels.mat"
+expect 2 "mat-class: 'int8'" -- "$voxlabel" label "$work/ct" --preset bone --format mat --mat-class int8 -o "$work/m2"
+expect 0 '' -- "$voxlabel" label "$work/ct" --preset bone --format mat --mat-class uint32 -o "$work/m3" --quiet
+check "uint32 mat output" test -s "$work/m3/labels.mat"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -41,6 +41,7 @@ static const char label_help[] =
     "output:\n"
     "  -o, --output DIR           output directory (created if missing)\n"
     "  --format FMT               labels file: nii.gz (default), nii, nrrd, mha, mat, raw\n"
+    "  --mat-class double|uint32  class of the .mat labels (default double, what bwlabeln returns)\n"
     "  --stats basic|full         component columns (default basic; full adds shape, surface and median HU)\n"
     "  --matlab                   add regionprops3-style columns (1-based Centroid, BoundingBox, ...)\n"
     "  --preview                  also write preview.png (montage of labelled slices over the CT, soft-tissue\n"
@@ -128,6 +129,7 @@ typedef struct label_arguments {
     const char *threshold_source; /* the preset name or "threshold" */
     int64_t min_size, largest;
     vl_file_format format;
+    vl_mat_class mat_class;
     vl_stats_level stats_level;
     int64_t open_radius, close_radius;
     int matlab_columns, force, preview;
@@ -138,7 +140,7 @@ static int takes_value(const char *option)
     static const char *const with_value[] = {"-o",         "--output", "--threshold", "--preset",
                                              "--conn",     "--order",  "--min-size",  "--largest",
                                              "--device",   "--threads", "--format",   "--stats",
-                                             "--open",     "--close"};
+                                             "--open",     "--close",  "--mat-class"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
         if (strcmp(option, with_value[i]) == 0)
             return 1;
@@ -232,6 +234,13 @@ static int parse_arguments(int argc, char **argv, label_arguments *args)
                 if (vl_file_format_parse(value, &args->format) != VL_OK)
                     return cli_error(CLI_EXIT_USAGE, "--format: '%s' is not one of nii.gz, nii, nrrd, mha, mat, raw",
                                      value);
+            } else if (strcmp(option, "--mat-class") == 0) {
+                if (strcmp(value, "double") == 0)
+                    args->mat_class = VL_MAT_DOUBLE;
+                else if (strcmp(value, "uint32") == 0)
+                    args->mat_class = VL_MAT_UINT32;
+                else
+                    return cli_error(CLI_EXIT_USAGE, "--mat-class: '%s' is not one of double, uint32", value);
             } else if (strcmp(option, "--stats") == 0) {
                 if (vl_stats_level_parse(value, &args->stats_level) != VL_OK)
                     return cli_error(CLI_EXIT_USAGE, "--stats: '%s' is not one of basic, full", value);
@@ -365,6 +374,7 @@ int cmd_label(int argc, char **argv)
     write.force = 1; /* staged names are fresh; the real targets were checked up front */
     write.is_label_map = 1;
     write.mat_xy = args.label.order == VL_ORDER_MATLAB_XY;
+    write.mat_class = args.mat_class;
     write.progress = cli_progress();
     if ((status = vl_write_volume(cli_outputs_staged(&outputs, 0), &labels, &write)) != VL_OK)
         goto failed;
