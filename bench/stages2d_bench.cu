@@ -147,6 +147,40 @@ static void run_case(const char *name, const uint8_t *rgb_host, const uint8_t *s
     cudaFree(mask_d), cudaFree(scratch_d), cudaFree(labels_d), cudaFree(rgb_d);
 }
 
+/* docs C7: HSV + threshold of `slices` 512x512 RGB slices (3 bytes in, 1 out per pixel) against a
+ * device-to-device copy of the RGB bytes (read + write), as effective bandwidths. */
+static void bandwidth_check(int slices, int repeats)
+{
+    const int64_t pixels = (int64_t)512 * 512 * slices;
+    std::vector<uint8_t> frame((size_t)512 * 512 * 3);
+    bench_make_frame(frame.data(), 512, 512, 7);
+    uint8_t *rgb_d = NULL, *mask_d = NULL, *copy_d = NULL;
+    CUDA_CHECK(cudaMalloc((void **)&rgb_d, (size_t)pixels * 3));
+    CUDA_CHECK(cudaMalloc((void **)&mask_d, (size_t)pixels));
+    CUDA_CHECK(cudaMalloc((void **)&copy_d, (size_t)pixels * 3));
+    for (int z = 0; z < slices; z++)
+        CUDA_CHECK(cudaMemcpy(rgb_d + (size_t)z * frame.size(), frame.data(), frame.size(), cudaMemcpyHostToDevice));
+    vl_color_range range;
+    vl_color_range_default(&range, VL_COLOR_THESIS);
+    std::vector<float> t_kernel, t_copy;
+    timer clock;
+    for (int r = 0; r < repeats + 1; r++) {
+        clock.begin();
+        check(vl_color_threshold_device(rgb_d, mask_d, pixels, &range));
+        float kernel = clock.end();
+        clock.begin();
+        CUDA_CHECK(cudaMemcpy(copy_d, rgb_d, (size_t)pixels * 3, cudaMemcpyDeviceToDevice));
+        float copy = clock.end();
+        if (r > 0)
+            t_kernel.push_back(kernel), t_copy.push_back(copy);
+    }
+    float k = median(t_kernel), c = median(t_copy);
+    double kernel_gbs = 4.0 * pixels / (k * 1e6), copy_gbs = 6.0 * pixels / (c * 1e6);
+    printf("hsv+thr %dx512x512: %.3f ms = %.0f GB/s (4 B/px); D2D copy of the RGB: %.3f ms = %.0f GB/s; ratio %.2f\n",
+           slices, k, kernel_gbs, c, copy_gbs, kernel_gbs / copy_gbs);
+    cudaFree(rgb_d), cudaFree(mask_d), cudaFree(copy_d);
+}
+
 int main(int argc, char **argv)
 {
     int slices = 400, repeats = 10;
@@ -170,6 +204,7 @@ int main(int argc, char **argv)
         snprintf(name, sizeof name, "%dx%d", w, h);
         run_case(name, rgb.data(), NULL, w, h, 1, repeats);
     }
+    bandwidth_check(600, repeats);
     std::vector<uint8_t> stack((size_t)512 * 512 * slices);
     bench_make_ct_mask(stack.data(), 512, 512, slices);
     char name[32];

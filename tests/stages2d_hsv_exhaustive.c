@@ -200,6 +200,14 @@ int main(int argc, char **argv)
             kept += want;
             mismatches += mask[i] != want;
         }
+        /* Unaligned starts and lengths that are not a multiple of 4 (the GPU's scalar and tail paths). */
+        for (int shift = 1; shift <= 4; shift += 3) {
+            if (vl_color_threshold(rgb + 3 * shift, thesis, ALL_TRIPLES - 2 * shift, &range, device) != VL_OK) {
+                printf("FAIL: vl_color_threshold: %s\n", vl_last_error());
+                return 1;
+            }
+            mismatches += memcmp(thesis, mask + shift, (size_t)(ALL_TRIPLES - 2 * shift)) != 0;
+        }
         printf("%s threshold case %zu (%s): %ld kept, %ld mismatches\n", argv[1], c, vl_color_mode_name(range.mode),
                kept, mismatches);
         failures += mismatches != 0;
