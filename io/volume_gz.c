@@ -82,5 +82,5 @@ void vl_gz_write_mode(char mode[8], int compress, int level)
     if (!compress)
         snprintf(mode, 8, "wbT");
     else
-        snprintf(mode, 8, "wb%d", level >= 1 && level <= 9 ? level : 6);
+        snprintf(mode, 8, "wb%d", level >= 1 && level <= 9 ? level : 1);
 }

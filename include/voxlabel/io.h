@@ -47,7 +47,7 @@ typedef struct vl_write_options {
     int is_label_map;        /* NIfTI intent LABEL, NRRD/Slicer label hints */
     vl_mat_class mat_class;  /* MAT: double (what bwlabeln returns) by default */
     int mat_xy;              /* MAT axis convention, as in vl_read_options */
-    int compression_level;   /* gzip level for .nii.gz/.nrrd; 0 = the writer's default */
+    int compression_level;   /* gzip level 1..9 for .nii.gz/.nrrd; 0 = 1: several times faster than 6, and label maps still shrink well */
     vl_progress progress;
 } vl_write_options;
 
