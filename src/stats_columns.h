@@ -20,9 +20,9 @@ typedef struct vl_stats_column {
 /* Columns selected by `options`, in output order; returns how many were written to `columns`. */
 size_t vl_stats_columns_select(const vl_csv_options *options, const vl_stats_column **columns, size_t capacity);
 
-/* Writes the column's value for `stats` as text: an integer, a shortest round-trip-safe double, or
- * `missing` for NaN. Returns the fprintf result. */
-int vl_stats_column_print(FILE *out, const vl_stats_column *column, const vl_component_stats *stats,
-                          const char *missing);
+/* Formats the column's value for `stats` into `out` (at least 32 bytes): an integer, a double with 12
+ * significant digits (printf's %.12g), or `missing` for NaN. Returns the length written. */
+size_t vl_stats_column_format(char *out, const vl_stats_column *column, const vl_component_stats *stats,
+                              const char *missing);
 
 #endif

@@ -30,13 +30,17 @@ vl_status vl_component_stats_write_csv(const char *path, const vl_component_stat
     for (size_t c = 0; c < n; c++)
         failed |= fprintf(out, "%s%s", c ? "," : "", columns[c]->name) < 0;
     failed |= fputc('\n', out) == EOF;
+    /* Each row is formatted into one buffer (at most 32 bytes a field) and written with one call. */
+    char line[sizeof columns / sizeof columns[0] * 34 + 2];
     for (uint32_t k = 0; k < count && !failed; k++) {
+        size_t length = 0;
         for (size_t c = 0; c < n; c++) {
             if (c)
-                failed |= fputc(',', out) == EOF;
-            failed |= vl_stats_column_print(out, columns[c], &stats[k], "") < 0;
+                line[length++] = ',';
+            length += vl_stats_column_format(line + length, columns[c], &stats[k], "");
         }
-        failed |= fputc('\n', out) == EOF;
+        line[length++] = '\n';
+        failed |= fwrite(line, 1, length, out) != length;
     }
     failed |= ferror(out) != 0;
     failed |= fclose(out) != 0;

@@ -1,5 +1,6 @@
 /* Per-component JSON: an array of flat objects with the CSV's column names (NaN becomes null). */
 #include <stdio.h>
+#include <string.h>
 
 #include "atomic_file.h"
 #include "stats_columns.h"
@@ -27,13 +28,22 @@ vl_status vl_component_stats_write_json(const char *path, const vl_component_sta
     char buffer[1 << 16];
     setvbuf(out, buffer, _IOFBF, sizeof buffer);
     int failed = fputs("[", out) == EOF;
+    /* The keys ("name": ) are formatted once; each object is built in one buffer and written with one call. */
+    enum { key_size = 48 };
+    char keys[sizeof columns / sizeof columns[0]][key_size];
+    size_t key_length[sizeof columns / sizeof columns[0]];
+    for (size_t c = 0; c < n; c++)
+        key_length[c] = (size_t)snprintf(keys[c], key_size, "%s\"%s\": ", c ? ", " : "", columns[c]->name);
+    char line[sizeof columns / sizeof columns[0] * (key_size + 34) + 8];
     for (uint32_t k = 0; k < count && !failed; k++) {
-        failed |= fputs(k ? ",\n {" : "\n {", out) == EOF;
+        size_t length = (size_t)snprintf(line, 8, "%s", k ? ",\n {" : "\n {");
         for (size_t c = 0; c < n; c++) {
-            failed |= fprintf(out, "%s\"%s\": ", c ? ", " : "", columns[c]->name) < 0;
-            failed |= vl_stats_column_print(out, columns[c], &stats[k], "null") < 0;
+            memcpy(line + length, keys[c], key_length[c]);
+            length += key_length[c];
+            length += vl_stats_column_format(line + length, columns[c], &stats[k], "null");
         }
-        failed |= fputc('}', out) == EOF;
+        line[length++] = '}';
+        failed |= fwrite(line, 1, length, out) != length;
     }
     failed |= fputs("\n]\n", out) == EOF;
     failed |= ferror(out) != 0;
