@@ -28,3 +28,7 @@ add_test(NAME stats_oracle
          COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/stats_oracle.py $<TARGET_FILE:voxlabel_cli>
                  ${CMAKE_CURRENT_BINARY_DIR}/stats_oracle ${VL_STATS_ORACLE_ARGS})
 set_tests_properties(stats_oracle PROPERTIES LABELS "oracle")
+
+add_test(NAME stats_cli
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/stats_cli.py $<TARGET_FILE:voxlabel_cli> ${CMAKE_CURRENT_BINARY_DIR}/stats_cli)
+set_tests_properties(stats_cli PROPERTIES LABELS "cli")
