@@ -11,14 +11,14 @@ static const struct {
 } commands[] = {
     {"label", cmd_label, "threshold a CT and label its connected components (bwlabeln order)"},
     {"info", cmd_info, "list the DICOM series under a path with geometry and anomalies"},
+    {"convert", cmd_convert, "convert a DICOM series (or volume file) to NIfTI, NRRD, MHA or MAT"},
     {"stats", cmd_stats, "per-component statistics of any label volume as CSV or JSON (docs/csv.md)"},
     {"compare", cmd_compare, "compare labels (or a components CSV) with MATLAB bwlabeln / regionprops3 output"},
     {"seg", cmd_seg, "write labels as a DICOM Segmentation referencing the source CT series"},
-    {"convert", cmd_convert, "convert a DICOM series (or volume file) to NIfTI, NRRD, MHA or MAT"},
-    {"color", cmd_color, "HSV-threshold a colour image (thesis or OpenCV HSV), clean, label, overlay"},
-    {"shapes", cmd_shapes, "per-slice 2D shape table: moments, Hu, region measures, contour histogram"},
     {"preview", cmd_preview, "render windowed CT slices with labels as PNG (slice, montage, orthogonal)"},
     {"phantom", cmd_phantom, "write a synthetic CT series as real DICOM files"},
+    {"color", cmd_color, "HSV-threshold a colour image (thesis or OpenCV HSV), clean, label, overlay"},
+    {"shapes", cmd_shapes, "per-slice 2D shape table: moments, Hu, region measures, contour histogram"},
 };
 
 static void print_usage(FILE *out)
