@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "voxlabel/error.h"
+#include "voxlabel/label.h"
 #include "voxlabel/progress.h"
 
 /* Exit codes of DESIGN §8. */
@@ -26,6 +27,9 @@ int cli_is_quiet(void);
 /* Strict number parsing: the whole string must be a number in range, else a usage error naming `option`. */
 int cli_parse_int64(const char *option, const char *text, int64_t min, int64_t max, int64_t *value);
 int cli_parse_double(const char *option, const char *text, double *value);
+
+/* Parses --device: auto, cpu, gpu, or gpu:N when gpu_index is not NULL (else only gpu). */
+int cli_parse_device(const char *text, vl_device_kind *device, int *gpu_index);
 
 /* Returns the option's value (argv[*i + 1]) and advances *i, or NULL after printing a usage error. */
 const char *cli_option_value(int argc, char **argv, int *i);

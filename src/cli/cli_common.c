@@ -124,3 +124,25 @@ const char *cli_option_value(int argc, char **argv, int *i)
     *i += 1;
     return argv[*i];
 }
+
+int cli_parse_device(const char *text, vl_device_kind *device, int *gpu_index)
+{
+    if (gpu_index)
+        *gpu_index = 0;
+    if (strcmp(text, "auto") == 0) {
+        *device = VL_DEVICE_AUTO;
+    } else if (strcmp(text, "cpu") == 0) {
+        *device = VL_DEVICE_CPU;
+    } else if (strcmp(text, "gpu") == 0) {
+        *device = VL_DEVICE_GPU;
+    } else if (gpu_index && strncmp(text, "gpu:", 4) == 0) {
+        int64_t index = 0;
+        if (cli_parse_int64("--device", text + 4, 0, 1023, &index))
+            return CLI_EXIT_USAGE;
+        *device = VL_DEVICE_GPU;
+        *gpu_index = (int)index;
+    } else {
+        return cli_error(CLI_EXIT_USAGE, "--device: '%s' is not one of auto, cpu, gpu%s", text, gpu_index ? ", gpu:N" : "");
+    }
+    return 0;
+}

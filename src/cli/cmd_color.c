@@ -59,19 +59,6 @@ typedef struct color_arguments {
     vl_device_kind device;
 } color_arguments;
 
-static int parse_device(const char *text, vl_device_kind *device)
-{
-    if (strcmp(text, "auto") == 0)
-        *device = VL_DEVICE_AUTO;
-    else if (strcmp(text, "cpu") == 0)
-        *device = VL_DEVICE_CPU;
-    else if (strcmp(text, "gpu") == 0)
-        *device = VL_DEVICE_GPU;
-    else
-        return cli_error(CLI_EXIT_USAGE, "--device: '%s' is not one of auto, cpu, gpu", text);
-    return 0;
-}
-
 static int parse_byte(const char *option, const char *text, int max, int *value)
 {
     int64_t parsed;
@@ -188,7 +175,7 @@ static int parse_arguments(int argc, char **argv, color_arguments *args)
         } else if (strcmp(option, "--frame") == 0)
             code = cli_parse_int64(option, value, 0, INT32_MAX, &args->frame);
         else if (strcmp(option, "--device") == 0)
-            code = parse_device(value, &args->device);
+            code = cli_parse_device(value, &args->device, NULL);
         if (code)
             return code;
     }

@@ -36,19 +36,6 @@ static const char shapes_help[] =
     "  voxlabel shapes red/mask.png -o red/shapes.csv --conn 4 --match-ref circle.png\n"
     "  voxlabel shapes out/labels.nii.gz -o out/ --match-ref 120:1\n";
 
-static int parse_device(const char *text, vl_device_kind *device)
-{
-    if (strcmp(text, "auto") == 0)
-        *device = VL_DEVICE_AUTO;
-    else if (strcmp(text, "cpu") == 0)
-        *device = VL_DEVICE_CPU;
-    else if (strcmp(text, "gpu") == 0)
-        *device = VL_DEVICE_GPU;
-    else
-        return cli_error(CLI_EXIT_USAGE, "--device: '%s' is not one of auto, cpu, gpu", text);
-    return 0;
-}
-
 static int is_image_file(const char *path)
 {
     unsigned char magic[4] = {0};
@@ -183,7 +170,7 @@ int cmd_shapes(int argc, char **argv)
         else if (strcmp(option, "--match-ref") == 0)
             reference = value;
         else if (strcmp(option, "--device") == 0) {
-            if ((code = parse_device(value, &device)))
+            if ((code = cli_parse_device(value, &device, NULL)))
                 return code;
         } else {
             int64_t conn;

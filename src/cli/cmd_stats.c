@@ -52,24 +52,6 @@ typedef struct stats_arguments {
     int json;
 } stats_arguments;
 
-static int parse_device(const char *text, vl_device_kind *device, int *gpu_index)
-{
-    *gpu_index = 0;
-    if (strcmp(text, "auto") == 0)
-        *device = VL_DEVICE_AUTO;
-    else if (strcmp(text, "cpu") == 0)
-        *device = VL_DEVICE_CPU;
-    else if (strncmp(text, "gpu", 3) == 0 && (text[3] == '\0' || text[3] == ':')) {
-        *device = VL_DEVICE_GPU;
-        int64_t index = 0;
-        if (text[3] == ':' && cli_parse_int64("--device", text + 4, 0, 1023, &index))
-            return CLI_EXIT_USAGE;
-        *gpu_index = (int)index;
-    } else
-        return cli_error(CLI_EXIT_USAGE, "--device: '%s' is not one of auto, cpu, gpu, gpu:N", text);
-    return 0;
-}
-
 static int parse_dtype(const char *option, const char *text, vl_dtype *dtype)
 {
     static const struct {
@@ -128,7 +110,7 @@ static int parse_arguments(int argc, char **argv, stats_arguments *args)
                 if (vl_stats_level_parse(value, &args->stats.level) != VL_OK)
                     return cli_error(CLI_EXIT_USAGE, "--stats: '%s' is not basic or full", value);
             } else if (strcmp(option, "--device") == 0) {
-                if (parse_device(value, &args->stats.device, &args->stats.gpu_index))
+                if (cli_parse_device(value, &args->stats.device, &args->stats.gpu_index))
                     return CLI_EXIT_USAGE;
             } else if (strcmp(option, "--threads") == 0) {
                 int64_t threads = 0;
