@@ -7,38 +7,6 @@
 namespace vlccl {
 namespace {
 
-constexpr int kTileX = 32, kTileY = 8, kTileZ = 8;
-constexpr int kTileThreads = 256;
-constexpr int kTileNodes = kTileX * kTileY * kTileZ / 2;
-
-/* Node extents of a tile: TB nodes along the paired axis, T1 along the other in-plane axis. */
-template <bool XY>
-struct Tile {
-    static constexpr int TB = XY ? kTileX / 2 : kTileY / 2;
-    static constexpr int T1 = XY ? kTileY : kTileX;
-    static constexpr int TZ = kTileZ;
-    static __device__ __forceinline__ int local(int lb, int l1, int lz) { return (lz * T1 + l1) * TB + lb; }
-    /* Node k (0..3) of thread t, laid out so that a warp walks along x in memory. */
-    static __device__ __forceinline__ void of_thread(int t, int k, int &lb, int &l1, int &lz)
-    {
-        if (XY) {
-            lb = t & 15;
-            l1 = (t >> 4) & 7;
-        } else {
-            l1 = t & 31;
-            lb = (t >> 5) & 3;
-        }
-        lz = (t >> 7) + 2 * k;
-    }
-    /* First global node coordinates of this block's tile. */
-    static __device__ __forceinline__ void origin(uint32_t &b0, uint32_t &i10, uint32_t &z0)
-    {
-        b0 = XY ? blockIdx.x * TB : blockIdx.y * TB;
-        i10 = XY ? blockIdx.y * T1 : blockIdx.x * T1;
-        z0 = blockIdx.z * TZ;
-    }
-};
-
 /* Path halving through shared memory; the shortcut goes in with atomicMin so that it never undoes a
  * concurrent link (parents only decrease). */
 __device__ __forceinline__ uint32_t find_shared(uint32_t *parent, uint32_t x)
@@ -75,6 +43,73 @@ __device__ __forceinline__ void union_shared(uint32_t *parent, uint32_t a, uint3
     }
 }
 
+/* Unrolled loops for the connectivities with 3 backward offsets (4, 6): their loads overlap. The
+ * others loop plainly: unrolled, the 26-connected kernels grew past the instruction cache (84 KB of
+ * code, 10x slower). */
+template <int CONN>
+constexpr bool kUnroll = CONN == 4 || CONN == 6;
+
+template <int CONN, typename Body>
+__device__ __forceinline__ void for_each_node(Body body)
+{
+    if (kUnroll<CONN>) {
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            body(k);
+    } else {
+#pragma unroll 1
+        for (int k = 0; k < 4; k++)
+            body(k);
+    }
+}
+
+template <int CONN, typename Body>
+__device__ __forceinline__ void for_each_offset(Body body)
+{
+    if (kUnroll<CONN>) {
+#pragma unroll
+        for (int o = 0; o < 13; o++)
+            if (offset_possible<CONN>(backward_offset(o, 0), backward_offset(o, 1), backward_offset(o, 2)))
+                body(o);
+    } else {
+#pragma unroll 1
+        for (int o = 0; o < 13; o++)
+            if (offset_possible<CONN>(backward_offset(o, 0), backward_offset(o, 1), backward_offset(o, 2)))
+                body(o);
+    }
+}
+
+/* Pointer jumping in lock step (barriers between the reads and the writes): every parent becomes a
+ * root in log2(depth) rounds, without the shared-memory atomics that concurrent path compression
+ * would pile onto the few cells near a big component's root. Starts and ends with a barrier. */
+template <typename T>
+__device__ __forceinline__ void jump_to_roots(uint32_t *parent, int t)
+{
+    __syncthreads();
+    for (;;) {
+        uint32_t next[4];
+        bool moved = false;
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            int lb, l1, lz;
+            T::of_thread(t, k, lb, l1, lz);
+            const uint32_t p = parent[T::local(lb, l1, lz)];
+            next[k] = parent[p];
+            moved |= next[k] != p;
+        }
+        const int any = __syncthreads_or(moved);
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            int lb, l1, lz;
+            T::of_thread(t, k, lb, l1, lz);
+            parent[T::local(lb, l1, lz)] = next[k];
+        }
+        __syncthreads();
+        if (!any)
+            return;
+    }
+}
+
 template <bool XY>
 __device__ __forceinline__ uint32_t node_bits_global(const uint8_t *__restrict__ mask, const Grid &g, uint32_t b,
                                                      uint32_t i1, uint32_t z)
@@ -96,7 +131,10 @@ __global__ void __launch_bounds__(kTileThreads) tile_local_kernel(const uint8_t 
     __shared__ uint32_t parent[kTileNodes];
     __shared__ uint8_t bits[kTileNodes];
     __shared__ uint32_t line_roots[T::TZ * T::T1];
+    __shared__ uint32_t connection[13];
     const int t = threadIdx.x;
+    if (t < 13)
+        connection[t] = connection_mask<CONN>(t);
     const int64_t x0 = (int64_t)blockIdx.x * kTileX, y0 = (int64_t)blockIdx.y * kTileY,
                   z0v = (int64_t)blockIdx.z * kTileZ;
 
@@ -124,28 +162,36 @@ __global__ void __launch_bounds__(kTileThreads) tile_local_kernel(const uint8_t 
     }
     __syncthreads();
 
-#pragma unroll
-    for (int k = 0; k < 4; k++) {
-        int lb, l1, lz;
-        T::of_thread(t, k, lb, l1, lz);
-        int l = T::local(lb, l1, lz);
-        uint32_t fa = bits[l];
-        if (!fa)
-            continue;
-#pragma unroll
-        for (int o = 0; o < 13; o++) {
-            const int db = backward_offset(o, 0), d1 = backward_offset(o, 1), dz = backward_offset(o, 2);
-            if (!offset_possible<CONN>(db, d1, dz))
-                continue;
-            int nb = lb + db, n1 = l1 + d1, nz = lz + dz;
-            if (nb < 0 || nb >= T::TB || n1 < 0 || n1 >= T::T1 || nz < 0)
-                continue;
-            int m = T::local(nb, n1, nz);
-            if (nodes_connected<CONN>(fa, bits[m], db, d1, dz))
-                union_shared(parent, l, m);
-        }
+    /* Two passes keep the shared-memory atomics for the few joins that need them: (1) every node
+     * points at its smallest connected backward neighbour (a forest, no atomics), which is then
+     * flattened; (2) the connected pairs are united where their roots still differ. */
+#pragma unroll 1
+    for (int pass = 0; pass < 2; pass++) {
+        for_each_node<CONN>([&](int k) {
+            int lb, l1, lz;
+            T::of_thread(t, k, lb, l1, lz);
+            const int l = T::local(lb, l1, lz);
+            const uint32_t fa = bits[l];
+            uint32_t smallest = l;
+            if (fa)
+                for_each_offset<CONN>([&](int o) {
+                    const int nb = lb + backward_offset(o, 0), n1 = l1 + backward_offset(o, 1),
+                              nz = lz + backward_offset(o, 2);
+                    if (nb < 0 || nb >= T::TB || n1 < 0 || n1 >= T::T1 || nz < 0)
+                        return;
+                    const int m = T::local(nb, n1, nz);
+                    if (!(connection[o] >> (fa * 4 + bits[m]) & 1u))
+                        return;
+                    if (pass == 0)
+                        smallest = min(smallest, (uint32_t)m);
+                    else
+                        union_shared(parent, l, m);
+                });
+            if (pass == 0)
+                parent[l] = smallest;
+        });
+        jump_to_roots<T>(parent, t);
     }
-    __syncthreads();
 
     uint32_t b0, i10, z0;
     T::origin(b0, i10, z0);
@@ -160,7 +206,7 @@ __global__ void __launch_bounds__(kTileThreads) tile_local_kernel(const uint8_t 
         int64_t s0 = voxel_index<XY>(g, b, i1, z, 0);
         uint32_t value = kEmpty;
         if (bits[l]) {
-            uint32_t r = find_shared(parent, l);
+            const uint32_t r = parent[l];
             if (r == (uint32_t)l)
                 atomicAdd(&line_roots[lz * T::T1 + l1], 1u);
             uint32_t rb = r % T::TB, r1 = (r / T::TB) % T::T1, rz = r / (T::TB * T::T1);
@@ -208,8 +254,11 @@ __global__ void __launch_bounds__(kTileThreads) tile_faces_kernel(const uint8_t 
 {
     using T = Tile<XY>;
     __shared__ unsigned long long pairs[kPairSlots];
+    __shared__ uint32_t connection[13];
     for (int i = threadIdx.x; i < kPairSlots; i += kTileThreads)
         pairs[i] = ~0ull;
+    if (threadIdx.x < 13)
+        connection[threadIdx.x] = connection_mask<CONN>(threadIdx.x);
     __syncthreads();
     uint32_t b0, i10, z0;
     T::origin(b0, i10, z0);
@@ -226,31 +275,29 @@ __global__ void __launch_bounds__(kTileThreads) tile_faces_kernel(const uint8_t 
         const uint32_t fa = node_bits_global<XY>(mask, g, b, i1, z);
         if (!fa)
             continue;
-        uint32_t root_a = kEmpty;
-#pragma unroll
-        for (int o = 0; o < 13; o++) {
+        uint32_t root_a = kEmpty, last_b = kEmpty;
+        for_each_offset<CONN>([&](int o) {
             const int db = backward_offset(o, 0), d1 = backward_offset(o, 1), dz = backward_offset(o, 2);
-            if (!offset_possible<CONN>(db, d1, dz))
-                continue;
             if (lb + db >= 0 && lb + db < T::TB && l1 + d1 >= 0 && l1 + d1 < T::T1 && lz + dz >= 0)
-                continue;
+                return;
             const int64_t bb = (int64_t)b + db, ii = (int64_t)i1 + d1, zz = (int64_t)z + dz;
             if (bb < 0 || bb >= g.h0 || ii < 0 || ii >= g.n1 || zz < 0)
-                continue;
+                return;
             const uint32_t fb = node_bits_global<XY>(mask, g, (uint32_t)bb, (uint32_t)ii, (uint32_t)zz);
-            if (!nodes_connected<CONN>(fa, fb, db, d1, dz))
-                continue;
+            if (!(connection[o] >> (fa * 4 + fb) & 1u))
+                return;
             if (root_a == kEmpty)
                 root_a = __ldcg(labels + voxel_index<XY>(g, b, i1, z, 0));
             const uint32_t root_b = __ldcg(labels + voxel_index<XY>(g, (uint32_t)bb, (uint32_t)ii, (uint32_t)zz, 0));
-            if (root_a == root_b || !first_time(pairs, root_a, root_b))
-                continue;
+            if (root_a == root_b || root_b == last_b || !first_time(pairs, root_a, root_b))
+                return;
+            last_b = root_b;
             const uint32_t gone = union_global<XY>(labels, g, root_a, root_b);
             if (gone != kEmpty) {
                 const NodeAt c = node_coords<XY>(g, gone);
                 atomicSub(&segment_roots[segment_of(g, c.b, c.i1, c.z)], 1u);
             }
-        }
+        });
     }
 }
 
