@@ -121,6 +121,118 @@ __device__ __forceinline__ uint32_t node_bits_global(const uint8_t *__restrict__
     return bits;
 }
 
+/* Tile-local components, 4 and 6: every node first points at its smallest connected backward
+ * neighbour (a forest, no atomics), which is flattened; then the connected pairs are united where
+ * their roots still differ. With 3 offsets per node the atomics stay few. Ends with parent = root. */
+template <int CONN, typename T>
+__device__ __forceinline__ void unite_by_union_find(uint32_t *parent, const uint8_t *bits, const uint32_t *connection,
+                                                    int t)
+{
+#pragma unroll 1
+    for (int pass = 0; pass < 2; pass++) {
+        for_each_node<CONN>([&](int k) {
+            int lb, l1, lz;
+            T::of_thread(t, k, lb, l1, lz);
+            const int l = T::local(lb, l1, lz);
+            const uint32_t fa = bits[l];
+            uint32_t smallest = l;
+            if (fa)
+                for_each_offset<CONN>([&](int o) {
+                    const int nb = lb + backward_offset(o, 0), n1 = l1 + backward_offset(o, 1),
+                              nz = lz + backward_offset(o, 2);
+                    if (nb < 0 || nb >= T::TB || n1 < 0 || n1 >= T::T1 || nz < 0)
+                        return;
+                    const int m = T::local(nb, n1, nz);
+                    if (!(connection[o] >> (fa * 4 + bits[m]) & 1u))
+                        return;
+                    if (pass == 0)
+                        smallest = min(smallest, (uint32_t)m);
+                    else
+                        union_shared(parent, l, m);
+                });
+            if (pass == 0)
+                parent[l] = smallest;
+        });
+        jump_to_roots<T>(parent, t);
+    }
+}
+
+/* Tile-local components, 8, 18 and 26: with up to 13 joins per node, concurrent unions diverge
+ * (10 of 32 lanes active, issue-bound). Instead: the same forest, then lock-step rounds in which
+ * every node takes the smallest label among itself and its connected neighbours (both directions,
+ * from a 26-bit mask made once) and jumps through that label's own label. Uniform control flow, no
+ * atomics; labels converge to the component's smallest node. Ends with parent = root. */
+template <typename T>
+__device__ __forceinline__ void unite_by_propagation(uint32_t *parent, const uint8_t *bits,
+                                                     const uint32_t *connection, int t)
+{
+    uint32_t neighbours[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        int lb, l1, lz;
+        T::of_thread(t, k, lb, l1, lz);
+        const int l = T::local(lb, l1, lz);
+        const uint32_t fa = bits[l];
+        uint32_t smallest = l, joined = 0;
+        if (fa) {
+#pragma unroll 1
+            for (int o = 0; o < 13; o++) {
+                const uint32_t joins = connection[o];
+                const int db = backward_offset(o, 0), d1 = backward_offset(o, 1), dz = backward_offset(o, 2);
+                if (!joins)
+                    continue;
+                if (lb + db >= 0 && lb + db < T::TB && l1 + d1 >= 0 && l1 + d1 < T::T1 && lz + dz >= 0) {
+                    const int m = T::local(lb + db, l1 + d1, lz + dz);
+                    if (joins >> (fa * 4 + bits[m]) & 1u) {
+                        joined |= 1u << o;
+                        smallest = min(smallest, (uint32_t)m);
+                    }
+                }
+                if (lb - db >= 0 && lb - db < T::TB && l1 - d1 >= 0 && l1 - d1 < T::T1 && lz - dz < T::TZ) {
+                    const int m = T::local(lb - db, l1 - d1, lz - dz);
+                    if (joins >> (bits[m] * 4 + fa) & 1u)
+                        joined |= 1u << (13 + o);
+                }
+            }
+        }
+        neighbours[k] = joined;
+        parent[l] = smallest;
+    }
+    jump_to_roots<T>(parent, t);
+    for (;;) {
+        uint32_t next[4];
+        bool moved = false;
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            int lb, l1, lz;
+            T::of_thread(t, k, lb, l1, lz);
+            const int l = T::local(lb, l1, lz);
+            const uint32_t current = parent[l];
+            uint32_t smallest = current;
+#pragma unroll
+            for (int o = 0; o < 13; o++) {
+                const int delta = T::local(backward_offset(o, 0), backward_offset(o, 1), backward_offset(o, 2));
+                if (neighbours[k] >> o & 1u)
+                    smallest = min(smallest, parent[l + delta]);
+                if (neighbours[k] >> (13 + o) & 1u)
+                    smallest = min(smallest, parent[l - delta]);
+            }
+            next[k] = parent[smallest];
+            moved |= next[k] != current;
+        }
+        const int any = __syncthreads_or(moved);
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            int lb, l1, lz;
+            T::of_thread(t, k, lb, l1, lz);
+            parent[T::local(lb, l1, lz)] = next[k];
+        }
+        __syncthreads();
+        if (!any)
+            return;
+    }
+}
+
 template <int CONN, bool XY>
 __global__ void __launch_bounds__(kTileThreads) tile_local_kernel(const uint8_t *__restrict__ mask,
                                                                   uint32_t *__restrict__ labels,
@@ -162,36 +274,10 @@ __global__ void __launch_bounds__(kTileThreads) tile_local_kernel(const uint8_t 
     }
     __syncthreads();
 
-    /* Two passes keep the shared-memory atomics for the few joins that need them: (1) every node
-     * points at its smallest connected backward neighbour (a forest, no atomics), which is then
-     * flattened; (2) the connected pairs are united where their roots still differ. */
-#pragma unroll 1
-    for (int pass = 0; pass < 2; pass++) {
-        for_each_node<CONN>([&](int k) {
-            int lb, l1, lz;
-            T::of_thread(t, k, lb, l1, lz);
-            const int l = T::local(lb, l1, lz);
-            const uint32_t fa = bits[l];
-            uint32_t smallest = l;
-            if (fa)
-                for_each_offset<CONN>([&](int o) {
-                    const int nb = lb + backward_offset(o, 0), n1 = l1 + backward_offset(o, 1),
-                              nz = lz + backward_offset(o, 2);
-                    if (nb < 0 || nb >= T::TB || n1 < 0 || n1 >= T::T1 || nz < 0)
-                        return;
-                    const int m = T::local(nb, n1, nz);
-                    if (!(connection[o] >> (fa * 4 + bits[m]) & 1u))
-                        return;
-                    if (pass == 0)
-                        smallest = min(smallest, (uint32_t)m);
-                    else
-                        union_shared(parent, l, m);
-                });
-            if (pass == 0)
-                parent[l] = smallest;
-        });
-        jump_to_roots<T>(parent, t);
-    }
+    if (kUnroll<CONN>)
+        unite_by_union_find<CONN, T>(parent, bits, connection, t);
+    else
+        unite_by_propagation<T>(parent, bits, connection, t);
 
     uint32_t b0, i10, z0;
     T::origin(b0, i10, z0);
