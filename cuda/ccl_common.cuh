@@ -101,7 +101,7 @@ __device__ __forceinline__ uint32_t segment_of(const Grid &g, uint32_t b, uint32
     return (z * g.n1 + i1) * g.nseg + b / kSegment;
 }
 
-/* Tiles of 32x8x8 voxels (1024 nodes, 4 per thread) for the union-find and the final write. */
+/* Tiles of 32x8x8 voxels (1024 nodes, 4 per thread) for the union-find phase. */
 constexpr int kTileX = 32, kTileY = 8, kTileZ = 8;
 constexpr int kTileThreads = 256;
 constexpr int kTileNodes = kTileX * kTileY * kTileZ / 2;
@@ -132,14 +132,9 @@ struct Tile {
         i10 = XY ? blockIdx.y * T1 : blockIdx.x * T1;
         z0 = blockIdx.z * TZ;
     }
-    static __device__ __forceinline__ bool same_tile(const NodeAt &a, uint32_t b, uint32_t i1, uint32_t z)
-    {
-        return a.b / TB == b / TB && a.i1 / T1 == i1 / T1 && a.z / TZ == z / TZ;
-    }
 };
 
-/* Does connectivity CONN join some voxel of node A (foreground bits fa) to some voxel of node B (fb)
- * when B = A + (db, d1, dz) in node coordinates? Bit t of a node's bits is voxel a0 = 2b + t. */
+/* Are two voxels (d0, d1, dz) apart neighbours under CONN (d0 along the paired axis)? */
 template <int CONN>
 __host__ __device__ constexpr bool voxel_step_ok(int d0, int d1, int dz)
 {
@@ -148,6 +143,8 @@ __host__ __device__ constexpr bool voxel_step_ok(int d0, int d1, int dz)
          : ((d0 != 0) + (d1 != 0) + (dz != 0)) <= ((CONN == 6 || CONN == 4) ? 1 : (CONN == 18 || CONN == 8) ? 2 : 3);
 }
 
+/* Does CONN join some voxel of node A (foreground bits fa) to some voxel of node B (fb) when
+ * B = A + (db, d1, dz) in node coordinates? Bit t of a node's bits is voxel a0 = 2b + t. */
 template <int CONN>
 __host__ __device__ constexpr bool nodes_connected(uint32_t fa, uint32_t fb, int db, int d1, int dz)
 {
@@ -177,8 +174,7 @@ __host__ __device__ constexpr int backward_offset(int k, int axis)
 }
 
 /* Bit fa*4 + fb is set when backward offset o joins a node with foreground bits fa to one with fb
- * (0: the offset never joins under CONN). Kernels keep the 13 masks in shared memory and loop over
- * the offsets without unrolling: unrolled, the 26-connected kernels grew past the instruction cache. */
+ * (0: the offset never joins under CONN). The tile kernels keep the 13 masks in shared memory. */
 template <int CONN>
 __host__ __device__ constexpr uint32_t connection_mask(int o)
 {
