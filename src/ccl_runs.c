@@ -177,8 +177,9 @@ static int compare_size_order(const void *a, const void *b)
     return (x->key > y->key) - (x->key < y->key);
 }
 
-/* rank[c] = 0-based position of component c (components indexed in raster order of their roots). */
-static vl_status rank_components(const vl_runs *runs, const uint32_t *root_of_run, const uint32_t *component_of_root,
+/* rank[c] = 0-based position of component c (components indexed in raster order of their roots, which
+ * lie in slice root_slice[c]). */
+static vl_status rank_components(const vl_runs *runs, const uint32_t *component_of_run, const uint32_t *root_slice,
                                  uint32_t components, vl_label_order order, const uint64_t *sizes, uint32_t *rank)
 {
     if (order == VL_ORDER_MATLAB_XY) {
@@ -187,36 +188,29 @@ static vl_status rank_components(const vl_runs *runs, const uint32_t *root_of_ru
         return VL_OK;
     }
     const int64_t nx = runs->nx, ny = runs->ny, slice = nx * ny;
-    /* key[c]: MATLAB key of component c; first its in-slice part over the runs of the root's slice. */
+    /* key[c]: the in-slice part x*ny + y of component c's MATLAB key, over the runs of its root's slice. */
     uint64_t *key = malloc(((size_t)components + 1) * sizeof *key);
-    uint32_t *root_slice = malloc(((size_t)components + 1) * sizeof *root_slice);
     uint32_t *items = malloc(((size_t)components + 1) * sizeof *items);
     uint32_t *scratch = malloc(((size_t)components + 1) * sizeof *scratch);
     uint32_t *histogram = malloc(((size_t)(nx > ny ? nx : ny) + 1) * sizeof *histogram);
     size_order_entry *entries = order == VL_ORDER_SIZE ? malloc(((size_t)components + 1) * sizeof *entries) : NULL;
     vl_status status = VL_OK;
-    if (!key || !root_slice || !items || !scratch || !histogram || (order == VL_ORDER_SIZE && !entries)) {
+    if (!key || !items || !scratch || !histogram || (order == VL_ORDER_SIZE && !entries)) {
         status = vl_fail(VL_ERR_MEMORY, "label: cannot allocate the order tables for %u components", components);
         goto done;
     }
     for (uint32_t c = 0; c < components; c++)
         key[c] = UINT64_MAX;
-    for (int64_t z = 0; z < runs->nz; z++) {
-        const uint32_t slice_first_run = runs->row_start[z * ny];
+    for (int64_t z = 0; z < runs->nz; z++)
         for (int64_t y = 0; y < ny; y++) {
             const int64_t row = y + ny * z;
             for (uint32_t i = runs->row_start[row]; i < runs->row_start[row + 1]; i++) {
-                uint32_t root = root_of_run[i];
-                if (root < slice_first_run)
-                    continue; /* the component began in an earlier slice */
-                uint32_t c = component_of_root[root];
-                uint64_t candidate = (uint64_t)runs->x0[i] * (uint64_t)ny + (uint64_t)y;
-                if (candidate < key[c])
+                const uint32_t c = component_of_run[i];
+                const uint64_t candidate = (uint64_t)runs->x0[i] * (uint64_t)ny + (uint64_t)y;
+                if (root_slice[c] == (uint32_t)z && candidate < key[c])
                     key[c] = candidate;
-                root_slice[c] = (uint32_t)z;
             }
         }
-    }
     /* Components are already grouped by their root's slice in ascending order: sort inside each group. */
     for (uint32_t c = 0; c < components; c++)
         items[c] = c;
@@ -239,7 +233,6 @@ static vl_status rank_components(const vl_runs *runs, const uint32_t *root_of_ru
     }
 done:
     free(key);
-    free(root_slice);
     free(items);
     free(scratch);
     free(histogram);
@@ -250,44 +243,47 @@ done:
 vl_status vl_runs_number_components(const vl_runs *runs, uint32_t *parent, vl_label_order order,
                                     vl_label_result *result)
 {
-    const uint32_t count = runs->count;
-    /* Flatten: parent[i] <= i, so one forward pass leaves every run pointing at its root. */
     uint32_t components = 0;
-    for (uint32_t i = 0; i < count; i++) {
-        parent[i] = parent[parent[i]];
+    for (uint32_t i = 0; i < runs->count; i++)
         components += parent[i] == i;
-    }
-    uint32_t *component_of_root = malloc(((size_t)count + 1) * sizeof *component_of_root);
     uint64_t *sizes = calloc((size_t)components + 1, sizeof *sizes);
+    uint32_t *root_slice = malloc(((size_t)components + 1) * sizeof *root_slice);
     uint32_t *rank = malloc(((size_t)components + 1) * sizeof *rank);
-    if (!component_of_root || !sizes || !rank) {
-        free(component_of_root);
-        free(sizes);
-        free(rank);
-        return vl_fail(VL_ERR_MEMORY, "label: cannot allocate tables for %u components", components);
+    result->sizes = malloc(((size_t)components + 1) * sizeof *result->sizes);
+    vl_status status = VL_OK;
+    if (!sizes || !root_slice || !rank || !result->sizes) {
+        status = vl_fail(VL_ERR_MEMORY, "label: cannot allocate tables for %u components", components);
+        goto done;
     }
+    /* One forward pass flattens the forest and numbers components in raster order of their roots, in place:
+     * parent[i] <= i, so parent[parent[i]] already holds the component of i's root when i is reached. */
     uint32_t next = 0;
-    for (uint32_t i = 0; i < count; i++) {
-        if (parent[i] == i)
-            component_of_root[i] = next++;
-        sizes[component_of_root[parent[i]]] += (uint64_t)(runs->x1[i] - runs->x0[i]) + 1;
-    }
-    vl_status status = rank_components(runs, parent, component_of_root, components, order, sizes, rank);
-    if (status == VL_OK) {
-        /* Sizes by label, then each run's root replaced by its final label. */
-        result->sizes = malloc(((size_t)components + 1) * sizeof *result->sizes);
-        if (!result->sizes) {
-            status = vl_fail(VL_ERR_MEMORY, "label: cannot allocate sizes for %u components", components);
-        } else {
-            for (uint32_t c = 0; c < components; c++)
-                result->sizes[rank[c]] = sizes[c];
-            result->count = components;
-            for (uint32_t i = 0; i < count; i++)
-                parent[i] = rank[component_of_root[parent[i]]] + 1;
+    for (int64_t z = 0; z < runs->nz; z++) {
+        const uint32_t slice_end = runs->row_start[(z + 1) * runs->ny];
+        for (uint32_t i = runs->row_start[z * runs->ny]; i < slice_end; i++) {
+            if (parent[i] == i) {
+                root_slice[next] = (uint32_t)z;
+                parent[i] = next++;
+            } else {
+                parent[i] = parent[parent[i]];
+            }
+            sizes[parent[i]] += (uint64_t)(runs->x1[i] - runs->x0[i]) + 1;
         }
     }
-    free(component_of_root);
+    if ((status = rank_components(runs, parent, root_slice, components, order, sizes, rank)) != VL_OK)
+        goto done;
+    for (uint32_t c = 0; c < components; c++)
+        result->sizes[rank[c]] = sizes[c];
+    result->count = components;
+    for (uint32_t i = 0; i < runs->count; i++)
+        parent[i] = rank[parent[i]] + 1;
+done:
+    if (status != VL_OK) {
+        free(result->sizes);
+        result->sizes = NULL;
+    }
     free(sizes);
+    free(root_slice);
     free(rank);
     return status;
 }

@@ -22,7 +22,7 @@ typedef struct vl_runs {
 vl_status vl_runs_extract(const vl_volume *mask, int threads, vl_runs *runs);
 void vl_runs_free(vl_runs *runs);
 
-/* Given the joined forest (parent[i] <= i, roots are first runs), numbers the components 1..N in `order`,
+/* Given the joined forest (parent[i] <= i, roots are first runs, not yet flattened), numbers the components 1..N in `order`,
  * fills result->count and result->sizes, and rewrites parent[i] into the final label of run i. */
 vl_status vl_runs_number_components(const vl_runs *runs, uint32_t *parent, vl_label_order order,
                                     vl_label_result *result);
