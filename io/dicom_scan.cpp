@@ -234,6 +234,11 @@ void read_file(const std::string &path, vl_dicom_files &files)
     double tilt;
     if (get_doubles(ds, DCM_GantryDetectorTilt, &tilt, 1))
         base.gantry_tilt = tilt;
+    double window;
+    if (get_doubles(ds, DCM_WindowCenter, &window, 1))
+        base.window_center = window;
+    if (get_doubles(ds, DCM_WindowWidth, &window, 1))
+        base.window_width = window;
     base.has_padding = get_us_or_ss(ds, DCM_PixelPaddingValue, base.padding);
     base.has_padding_limit = get_us_or_ss(ds, DCM_PixelPaddingRangeLimit, base.padding_limit);
     read_plane(ds, base);

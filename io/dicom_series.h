@@ -3,6 +3,7 @@
 #ifndef VL_DICOM_SERIES_H
 #define VL_DICOM_SERIES_H
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,6 +24,7 @@ struct vl_dicom_frame {
     double orientation[6] = {0, 0, 0, 0, 0, 0};
     double pixel_spacing[2] = {1, 1}; /* DICOM order: row spacing (y), column spacing (x) */
     double slope = 1, intercept = 0, slice_thickness = 0, gantry_tilt;
+    double window_center = NAN, window_width = NAN; /* first values of WindowCenter / WindowWidth */
     bool has_padding = false, has_padding_limit = false;
     long padding = 0, padding_limit = 0;
     std::string broken;             /* why this frame cannot be decoded, found while scanning; "" if fine */

@@ -158,6 +158,8 @@ void fill_report_header(vl_dicom_report *report, const vl_dicom_files &files, co
     set_text(report->transfer_syntax, transfer_syntaxes(files, group.frames));
     report->tilt_degrees = stack.tilt_degrees;
     report->gantry_tilt_tag = stack.gantry_tilt_tag;
+    report->window_center = first.window_center;
+    report->window_width = first.window_width;
     report->step_min_mm = stack.step_min;
     report->step_median_mm = stack.step_median;
     report->step_max_mm = stack.step_max;
@@ -378,6 +380,7 @@ extern "C" vl_status vl_dicom_read_series(const char *path, const vl_dicom_read_
     memset(report, 0, sizeof *report);
     report->series_number = -1;
     report->gantry_tilt_tag = NAN;
+    report->window_center = report->window_width = NAN;
     memset(hu, 0, sizeof *hu);
     if (!path || !*path)
         return vl_fail(VL_ERR_ARGUMENT, "DICOM input: no path given");

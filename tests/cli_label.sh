@@ -76,5 +76,9 @@ expect 2 "mat-class: 'int8'" -- "$voxlabel" label "$work/ct" --preset bone --for
 expect 0 '' -- "$voxlabel" label "$work/ct" --preset bone --format mat --mat-class uint32 -o "$work/m3" --quiet
 check "uint32 mat output" test -s "$work/m3/labels.mat"
 
+expect 0 "using the series' window 40:400" -- "$voxlabel" preview "$work/ct" -o "$work/preview.png"
+expect 0 '' -- "$voxlabel" label "$work/ct" --preset bone --preview -o "$work/pv" --quiet
+check "label --preview writes both PNGs" test -s "$work/pv/preview.png" -a -s "$work/pv/preview_orthogonal.png"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -69,6 +69,7 @@ typedef struct vl_dicom_report {
     char transfer_syntax[160];    /* names, comma-separated when the files differ */
     double tilt_degrees;          /* angle between the slice step and the slice normal, from the positions */
     double gantry_tilt_tag;       /* GantryDetectorTilt (0018,1120), NAN when absent */
+    double window_center, window_width; /* the first slice's WindowCenter/WindowWidth (first values), NAN when absent */
     double step_min_mm, step_median_mm, step_max_mm; /* steps between slice positions along the normal */
     int64_t gap_count, duplicate_count;
     int resampled;                /* the volume was resampled (VL_IRREGULAR_RESAMPLE and irregular input) */

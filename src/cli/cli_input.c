@@ -1,4 +1,5 @@
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -123,6 +124,15 @@ int cli_input_load(const char *path, const cli_input_options *options, cli_input
         return code;
     }
     return 0;
+}
+
+int cli_input_window(const cli_input *input, double *center, double *width)
+{
+    if (!input->has_report || !isfinite(input->report.window_center) || !(input->report.window_width >= 1))
+        return 0;
+    *center = input->report.window_center;
+    *width = input->report.window_width;
+    return 1;
 }
 
 void cli_input_free(cli_input *input)

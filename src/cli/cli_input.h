@@ -27,6 +27,9 @@ typedef struct cli_input {
     int has_report;
 } cli_input;
 
+/* The DICOM series' own display window (WindowCenter/WindowWidth): 1 and the values when the input had one. */
+int cli_input_window(const cli_input *input, double *center, double *width);
+
 /* Loads `path`; prints DICOM warnings and notes. Returns 0 or prints the error and returns its exit code. */
 int cli_input_load(const char *path, const cli_input_options *options, cli_input *input);
 void cli_input_free(cli_input *input);

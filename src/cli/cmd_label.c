@@ -44,8 +44,8 @@ static const char label_help[] =
     "  --mat-class double|uint32  class of the .mat labels (default double, what bwlabeln returns)\n"
     "  --stats basic|full         component columns (default basic; full adds shape, surface and median HU)\n"
     "  --matlab                   add regionprops3-style columns (1-based Centroid, BoundingBox, ...)\n"
-    "  --preview                  also write preview.png (montage of labelled slices over the CT, soft-tissue\n"
-    "                             window) and preview_orthogonal.png (three views through the largest component)\n"
+    "  --preview                  also write preview.png (montage of labelled slices over the CT, in the DICOM\n"
+    "                             window or else soft tissue 40:400) and preview_orthogonal.png (three views through the largest component)\n"
     "  --force                    replace existing outputs (otherwise an existing file is an error)\n"
     "  --progress | --quiet       force progress bars on stderr | print nothing but errors\n"
     "%s"
@@ -372,6 +372,7 @@ int cmd_label(int argc, char **argv)
         vl_preview_options preview;
         vl_preview_options_default(&preview);
         preview.force = 1;
+        cli_input_window(&input, &preview.window_center, &preview.window_width);
         if ((status = vl_preview_write_montage(cli_outputs_staged(&outputs, 3), &input.volume, &labels, &preview)) !=
                 VL_OK ||
             (status = vl_preview_write_orthogonal(cli_outputs_staged(&outputs, 4), &input.volume, &labels, &preview)) !=

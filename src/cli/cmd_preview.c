@@ -17,8 +17,9 @@ static const char preview_help[] =
     "options:\n"
     "  -o, --output OUT.png   the PNG to write\n"
     "  --labels FILE          labels volume of the same size (e.g. out/labels.nii.gz from voxlabel label)\n"
-    "  --window C:W | NAME    window centre:width in HU, or soft-tissue (40:400, default), lung (-600:1500),\n"
-    "                         bone (300:2000), brain (40:80), liver (30:150), mediastinum (50:350)\n"
+    "  --window C:W | NAME    window centre:width in HU, or soft-tissue (40:400), lung (-600:1500),\n"
+    "                         bone (300:2000), brain (40:80), liver (30:150), mediastinum (50:350);\n"
+    "                         default: the DICOM series' own WindowCenter/WindowWidth, else soft-tissue\n"
     "  --alpha A              label opacity 0..1 (default 0.5)\n"
     "  --outline              draw label outlines instead of filled labels\n"
     "view (one of; default --montage 12):\n"
@@ -62,7 +63,7 @@ int cmd_preview(int argc, char **argv)
     cli_input_options input_options;
     cli_input_options_default(&input_options);
     int64_t slice = -1, value;
-    int orthogonal = 0, code;
+    int orthogonal = 0, window_given = 0, code;
     for (int i = 1; i < argc; i++) {
         const char *option = argv[i], *text;
         if (strcmp(option, "--help") == 0 || strcmp(option, "-h") == 0) {
@@ -105,6 +106,7 @@ int cmd_preview(int argc, char **argv)
         } else if (strcmp(option, "--window") == 0) {
             if ((code = parse_window(text, &options)))
                 return code;
+            window_given = 1;
         } else if (strcmp(option, "--alpha") == 0) {
             if (cli_parse_double(option, text, &options.alpha))
                 return CLI_EXIT_USAGE;
@@ -130,6 +132,9 @@ int cmd_preview(int argc, char **argv)
     cli_input input;
     if ((code = cli_input_load(input_path, &input_options, &input)))
         return code;
+    if (!window_given && cli_input_window(&input, &options.window_center, &options.window_width))
+        cli_note("using the series' window %g:%g (centre:width; --window overrides it)", options.window_center,
+                 options.window_width);
     vl_volume labels = {0};
     vl_status status = VL_OK;
     if (labels_path) {
