@@ -26,7 +26,9 @@ extern "C" int vl_gpu_usable(int gpu_index, char *why, size_t why_size)
         int driver = 0, runtime = 0;
         cudaDriverGetVersion(&driver);
         cudaRuntimeGetVersion(&runtime);
-        if (error == cudaErrorInsufficientDriver && driver > 0)
+        if (driver == 0)
+            snprintf(why, why_size, "no NVIDIA GPU driver is installed");
+        else if (error == cudaErrorInsufficientDriver)
             snprintf(why, why_size, "the NVIDIA driver supports CUDA %d.%d but voxlabel needs %d.%d", driver / 1000,
                      driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10);
         else
