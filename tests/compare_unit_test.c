@@ -6,18 +6,8 @@
 
 #include "voxlabel/compare.h"
 #include "voxlabel/label.h"
+#include "test_check.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                                           \
-    do {                                                                                                           \
-        if (!(cond)) {                                                                                             \
-            failures++;                                                                                            \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                                    \
-            fprintf(stderr, __VA_ARGS__);                                                                          \
-            fprintf(stderr, " (last error: %s)\n", vl_last_error());                                              \
-        }                                                                                                          \
-    } while (0)
 
 enum { NX = 19, NY = 13, NZ = 11 };
 

@@ -10,18 +10,8 @@
 #include <matio.h>
 
 #include "voxlabel/io.h"
+#include "test_check.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                                           \
-    do {                                                                                                           \
-        if (!(cond)) {                                                                                             \
-            failures++;                                                                                            \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                                    \
-            fprintf(stderr, __VA_ARGS__);                                                                          \
-            fprintf(stderr, " (last error: %s)\n", vl_last_error());                                              \
-        }                                                                                                          \
-    } while (0)
 
 enum { W = 5, H = 4, D = 3 }; /* x extent (MATLAB columns), y extent (rows), slices */
 

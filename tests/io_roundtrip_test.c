@@ -12,18 +12,8 @@
 #include <unistd.h>
 
 #include "voxlabel/io.h"
+#include "test_check.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                                           \
-    do {                                                                                                           \
-        if (!(cond)) {                                                                                             \
-            failures++;                                                                                            \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                                    \
-            fprintf(stderr, __VA_ARGS__);                                                                          \
-            fprintf(stderr, " (last error: %s)\n", vl_last_error());                                              \
-        }                                                                                                          \
-    } while (0)
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static uint64_t next_random(void)

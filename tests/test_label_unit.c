@@ -7,6 +7,7 @@
 
 #include "label_reference.h"
 #include "voxlabel/label.h"
+#include "test_check.h"
 
 static uint64_t rng_state;
 static uint64_t next_random(void)
@@ -17,16 +18,6 @@ static uint64_t next_random(void)
     return rng_state;
 }
 
-static int failures;
-#define CHECK(cond, ...)                                                                                          \
-    do {                                                                                                          \
-        if (!(cond)) {                                                                                            \
-            failures++;                                                                                           \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                                  \
-            fprintf(stderr, __VA_ARGS__);                                                                         \
-            fputc('\n', stderr);                                                                                  \
-        }                                                                                                         \
-    } while (0)
 
 static void check_volume(const vl_volume *mask, int connectivity, vl_label_order order, int threads, const char *what)
 {
