@@ -82,3 +82,31 @@ void vl_atomic_file_discard(vl_atomic_file *file)
         unlink(file->temp_path);
     file->temp_path[0] = '\0';
 }
+
+vl_status vl_atomic_file_open_stream(vl_atomic_file *file, const char *path, int force, const char *mode,
+                                     FILE **stream)
+{
+    *stream = NULL;
+    vl_status status = vl_atomic_file_begin(file, path, force);
+    if (status != VL_OK)
+        return status;
+    *stream = fopen(file->temp_path, mode);
+    if (!*stream) {
+        int error = errno;
+        vl_atomic_file_discard(file);
+        return vl_fail(VL_ERR_OUTPUT, "%s: cannot open the temporary file: %s", path, strerror(error));
+    }
+    return VL_OK;
+}
+
+vl_status vl_atomic_file_close_stream(vl_atomic_file *file, FILE *stream, vl_status status)
+{
+    const int failed = ferror(stream) | (fclose(stream) != 0);
+    if (status == VL_OK && failed)
+        status = vl_fail(VL_ERR_OUTPUT, "%s: write failed (disk full?)", file->path);
+    if (status != VL_OK) {
+        vl_atomic_file_discard(file);
+        return status;
+    }
+    return vl_atomic_file_commit(file);
+}

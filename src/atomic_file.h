@@ -4,6 +4,8 @@
 #ifndef VL_ATOMIC_FILE_H
 #define VL_ATOMIC_FILE_H
 
+#include <stdio.h>
+
 #define VL_PATH_MAX 4096
 
 #include "voxlabel/error.h"
@@ -25,6 +27,13 @@ vl_status vl_atomic_file_begin(vl_atomic_file *file, const char *path, int force
 vl_status vl_atomic_file_commit(vl_atomic_file *file);
 /* Removes the temporary file; safe to call after a failed or successful commit. */
 void vl_atomic_file_discard(vl_atomic_file *file);
+
+/* For stdio writers: begin, then open the temporary file with fopen(mode). */
+vl_status vl_atomic_file_open_stream(vl_atomic_file *file, const char *path, int force, const char *mode,
+                                     FILE **stream);
+/* Closes the stream and commits when every write reached the file and `status` is VL_OK; otherwise
+ * discards. Returns the first failure. */
+vl_status vl_atomic_file_close_stream(vl_atomic_file *file, FILE *stream, vl_status status);
 
 #ifdef __cplusplus
 }

@@ -61,20 +61,12 @@ static void write_row(FILE *out, const vl_shape_table *table, const vl_shape_row
 vl_status vl_shape_write_csv(const char *path, const vl_shape_table *table, int force)
 {
     vl_atomic_file output;
-    vl_status status = vl_atomic_file_begin(&output, path, force);
+    FILE *out;
+    vl_status status = vl_atomic_file_open_stream(&output, path, force, "w", &out);
     if (status != VL_OK)
         return status;
-    FILE *out = fopen(output.temp_path, "w");
-    if (!out) {
-        vl_atomic_file_discard(&output);
-        return vl_fail(VL_ERR_OUTPUT, "%s: cannot open the temporary file", path);
-    }
     write_header(out, table);
     for (int64_t i = 0; i < table->count; i++)
         write_row(out, table, &table->rows[i]);
-    if (ferror(out) | (fclose(out) != 0)) {
-        vl_atomic_file_discard(&output);
-        return vl_fail(VL_ERR_OUTPUT, "%s: write error (disk full?)", path);
-    }
-    return vl_atomic_file_commit(&output);
+    return vl_atomic_file_close_stream(&output, out, VL_OK);
 }

@@ -17,14 +17,10 @@ vl_status vl_component_stats_write_json(const char *path, const vl_component_sta
     const vl_stats_column *columns[128];
     const size_t n = vl_stats_columns_select(options, columns, sizeof columns / sizeof columns[0]);
     vl_atomic_file file;
-    vl_status status = vl_atomic_file_begin(&file, path, options->force);
+    FILE *out;
+    vl_status status = vl_atomic_file_open_stream(&file, path, options->force, "w", &out);
     if (status != VL_OK)
         return status;
-    FILE *out = fopen(file.temp_path, "w");
-    if (!out) {
-        vl_atomic_file_discard(&file);
-        return vl_fail(VL_ERR_OUTPUT, "%s: cannot open for writing", path);
-    }
     char buffer[1 << 16];
     setvbuf(out, buffer, _IOFBF, sizeof buffer);
     int failed = fputs("[", out) == EOF;
@@ -45,12 +41,6 @@ vl_status vl_component_stats_write_json(const char *path, const vl_component_sta
         line[length++] = '}';
         failed |= fwrite(line, 1, length, out) != length;
     }
-    failed |= fputs("\n]\n", out) == EOF;
-    failed |= ferror(out) != 0;
-    failed |= fclose(out) != 0;
-    if (failed) {
-        vl_atomic_file_discard(&file);
-        return vl_fail(VL_ERR_OUTPUT, "%s: write failed (disk full?)", path);
-    }
-    return vl_atomic_file_commit(&file);
+    fputs("\n]\n", out); /* a failed write shows in ferror when the stream is closed */
+    return vl_atomic_file_close_stream(&file, out, VL_OK);
 }

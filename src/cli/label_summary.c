@@ -106,18 +106,10 @@ static void write_body(FILE *out, const label_summary *s)
 vl_status label_summary_write_json(const char *path, const label_summary *summary)
 {
     vl_atomic_file file;
-    vl_status status = vl_atomic_file_begin(&file, path, 1);
+    FILE *out;
+    vl_status status = vl_atomic_file_open_stream(&file, path, 1, "w", &out);
     if (status != VL_OK)
         return status;
-    FILE *out = fopen(file.temp_path, "w");
-    if (!out) {
-        vl_atomic_file_discard(&file);
-        return vl_fail(VL_ERR_OUTPUT, "%s: cannot open for writing", path);
-    }
     write_body(out, summary);
-    if (ferror(out) | (fclose(out) != 0)) {
-        vl_atomic_file_discard(&file);
-        return vl_fail(VL_ERR_OUTPUT, "%s: write failed (disk full?)", path);
-    }
-    return vl_atomic_file_commit(&file);
+    return vl_atomic_file_close_stream(&file, out, VL_OK);
 }
