@@ -1,54 +1,79 @@
 /* Run table of the CPU labeller: cutting rows into runs, numbering components, writing labels. */
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "ccl_runs.h"
 #include "status.h"
 
 /* ---- extraction ---------------------------------------------------------------------------------- */
 
-/* Runs in a row = foreground voxels whose left neighbour is background; a branch-free loop that vectorises. */
+/* Rows are read 64 voxels at a time as a bit mask of foreground voxels (SSE2 compares where available).
+ * A run starts at a set bit whose left neighbour is clear and ends at a set bit whose right neighbour is
+ * clear; starts and ends come in the same order, so the k-th start and the k-th end are run k, and both are
+ * found with bit scans instead of a branch per voxel (noise masks have runs of about two voxels). */
+static uint64_t foreground_bits(const uint8_t *p)
+{
+#if defined(__SSE2__)
+    const __m128i zero = _mm_setzero_si128();
+    uint64_t bits = 0;
+    for (int k = 0; k < 4; k++) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k));
+        const uint32_t is_zero = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero));
+        bits |= (uint64_t)(~is_zero & 0xFFFFu) << (16 * k);
+    }
+    return bits;
+#else
+    uint64_t bits = 0;
+    for (int k = 0; k < 64; k++)
+        bits |= (uint64_t)(p[k] != 0) << k;
+    return bits;
+#endif
+}
+
+/* Foreground bits of voxels base..base+63 of a row; voxels past the row's end read as background. */
+static uint64_t chunk_bits(const uint8_t *row, int64_t nx, int64_t base)
+{
+    if (base + 64 <= nx)
+        return foreground_bits(row + base);
+    uint8_t tail[64] = {0};
+    memcpy(tail, row + base, (size_t)(nx - base));
+    return foreground_bits(tail);
+}
+
 static uint32_t count_runs(const uint8_t *row, int64_t nx)
 {
-    uint32_t count = row[0] != 0;
-    for (int64_t x = 1; x < nx; x++)
-        count += (row[x] != 0) & (row[x - 1] == 0);
+    uint32_t count = 0;
+    uint64_t carry = 0; /* 1 when the voxel left of this chunk is foreground */
+    for (int64_t base = 0; base < nx; base += 64) {
+        const uint64_t bits = chunk_bits(row, nx, base);
+        count += (uint32_t)__builtin_popcountll(bits & ~((bits << 1) | carry));
+        carry = bits >> 63;
+    }
     return count;
 }
 
-static uint64_t load_word(const uint8_t *p)
-{
-    uint64_t word;
-    memcpy(&word, p, sizeof word);
-    return word;
-}
-
-/* True when some byte of the word is zero (the classic bit trick). */
-static int has_zero_byte(uint64_t word)
-{
-    return ((word - 0x0101010101010101ull) & ~word & 0x8080808080808080ull) != 0;
-}
-
-/* Writes the runs of one row at x0/x1. Whole zero or whole nonzero words are skipped eight voxels at a
- * time, which is what makes sparse CT masks cheap. */
+/* Writes the runs of one row at x0/x1. */
 static void cut_row(const uint8_t *row, int64_t nx, uint32_t *x0, uint32_t *x1)
 {
-    int64_t x = 0, found = 0;
-    while (x < nx) {
-        while (x + 8 <= nx && load_word(row + x) == 0)
-            x += 8;
-        while (x < nx && row[x] == 0)
-            x++;
-        if (x >= nx)
-            break;
-        int64_t start = x;
-        while (x + 8 <= nx && !has_zero_byte(load_word(row + x)))
-            x += 8;
-        while (x < nx && row[x] != 0)
-            x++;
-        x0[found] = (uint32_t)start;
-        x1[found] = (uint32_t)(x - 1);
-        found++;
+    uint32_t starts_found = 0, ends_found = 0;
+    uint64_t carry = 0, bits = nx > 0 ? chunk_bits(row, nx, 0) : 0;
+    for (int64_t base = 0; base < nx; base += 64) {
+        const uint64_t next = base + 64 < nx ? chunk_bits(row, nx, base + 64) : 0;
+        uint64_t starts = bits & ~((bits << 1) | carry);
+        uint64_t ends = bits & ~((bits >> 1) | (next << 63));
+        while (starts) {
+            x0[starts_found++] = (uint32_t)(base + __builtin_ctzll(starts));
+            starts &= starts - 1;
+        }
+        while (ends) {
+            x1[ends_found++] = (uint32_t)(base + __builtin_ctzll(ends));
+            ends &= ends - 1;
+        }
+        carry = bits >> 63;
+        bits = next;
     }
 }
 

@@ -102,7 +102,8 @@ int main(int argc, char **argv)
         rng_state = 1;
     printf("seed %" PRIu64 " (rerun with: test_label_unit %" PRIu64 ")\n", rng_state, rng_state);
     static const int64_t shapes[][3] = {{1, 17, 1}, {17, 1, 1}, {1, 1, 17}, {7, 13, 5}, {13, 7, 5}, {2, 2, 2},
-                                        {64, 48, 20}, {100, 3, 3}, {3, 100, 4}, {33, 29, 1}, {9, 64, 31}, {1, 1, 1}};
+                                        {64, 48, 20}, {100, 3, 3}, {3, 100, 4}, {33, 29, 1}, {9, 64, 31}, {1, 1, 1},
+                                        {63, 4, 3},  {65, 4, 3},  {128, 3, 2}, {129, 2, 2}};
     static const int connectivities[] = {4, 8, 6, 18, 26};
     static const double densities[] = {0.05, 0.2, 0.35, 0.5, 0.6, 0.9};
     int volumes = 0;
