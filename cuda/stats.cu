@@ -78,7 +78,7 @@ inline double order_value(unsigned long long key)
     return value;
 }
 
-/* The run a lane is accumulating: one label, contiguous voxels of one row. */
+/* The run a lane is accumulating: one label, the lane's voxels (every 32nd) of one row. */
 template <bool Full>
 struct Run {
     uint32_t label;
@@ -213,14 +213,12 @@ __global__ void __launch_bounds__(256) stats_pass(PassParameters p)
     const int lane = threadIdx.x & 31;
     const long long warps = (long long)gridDim.x * (blockDim.x / 32);
     const long long rows = p.ny * p.nz;
-    const long long segment = (p.nx + 31) / 32;
-    const long long begin = min(p.nx, lane * segment), end = min(p.nx, begin + segment);
     const Value *intensity = static_cast<const Value *>(p.intensity);
     for (long long row = (long long)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; row < rows; row += warps) {
         const long long y = row % p.ny, z = row / p.ny;
         const uint32_t *line = p.labels + row * p.nx;
         uint32_t any = 0;
-        for (long long x = begin; x < end; x++)
+        for (long long x = lane; x < p.nx; x += 32)
             any |= line[x];
         if (!__any_sync(0xffffffffu, any != 0))
             continue;
@@ -235,7 +233,9 @@ __global__ void __launch_bounds__(256) stats_pass(PassParameters p)
         const bool border_row = y == 0 || y == p.ny - 1 || z == 0 || z == p.nz - 1;
         Run<Full> run;
         run.start(0);
-        for (long long x = begin; x < end; x++) {
+        /* Lanes take every 32nd voxel, so each load of the warp reads 32 neighbouring voxels (coalesced, also in
+         * the neighbour rows); every sum is additive and min/max order-free, so the split does not matter. */
+        for (long long x = lane; x < p.nx; x += 32) {
             uint32_t a = line[x];
             if (a > p.count) {
                 atomicMin(p.first_bad, (unsigned long long)(row * p.nx + x));
@@ -282,7 +282,7 @@ __global__ void __launch_bounds__(256) stats_pass(PassParameters p)
                     }
             }
         }
-        /* The last run of each lane may continue in the next lane: combine equal labels across the warp. */
+        /* Lanes still holding the same label (a component spanning the row) combine before one flush. */
         const unsigned group = __match_any_sync(0xffffffffu, run.label);
         reduce_group<Full, HasIntensity>(run, group);
         if (lane == __ffs(group) - 1)
