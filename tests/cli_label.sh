@@ -28,6 +28,7 @@ check() { # check DESCRIPTION command...
 }
 
 "$voxlabel" phantom -o "$work/ct" --size 48x40x12 --quiet >/dev/null 2>&1 || { echo "phantom failed"; exit 1; }
+"$voxlabel" label "$work/ct" --preset bone -o "$work/out_bone" --quiet >/dev/null 2>&1 || { echo "label failed"; exit 1; }
 
 expect 0 '' -- "$voxlabel" label --help
 check "help shows examples" grep -q "examples:" "$work/stdout"
@@ -76,6 +77,19 @@ expect 2 "mat-class: 'int8'" -- "$voxlabel" label "$work/ct" --preset bone --for
 expect 0 '' -- "$voxlabel" label "$work/ct" --preset bone --format mat --mat-class uint32 -o "$work/m3" --quiet
 check "uint32 mat output" test -s "$work/m3/labels.mat"
 
+# Other inputs: NIfTI from convert, and raw with --raw-dims/--raw-type give the same table as DICOM.
+expect 0 '' -- "$voxlabel" convert "$work/ct" "$work/ct.nii.gz" --quiet
+expect 0 '' -- "$voxlabel" label "$work/ct.nii.gz" --preset bone -o "$work/from_nifti" --quiet
+# NIfTI keeps geometry in float32, so only the voxel columns (label, voxels, centroid and bbox in voxels) compare.
+voxel_columns() { cut -d, -f1,2,4-6,10-15 "$1"; }
+check "NIfTI input gives the DICOM labels" cmp -s <(voxel_columns "$work/out_bone/components.csv") <(voxel_columns "$work/from_nifti/components.csv")
+"$voxlabel" convert "$work/ct" "$work/ct.nii" --quiet >/dev/null 2>&1
+tail -c +353 "$work/ct.nii" > "$work/ct.raw" # the 352-byte NIfTI-1 header off: i16, x fastest
+expect 0 '' -- "$voxlabel" label "$work/ct.raw" --raw-dims 48,40,12 --raw-type i16 --preset bone -o "$work/from_raw" --quiet
+check "raw input gives the same labels" cmp -s <(voxel_columns "$work/out_bone/components.csv") <(voxel_columns "$work/from_raw/components.csv")
+expect 2 'raw-dims' -- "$voxlabel" label "$work/ct.raw" --raw-dims 48,40 --preset bone -o "$work/bad_raw"
+expect 3 '' -- "$voxlabel" label "$work/ct.raw" --raw-dims 480,40,12 --raw-type i16 --preset bone -o "$work/short_raw"
+check "no output after a short raw file" test ! -e "$work/short_raw"
 expect 0 "using the series' window 40:400" -- "$voxlabel" preview "$work/ct" -o "$work/preview.png"
 expect 0 '' -- "$voxlabel" label "$work/ct" --preset bone --preview -o "$work/pv" --quiet
 check "label --preview writes both PNGs" test -s "$work/pv/preview.png" -a -s "$work/pv/preview_orthogonal.png"
