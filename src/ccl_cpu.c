@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "ccl_runs.h"
+#include "memory.h"
 #include "status.h"
 #include "voxlabel/label.h"
 
@@ -183,7 +184,7 @@ vl_status vl_label_volume_cpu(const vl_volume *mask, vl_volume *labels,
         return status;
     vl_progress_report(&options->progress, "labelling", 0.4);
 
-    uint32_t *parent = malloc(((size_t)runs.count + 1) * sizeof *parent);
+    uint32_t *parent = vl_allocate_large(((size_t)runs.count + 1) * sizeof *parent);
     if (!parent) {
         vl_runs_free(&runs);
         return vl_fail(VL_ERR_MEMORY, "label: cannot allocate the union-find table for %u runs", runs.count);

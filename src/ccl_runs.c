@@ -6,6 +6,7 @@
 #endif
 
 #include "ccl_runs.h"
+#include "memory.h"
 #include "status.h"
 
 /* ---- extraction ---------------------------------------------------------------------------------- */
@@ -142,8 +143,8 @@ vl_status vl_runs_extract(const vl_volume *mask, int threads, vl_runs *runs)
         runs->row_start[row + 1] = (uint32_t)total;
     }
     runs->count = (uint32_t)total;
-    runs->x0 = malloc(((size_t)total + 1) * sizeof *runs->x0);
-    runs->x1 = malloc(((size_t)total + 1) * sizeof *runs->x1);
+    runs->x0 = vl_allocate_large(((size_t)total + 1) * sizeof *runs->x0);
+    runs->x1 = vl_allocate_large(((size_t)total + 1) * sizeof *runs->x1);
     if (!runs->x0 || !runs->x1) {
         vl_runs_free(runs);
         return vl_fail(VL_ERR_MEMORY, "label: cannot allocate %llu runs", (unsigned long long)total);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memory.h"
 #include "status.h"
 #include "voxlabel/volume.h"
 
@@ -40,9 +41,7 @@ void vl_geometry_identity(vl_geometry *geometry)
     }
 }
 
-/* Large outputs are written once, front to back: 2 MiB alignment plus transparent huge pages cut the
- * first-touch page faults, which otherwise cost as much as writing the labels. */
-static void *allocate_uninitialised(size_t bytes)
+void *vl_allocate_large(size_t bytes)
 {
     const size_t huge_page = (size_t)2 << 20;
     if (bytes < 4 * huge_page)
@@ -68,7 +67,7 @@ static vl_status create_volume(vl_volume *volume, int64_t nx, int64_t ny, int64_
         return vl_fail(VL_ERR_ARGUMENT, "volume: dimensions %lldx%lldx%lld are too large",
                        (long long)nx, (long long)ny, (long long)nz);
     size_t bytes = (size_t)(nx * ny * nz) * element;
-    volume->data = zeroed ? calloc(1, bytes) : allocate_uninitialised(bytes);
+    volume->data = zeroed ? calloc(1, bytes) : vl_allocate_large(bytes);
     if (!volume->data)
         return vl_fail(VL_ERR_MEMORY, "volume: cannot allocate %zu bytes for %lldx%lldx%lld %s", bytes,
                        (long long)nx, (long long)ny, (long long)nz, vl_dtype_name(dtype));
