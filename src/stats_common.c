@@ -1,7 +1,5 @@
 /* Options, limits and small helpers shared by the statistics backends. */
-#define _DEFAULT_SOURCE
 #include <math.h>
-#include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,18 +61,6 @@ void vl_stats_sums_clear(vl_stats_sums *sums, uint32_t count)
                                  .intensity_max = -INFINITY};
     for (uint32_t k = 0; k < count; k++)
         sums[k] = empty;
-}
-
-void *vl_stats_allocate(size_t bytes)
-{
-    const size_t huge = (size_t)2 << 20;
-    if (bytes < 2 * huge)
-        return malloc(bytes ? bytes : 1);
-    void *memory = NULL;
-    if (posix_memalign(&memory, huge, bytes) != 0)
-        return NULL;
-    madvise(memory, bytes, MADV_HUGEPAGE);
-    return memory;
 }
 
 vl_status vl_stats_check_limits(const vl_volume *labels, const vl_volume *intensity)

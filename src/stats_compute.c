@@ -5,6 +5,7 @@
 #include "label_gpu.h"
 #include "stats_gpu.h"
 #include "stats_internal.h"
+#include "memory.h"
 #include "status.h"
 
 static vl_status compute_gpu(const vl_volume *labels, const vl_volume *intensity, uint32_t count,
@@ -15,10 +16,10 @@ static vl_status compute_gpu(const vl_volume *labels, const vl_volume *intensity
         return status;
     const int full = options->level == VL_STATS_FULL;
     const size_t n = count;
-    vl_stats_sums *sums = vl_stats_allocate(sizeof *sums * n);
-    vl_stats_shape_sums *shape = full ? vl_stats_allocate(sizeof *shape * n) : NULL;
-    double *medians = full && intensity ? vl_stats_allocate(sizeof *medians * n) : NULL;
-    vl_component_stats *result = vl_stats_allocate(sizeof *result * n);
+    vl_stats_sums *sums = vl_allocate_large(sizeof *sums * n);
+    vl_stats_shape_sums *shape = full ? vl_allocate_large(sizeof *shape * n) : NULL;
+    double *medians = full && intensity ? vl_allocate_large(sizeof *medians * n) : NULL;
+    vl_component_stats *result = vl_allocate_large(sizeof *result * n);
     if (!sums || (full && !shape) || (full && intensity && !medians) || !result)
         status = vl_fail(VL_ERR_MEMORY, "statistics: no memory for %u components", count);
     vl_stats_gpu_timing timing;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "stats_internal.h"
+#include "memory.h"
 #include "status.h"
 
 typedef struct pass_job {
@@ -349,10 +350,10 @@ static vl_status compute_medians(pass_job *jobs, int threads, uint32_t count, do
     for (int t = 0; t < threads; t++)
         for (uint32_t k = 0; k < count; k++)
             total += jobs[t].sums[k].voxels;
-    uint64_t *offset = vl_stats_allocate(sizeof(uint64_t) * ((size_t)count + 1));
-    uint64_t *cursors = vl_stats_allocate(sizeof(uint64_t) * (size_t)count * (size_t)threads);
-    double *values = vl_stats_allocate(sizeof(double) * (total ? total : 1));
-    vl_stats_sums *counts = vl_stats_allocate(sizeof(vl_stats_sums) * (size_t)count);
+    uint64_t *offset = vl_allocate_large(sizeof(uint64_t) * ((size_t)count + 1));
+    uint64_t *cursors = vl_allocate_large(sizeof(uint64_t) * (size_t)count * (size_t)threads);
+    double *values = vl_allocate_large(sizeof(double) * (total ? total : 1));
+    vl_stats_sums *counts = vl_allocate_large(sizeof(vl_stats_sums) * (size_t)count);
     vl_status status = VL_OK;
     if (!offset || !cursors || !values || !counts)
         status = vl_fail(VL_ERR_MEMORY, "statistics: no memory for the median of %llu voxels", (unsigned long long)total);
@@ -412,10 +413,10 @@ vl_status vl_component_stats_compute_cpu(const vl_volume *labels, const vl_volum
     const int threads = thread_count(options, labels->nz);
     const size_t n = count;
     /* Every thread accumulates into its own arrays: thread 0's become the result, the others merge into them. */
-    vl_stats_sums *sums = vl_stats_allocate(sizeof *sums * n * (size_t)threads);
-    vl_stats_shape_sums *shape = full ? vl_stats_allocate(sizeof *shape * n * (size_t)threads) : NULL;
-    double *medians = full && intensity ? vl_stats_allocate(sizeof *medians * n) : NULL;
-    vl_component_stats *result = vl_stats_allocate(sizeof *result * n);
+    vl_stats_sums *sums = vl_allocate_large(sizeof *sums * n * (size_t)threads);
+    vl_stats_shape_sums *shape = full ? vl_allocate_large(sizeof *shape * n * (size_t)threads) : NULL;
+    double *medians = full && intensity ? vl_allocate_large(sizeof *medians * n) : NULL;
+    vl_component_stats *result = vl_allocate_large(sizeof *result * n);
     if (!sums || (full && !shape) || (full && intensity && !medians) || !result)
         status = vl_fail(VL_ERR_MEMORY, "statistics: no memory for %u components", count);
     pass_job jobs[64];

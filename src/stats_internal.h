@@ -39,11 +39,6 @@ int vl_stats_direction_class(int dx, int dy, int dz);
 /* Sets every sum to its empty value (0, +inf/-inf for min/max, bbox inverted). */
 void vl_stats_sums_clear(vl_stats_sums *sums, uint32_t count);
 
-/* Allocation for large per-component arrays: uninitialised, backed by transparent huge pages where the
- * kernel offers them (hundreds of thousands of components otherwise cost as much in page faults as the
- * pass itself). Release with free(). */
-void *vl_stats_allocate(size_t bytes);
-
 /* Returns VL_ERR_ARGUMENT when a volume is so large that the exact 64-bit second moments could overflow. */
 vl_status vl_stats_check_limits(const vl_volume *labels, const vl_volume *intensity);
 

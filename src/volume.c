@@ -44,8 +44,8 @@ void vl_geometry_identity(vl_geometry *geometry)
 void *vl_allocate_large(size_t bytes)
 {
     const size_t huge_page = (size_t)2 << 20;
-    if (bytes < 4 * huge_page)
-        return malloc(bytes);
+    if (bytes < 2 * huge_page)
+        return malloc(bytes ? bytes : 1);
     void *data = NULL;
     if (posix_memalign(&data, huge_page, bytes) != 0)
         return NULL;
