@@ -13,15 +13,13 @@
  *
  * Threads: slabs of slices are cut into runs and joined inside the slab in parallel (their run indices
  * are disjoint), the slab seams are joined serially, and the output rows are written in parallel. */
-#define _POSIX_C_SOURCE 200809L
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "ccl_runs.h"
 #include "memory.h"
+#include "parallel.h"
 #include "status.h"
 #include "voxlabel/label.h"
 
@@ -138,30 +136,6 @@ static void unite_seam(uint32_t *parent, const vl_runs *runs, const connectivity
     unite_slice(parent, runs, &across, z);
 }
 
-int vl_cpu_thread_count(int requested)
-{
-    if (requested > 0)
-        return requested;
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    return online > 0 ? (int)online : 1;
-}
-
-/* Runs `work` on each job, on its own thread for all but the first (which runs on the caller's). */
-void vl_run_parallel(void *(*work)(void *), void *jobs, size_t job_size, int count)
-{
-    pthread_t threads[VL_MAX_THREADS];
-    int started[VL_MAX_THREADS] = {0};
-    for (int t = 1; t < count; t++)
-        started[t] = pthread_create(&threads[t], NULL, work, (char *)jobs + t * job_size) == 0;
-    work(jobs);
-    for (int t = 1; t < count; t++) {
-        if (started[t])
-            pthread_join(threads[t], NULL);
-        else
-            work((char *)jobs + t * job_size); /* could not spawn: do it here */
-    }
-}
-
 vl_status vl_label_volume_cpu(const vl_volume *mask, vl_volume *labels,
                               const vl_label_options *options, vl_label_result *result)
 {
@@ -173,8 +147,6 @@ vl_status vl_label_volume_cpu(const vl_volume *mask, vl_volume *labels,
         return vl_fail(VL_ERR_ARGUMENT, "--conn: %d is not one of 6, 18, 26 (3D) or 4, 8 (per slice)",
                        options->connectivity);
     int threads = vl_cpu_thread_count(options->threads);
-    if (threads > VL_MAX_THREADS)
-        threads = VL_MAX_THREADS;
     if (threads > mask->nz)
         threads = (int)mask->nz;
 

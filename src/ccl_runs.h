@@ -5,9 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "parallel.h"
 #include "voxlabel/label.h"
-
-#define VL_MAX_THREADS 64
 
 /* Runs of foreground voxels, in raster order. Row r = y + ny*z holds runs row_start[r] .. row_start[r+1]-1;
  * run i covers x0[i]..x1[i] inclusive. Run indices are 32-bit: a volume may hold up to 2^32-2 runs. */
@@ -30,9 +29,5 @@ vl_status vl_runs_number_components(const vl_runs *runs, uint32_t *parent, vl_la
 /* Writes the U32 label volume from run labels (label_of_run[i] for run i), rows in parallel. */
 vl_status vl_runs_write_labels(const vl_runs *runs, const uint32_t *label_of_run, const vl_volume *mask, int threads,
                                vl_volume *labels);
-
-/* Thread helpers shared by the CPU stages. */
-int vl_cpu_thread_count(int requested);
-void vl_run_parallel(void *(*work)(void *), void *jobs, size_t job_size, int count);
 
 #endif

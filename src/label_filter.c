@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ccl_runs.h"
+#include "parallel.h"
 #include "status.h"
 #include "voxlabel/label.h"
 
@@ -66,9 +66,7 @@ vl_status vl_label_filter(vl_volume *labels, vl_label_result *result, uint64_t m
         }
     result->count = next;
 
-    int threads = vl_cpu_thread_count(0);
-    if (threads > VL_MAX_THREADS)
-        threads = VL_MAX_THREADS;
+    const int threads = vl_cpu_thread_count(0);
     const int64_t n = vl_volume_voxels(labels);
     remap_job jobs[VL_MAX_THREADS];
     for (int t = 0; t < threads; t++)

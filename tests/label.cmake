@@ -11,3 +11,7 @@ set_tests_properties(label_octave_oracle PROPERTIES LABELS oracle SKIP_RETURN_CO
 vl_test_exe(test_label_fixed test_label_fixed.c)
 add_test(NAME label_fixed_octave_reference COMMAND test_label_fixed ${PROJECT_SOURCE_DIR}/test-data/bwlabeln)
 set_tests_properties(label_fixed_octave_reference PROPERTIES LABELS unit)
+
+vl_test_exe(test_threshold test_threshold.c)
+add_test(NAME threshold_unit COMMAND test_threshold)
+set_tests_properties(threshold_unit PROPERTIES LABELS unit)
