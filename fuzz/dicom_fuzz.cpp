@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "voxlabel/dicom.h"
@@ -13,11 +14,11 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static std::string path = [] {
-        char name[] = "/tmp/vl_dicom_fuzz_XXXXXX";
-        int fd = mkstemp(name);
+        std::string name = (std::filesystem::temp_directory_path() / "vl_dicom_fuzz_XXXXXX").string();
+        int fd = mkstemp(name.data());
         if (fd >= 0)
             close(fd);
-        return std::string(name);
+        return name;
     }();
     FILE *file = fopen(path.c_str(), "wb");
     if (!file)
