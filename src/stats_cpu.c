@@ -6,15 +6,13 @@
  * per run, the neighbours in each of the 26 directions that carry another label (surface faces and
  * Crofton crossings). Threads take slabs of z, each with its own sums, merged at the end.
  * Pass 2 (full level with intensity only) gathers each component's values for the exact median. */
-#define _POSIX_C_SOURCE 200809L
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "stats_internal.h"
 #include "memory.h"
+#include "parallel.h"
+#include "stats_internal.h"
 #include "status.h"
 
 typedef struct pass_job {
@@ -280,37 +278,6 @@ static void *select_medians(void *argument)
     return NULL;
 }
 
-static int thread_count(const vl_stats_options *options, int64_t nz)
-{
-    long threads = options->threads > 0 ? options->threads : sysconf(_SC_NPROCESSORS_ONLN);
-    if (threads < 1)
-        threads = 1;
-    if (threads > 64)
-        threads = 64;
-    if (threads > nz)
-        threads = (long)nz;
-    return (int)threads;
-}
-
-/* Runs `work` on jobs[0..n-1], job 0 on the calling thread. Returns 0 when a thread could not start. */
-static int run_threads(void *(*work)(void *), void *jobs, size_t job_size, int n)
-{
-    pthread_t threads[64];
-    int started = 0, ok = 1;
-    for (int t = 1; t < n; t++) {
-        if (pthread_create(&threads[t], NULL, work, (char *)jobs + job_size * (size_t)t) != 0) {
-            ok = 0;
-            break;
-        }
-        started = t;
-    }
-    if (ok)
-        work(jobs);
-    for (int t = 1; t <= started; t++)
-        pthread_join(threads[t], NULL);
-    return ok;
-}
-
 static void merge_sums(pass_job *into, const pass_job *from, uint32_t count)
 {
     for (uint32_t k = 0; k < count; k++) {
@@ -372,19 +339,17 @@ static vl_status compute_medians(pass_job *jobs, int threads, uint32_t count, do
             jobs[t].cursor = cursors + (size_t)t * count;
             jobs[t].values = values;
         }
-        if (!run_threads(gather_values, jobs, sizeof *jobs, threads))
-            status = vl_fail(VL_ERR_MEMORY, "statistics: cannot start threads");
+        vl_run_parallel(gather_values, jobs, sizeof *jobs, threads);
         for (int t = 0; t < threads && status == VL_OK; t++)
             if (jobs[t].bad)
                 status = vl_fail(VL_ERR_MEMORY, "statistics: no memory for row buffers");
     }
     if (status == VL_OK) {
-        median_job selections[64];
+        median_job selections[VL_MAX_THREADS];
         for (int t = 0; t < threads; t++)
             selections[t] = (median_job){counts, offset, values, medians, (uint32_t)((uint64_t)count * t / threads),
                                          (uint32_t)((uint64_t)count * (t + 1) / threads)};
-        if (!run_threads(select_medians, selections, sizeof selections[0], threads))
-            status = vl_fail(VL_ERR_MEMORY, "statistics: cannot start threads");
+        vl_run_parallel(select_medians, selections, sizeof selections[0], threads);
     }
     free(offset);
     free(cursors);
@@ -410,7 +375,9 @@ vl_status vl_component_stats_compute_cpu(const vl_volume *labels, const vl_volum
     if (count == 0)
         return VL_OK;
     const int full = options->level == VL_STATS_FULL;
-    const int threads = thread_count(options, labels->nz);
+    int threads = vl_cpu_thread_count(options->threads);
+    if (threads > labels->nz)
+        threads = (int)labels->nz; /* threads take slabs of z */
     const size_t n = count;
     /* Every thread accumulates into its own arrays: thread 0's become the result, the others merge into them. */
     vl_stats_sums *sums = vl_allocate_large(sizeof *sums * n * (size_t)threads);
@@ -419,7 +386,7 @@ vl_status vl_component_stats_compute_cpu(const vl_volume *labels, const vl_volum
     vl_component_stats *result = vl_allocate_large(sizeof *result * n);
     if (!sums || (full && !shape) || (full && intensity && !medians) || !result)
         status = vl_fail(VL_ERR_MEMORY, "statistics: no memory for %u components", count);
-    pass_job jobs[64];
+    pass_job jobs[VL_MAX_THREADS];
     for (int t = 0; t < threads && status == VL_OK; t++) {
         jobs[t] = (pass_job){.labels = labels, .intensity = intensity, .count = count, .full = full,
                              .z_begin = labels->nz * t / threads, .z_end = labels->nz * (t + 1) / threads,
@@ -429,8 +396,8 @@ vl_status vl_component_stats_compute_cpu(const vl_volume *labels, const vl_volum
         if (full)
             memset(jobs[t].shape, 0, sizeof *shape * n);
     }
-    if (status == VL_OK && !run_threads(run_pass, jobs, sizeof jobs[0], threads))
-        status = vl_fail(VL_ERR_MEMORY, "statistics: cannot start threads");
+    if (status == VL_OK)
+        vl_run_parallel(run_pass, jobs, sizeof jobs[0], threads);
     for (int t = 0; t < threads && status == VL_OK; t++) {
         if (jobs[t].bad < 0)
             status = vl_fail(VL_ERR_MEMORY, "statistics: no memory for row buffers");
