@@ -51,7 +51,7 @@ for stage in $stages; do
     bench)
         step bench 300 "$bin/gpu_bench" --write "$work" 20
         step cupy 200 python3 "$here/gpu_cupy_peer.py" "$work" 20
-        python3 "$here/gpu_report.py" "$work/bench.out" "$work/cupy.out" | tee "$out/gpu_report.md"
+        python3 "$here/gpu_report.py" "$work/bench.out" "$work/cupy.out" | tee -a "$out/gpu_report.md"
         ;;
     profile)
         for config in "noise50 26" "noise50 6" "noise20 18" "ct 26" "ct 18"; do

@@ -11,7 +11,8 @@
  * minimum-key node, and the rank of a root among all roots in node order is its label minus one.
  *
  * Storage. The union-find parent of node n lives in the labels buffer at the node's first voxel
- * (slot0); the second voxel's cell (slot1) carries the root's final label later on. So the whole
+ * (slot0); the second voxel's cell (slot1) holds the foreground bits of the node's block during
+ * union-find (ccl_blocks.cu) and the root's final label later on. So the whole
  * labeller needs the mask, the labels and O(components + lines/128) more. */
 #ifndef VL_CCL_COMMON_CUH
 #define VL_CCL_COMMON_CUH
@@ -101,7 +102,7 @@ __device__ __forceinline__ uint32_t segment_of(const Grid &g, uint32_t b, uint32
     return (z * g.n1 + i1) * g.nseg + b / kSegment;
 }
 
-/* Tiles of 32x8x8 voxels (1024 nodes, 4 per thread) for the union-find phase. */
+/* Tiles of 32x8x8 voxels (1024 nodes, 4 per thread) for the union-find phase under 4 and 6. */
 constexpr int kTileX = 32, kTileY = 8, kTileZ = 8;
 constexpr int kTileThreads = 256;
 constexpr int kTileNodes = kTileX * kTileY * kTileZ / 2;
@@ -138,7 +139,7 @@ struct Tile {
 template <int CONN>
 __host__ __device__ constexpr bool voxel_step_ok(int d0, int d1, int dz)
 {
-    return (d0 < -1 || d0 > 1) ? false
+    return (d0 < -1 || d0 > 1 || d1 < -1 || d1 > 1 || dz < -1 || dz > 1) ? false
          : ((CONN == 4 || CONN == 8) && dz != 0) ? false
          : ((d0 != 0) + (d1 != 0) + (dz != 0)) <= ((CONN == 6 || CONN == 4) ? 1 : (CONN == 18 || CONN == 8) ? 2 : 3);
 }
@@ -205,6 +206,15 @@ __device__ __forceinline__ uint32_t find_root_global(uint32_t *labels, const Gri
         __stcg(labels + slot, gp);
         n = gp;
     }
+}
+
+/* The root above n, by a walk that only reads (each read from L2: other threads may be linking). */
+template <bool XY>
+__device__ __forceinline__ uint32_t find_root_readonly(const uint32_t *labels, const Grid &g, uint32_t n)
+{
+    for (uint32_t p = __ldcg(labels + slot0_of<XY>(g, n)); p != n; p = __ldcg(labels + slot0_of<XY>(g, n)))
+        n = p;
+    return n;
 }
 
 /* Joins the trees of a and b, linking the larger root under the smaller. Returns the root that

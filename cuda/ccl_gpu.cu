@@ -1,5 +1,5 @@
 /* The CUDA labeller's driver: device buffers in (vl_gpu_label_device) and the host-volume entry
- * behind vl_label_volume (vl_label_volume_gpu). Phases: union-find on voxel pairs (ccl_tiles.cu),
+ * behind vl_label_volume (vl_label_volume_gpu). Phases: union-find (ccl_tiles.cu, ccl_blocks.cu),
  * per-segment root counts -> CUB exclusive scan -> root ranks, labels + sizes (ccl_relabel.cu), and
  * for `size` order a CUB sort (ccl_size_order.cu). Device memory beyond mask + labels: two u32 per
  * 128-voxel-pair segment, and O(components) for sizes and the size order. */

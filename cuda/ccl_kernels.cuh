@@ -1,4 +1,4 @@
-/* Launchers of the labeller's phases, one file each (ccl_tiles.cu, ccl_relabel.cu), driven by
+/* Launchers of the labeller's phases, one file each (ccl_tiles.cu, ccl_blocks.cu, ccl_relabel.cu), driven by
  * ccl_gpu.cu. All are asynchronous on `stream` and return the launch error. */
 #ifndef VL_CCL_KERNELS_CUH
 #define VL_CCL_KERNELS_CUH
@@ -10,9 +10,12 @@
 namespace vlccl {
 
 /* Phase 1: slot0 of every node := a parent (kEmpty for empty nodes); segment_roots[s] := number of
- * roots in counting segment s (zeroed by the caller). */
+ * roots in counting segment s (zeroed by the caller). Tiles for 4 and 6 (ccl_tiles.cu), node blocks
+ * for 8, 18 and 26 (union_find_blocks, ccl_blocks.cu). */
 cudaError_t union_find_nodes(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels,
                              uint32_t *segment_roots, const Grid &g, cudaStream_t stream);
+cudaError_t union_find_blocks(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels,
+                              uint32_t *segment_roots, const Grid &g, cudaStream_t stream);
 
 /* Phase 2: flatten every tree and give each root its label 1 + (roots before it in node order),
  * stored in the root's slot1 (tail_label[line] for a root without a second voxel). Roots whose second

@@ -1,6 +1,7 @@
-/* Union-find phase of the CUDA labeller: label 32x8x8-voxel tiles in shared memory, then join the
- * tiles across their faces with a lock-free union-find in global memory (see ccl_common.cuh for
- * the node grid and why roots end up at the minimum-key node). */
+/* Union-find phase of the CUDA labeller for connectivity 4 and 6: label 32x8x8-voxel tiles in shared
+ * memory, then join the tiles across their faces with a lock-free union-find in global memory (see
+ * ccl_common.cuh for the node grid and why roots end up at the minimum-key node). Connectivity 8, 18
+ * and 26 go to node blocks (ccl_blocks.cu). */
 #include "ccl_common.cuh"
 #include "ccl_kernels.cuh"
 
@@ -43,40 +44,15 @@ __device__ __forceinline__ void union_shared(uint32_t *parent, uint32_t a, uint3
     }
 }
 
-/* Unrolled loops for the connectivities with 3 backward offsets (4, 6): their loads overlap. The
- * others loop plainly: unrolled, the 26-connected kernels grew past the instruction cache (84 KB of
- * code, 10x slower). */
-template <int CONN>
-constexpr bool kUnroll = CONN == 4 || CONN == 6;
-
-template <int CONN, typename Body>
-__device__ __forceinline__ void for_each_node(Body body)
-{
-    if (kUnroll<CONN>) {
-#pragma unroll
-        for (int k = 0; k < 4; k++)
-            body(k);
-    } else {
-#pragma unroll 1
-        for (int k = 0; k < 4; k++)
-            body(k);
-    }
-}
-
+/* The backward offsets that can join two nodes under CONN (3 for 4 and 6), unrolled so that their
+ * loads overlap. */
 template <int CONN, typename Body>
 __device__ __forceinline__ void for_each_offset(Body body)
 {
-    if (kUnroll<CONN>) {
 #pragma unroll
-        for (int o = 0; o < 13; o++)
-            if (offset_possible<CONN>(backward_offset(o, 0), backward_offset(o, 1), backward_offset(o, 2)))
-                body(o);
-    } else {
-#pragma unroll 1
-        for (int o = 0; o < 13; o++)
-            if (offset_possible<CONN>(backward_offset(o, 0), backward_offset(o, 1), backward_offset(o, 2)))
-                body(o);
-    }
+    for (int o = 0; o < 13; o++)
+        if (offset_possible<CONN>(backward_offset(o, 0), backward_offset(o, 1), backward_offset(o, 2)))
+            body(o);
 }
 
 /* Pointer jumping in lock step (barriers between the reads and the writes): every parent becomes a
@@ -121,16 +97,17 @@ __device__ __forceinline__ uint32_t node_bits_global(const uint8_t *__restrict__
     return bits;
 }
 
-/* Tile-local components, 4 and 6: every node first points at its smallest connected backward
- * neighbour (a forest, no atomics), which is flattened; then the connected pairs are united where
- * their roots still differ. With 3 offsets per node the atomics stay few. Ends with parent = root. */
+/* Tile-local components: every node first points at its smallest connected backward neighbour (a
+ * forest, no atomics), which is flattened; then the connected pairs are united where their roots still
+ * differ. With 3 offsets per node the atomics stay few. Ends with parent = root. */
 template <int CONN, typename T>
 __device__ __forceinline__ void unite_by_union_find(uint32_t *parent, const uint8_t *bits, const uint32_t *connection,
                                                     int t)
 {
 #pragma unroll 1
     for (int pass = 0; pass < 2; pass++) {
-        for_each_node<CONN>([&](int k) {
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
             int lb, l1, lz;
             T::of_thread(t, k, lb, l1, lz);
             const int l = T::local(lb, l1, lz);
@@ -152,84 +129,8 @@ __device__ __forceinline__ void unite_by_union_find(uint32_t *parent, const uint
                 });
             if (pass == 0)
                 parent[l] = smallest;
-        });
+        }
         jump_to_roots<T>(parent, t);
-    }
-}
-
-/* Tile-local components, 8, 18 and 26: with up to 13 joins per node, concurrent unions diverge
- * (10 of 32 lanes active, issue-bound). Instead: the same forest, then lock-step rounds in which
- * every node takes the smallest label among itself and its connected neighbours (both directions,
- * from a 26-bit mask made once) and jumps through that label's own label. Uniform control flow, no
- * atomics; labels converge to the component's smallest node. Ends with parent = root. */
-template <typename T>
-__device__ __forceinline__ void unite_by_propagation(uint32_t *parent, const uint8_t *bits,
-                                                     const uint32_t *connection, int t)
-{
-    uint32_t neighbours[4];
-#pragma unroll
-    for (int k = 0; k < 4; k++) {
-        int lb, l1, lz;
-        T::of_thread(t, k, lb, l1, lz);
-        const int l = T::local(lb, l1, lz);
-        const uint32_t fa = bits[l];
-        uint32_t smallest = l, joined = 0;
-        if (fa) {
-#pragma unroll 1
-            for (int o = 0; o < 13; o++) {
-                const uint32_t joins = connection[o];
-                const int db = backward_offset(o, 0), d1 = backward_offset(o, 1), dz = backward_offset(o, 2);
-                if (!joins)
-                    continue;
-                if (lb + db >= 0 && lb + db < T::TB && l1 + d1 >= 0 && l1 + d1 < T::T1 && lz + dz >= 0) {
-                    const int m = T::local(lb + db, l1 + d1, lz + dz);
-                    if (joins >> (fa * 4 + bits[m]) & 1u) {
-                        joined |= 1u << o;
-                        smallest = min(smallest, (uint32_t)m);
-                    }
-                }
-                if (lb - db >= 0 && lb - db < T::TB && l1 - d1 >= 0 && l1 - d1 < T::T1 && lz - dz < T::TZ) {
-                    const int m = T::local(lb - db, l1 - d1, lz - dz);
-                    if (joins >> (bits[m] * 4 + fa) & 1u)
-                        joined |= 1u << (13 + o);
-                }
-            }
-        }
-        neighbours[k] = joined;
-        parent[l] = smallest;
-    }
-    jump_to_roots<T>(parent, t);
-    for (;;) {
-        uint32_t next[4];
-        bool moved = false;
-#pragma unroll
-        for (int k = 0; k < 4; k++) {
-            int lb, l1, lz;
-            T::of_thread(t, k, lb, l1, lz);
-            const int l = T::local(lb, l1, lz);
-            const uint32_t current = parent[l];
-            uint32_t smallest = current;
-#pragma unroll
-            for (int o = 0; o < 13; o++) {
-                const int delta = T::local(backward_offset(o, 0), backward_offset(o, 1), backward_offset(o, 2));
-                if (neighbours[k] >> o & 1u)
-                    smallest = min(smallest, parent[l + delta]);
-                if (neighbours[k] >> (13 + o) & 1u)
-                    smallest = min(smallest, parent[l - delta]);
-            }
-            next[k] = parent[smallest];
-            moved |= next[k] != current;
-        }
-        const int any = __syncthreads_or(moved);
-#pragma unroll
-        for (int k = 0; k < 4; k++) {
-            int lb, l1, lz;
-            T::of_thread(t, k, lb, l1, lz);
-            parent[T::local(lb, l1, lz)] = next[k];
-        }
-        __syncthreads();
-        if (!any)
-            return;
     }
 }
 
@@ -274,10 +175,7 @@ __global__ void __launch_bounds__(kTileThreads) tile_local_kernel(const uint8_t 
     }
     __syncthreads();
 
-    if (kUnroll<CONN>)
-        unite_by_union_find<CONN, T>(parent, bits, connection, t);
-    else
-        unite_by_propagation<T>(parent, bits, connection, t);
+    unite_by_union_find<CONN, T>(parent, bits, connection, t);
 
     uint32_t b0, i10, z0;
     T::origin(b0, i10, z0);
@@ -352,7 +250,7 @@ __global__ void __launch_bounds__(kTileThreads) tile_faces_kernel(const uint8_t 
     for (int k = 0; k < 4; k++) {
         int lb, l1, lz;
         T::of_thread((int)threadIdx.x, k, lb, l1, lz);
-        const bool z_face = lz == 0 && CONN != 4 && CONN != 8;
+        const bool z_face = lz == 0 && CONN == 6;
         if (!z_face && l1 != 0 && l1 != T::T1 - 1 && lb != 0 && lb != T::TB - 1)
             continue;
         const uint32_t b = b0 + lb, i1 = i10 + l1, z = z0 + lz;
@@ -398,30 +296,18 @@ cudaError_t launch_union_find(const uint8_t *mask, uint32_t *labels, uint32_t *s
     return cudaGetLastError();
 }
 
-template <bool XY>
-cudaError_t dispatch_connectivity(int connectivity, const uint8_t *mask, uint32_t *labels, uint32_t *segment_roots,
-                                  const Grid &g, cudaStream_t stream)
-{
-    switch (connectivity) {
-    case 4: return launch_union_find<4, XY>(mask, labels, segment_roots, g, stream);
-    case 8: return launch_union_find<8, XY>(mask, labels, segment_roots, g, stream);
-    case 6: return launch_union_find<6, XY>(mask, labels, segment_roots, g, stream);
-    case 18: return launch_union_find<18, XY>(mask, labels, segment_roots, g, stream);
-    case 26: return launch_union_find<26, XY>(mask, labels, segment_roots, g, stream);
-    }
-    return cudaErrorInvalidValue;
-}
-
 } // namespace
 
 cudaError_t union_find_nodes(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels,
                              uint32_t *segment_roots, const Grid &g, cudaStream_t stream)
 {
-    return xy ? dispatch_connectivity<true>(connectivity, mask, labels, segment_roots, g, stream)
-              : dispatch_connectivity<false>(connectivity, mask, labels, segment_roots, g, stream);
+    switch (connectivity * 2 + (xy ? 1 : 0)) {
+    case 4 * 2: return launch_union_find<4, false>(mask, labels, segment_roots, g, stream);
+    case 4 * 2 + 1: return launch_union_find<4, true>(mask, labels, segment_roots, g, stream);
+    case 6 * 2: return launch_union_find<6, false>(mask, labels, segment_roots, g, stream);
+    case 6 * 2 + 1: return launch_union_find<6, true>(mask, labels, segment_roots, g, stream);
+    }
+    return union_find_blocks(connectivity, xy, mask, labels, segment_roots, g, stream);
 }
-
-unsigned tile_grid_limit_y() { return 65535u * kTileY; }
-unsigned tile_grid_limit_z() { return 65535u * kTileZ; }
 
 } // namespace vlccl

@@ -1,0 +1,345 @@
+/* Union-find phase of the CUDA labeller for connectivity 8, 18 and 26, on blocks of nodes (4 and 6:
+ * ccl_tiles.cu, whose shared-memory tiles measured faster there).
+ *
+ * A block is 1 x 2 x BZ nodes (b, i1, z) of the node grid (ccl_common.cuh): 2x2x2 voxels under 26
+ * (BZ = 2), a 2x2 square of one slice under 18 and 8 (BZ = 1). Every foreground voxel of a block is
+ * connected to every other one under its connectivity, so union-find can run on blocks: a quarter
+ * (26) or half (18, 8) of the nodes, each with at most 13 backward neighbours.
+ *
+ * A block's representative is its first foreground node in node order (= key order), so linking
+ * toward the smaller representative still leaves each component rooted at its minimum-key node. The
+ * block's other foreground nodes point at the representative; empty nodes hold kEmpty.
+ *
+ * Four launches (after Allegretti, Bolelli and Grana's BKE, TPDS 2020):
+ *   init      slot0 of every node := its representative or kEmpty; the block's foreground bits go to
+ *             the first node's slot1 (free until the relabel), so neighbours read one word, not 8 voxels;
+ *   link      each representative points at the smallest representative among its connected backward
+ *             neighbours when that is smaller: a forest without atomics;
+ *   compress  every representative := its root; roots are counted per segment;
+ *   merge     connected neighbours whose roots still differ are united (atomicMin union-find). */
+#include "ccl_common.cuh"
+#include "ccl_kernels.cuh"
+
+namespace vlccl {
+namespace {
+
+/* Block shape in nodes (b, i1, z): 1 x B1 x BZ. */
+template <int CONN>
+constexpr int kBlock1 = 2;
+template <int CONN>
+constexpr int kBlockZ = CONN == 26 ? 2 : 1;
+
+/* Block bits: bit 2p + t is voxel a0 = 2b + t of the block's node p = jz*B1 + j1, which is node
+ * (b, B1*c + j1, BZ*d + jz). Nodes are numbered in node order. */
+struct BlockAt {
+    uint32_t b, c, d;
+};
+
+/* Can some voxel of a block touch some voxel of the block at backward offset o under CONN, given the
+ * voxels present (bit masks fa, fb; all of them when fa = fb = ~0)? Brute force, for the tables. */
+template <int CONN>
+constexpr bool blocks_touch(int o, uint32_t fa, uint32_t fb)
+{
+    constexpr int voxels = 2 * kBlock1<CONN> * kBlockZ<CONN>;
+    for (int va = 0; va < voxels; va++)
+        for (int vb = 0; vb < voxels; vb++) {
+            const int pa = va / 2, pb = vb / 2;
+            const int d0 = 2 * backward_offset(o, 0) + vb % 2 - va % 2;
+            const int d1 = kBlock1<CONN> * backward_offset(o, 1) + pb % kBlock1<CONN> - pa % kBlock1<CONN>;
+            const int dz = kBlockZ<CONN> * backward_offset(o, 2) + pb / kBlock1<CONN> - pa / kBlock1<CONN>;
+            if ((fa >> va & 1u) && (fb >> vb & 1u) && voxel_step_ok<CONN>(d0, d1, dz))
+                return true;
+        }
+    return false;
+}
+
+/* For 18 and 8: bit fa*16 + fb of row o says whether blocks with bits fa and fb at backward offset o
+ * are connected. 26 uses BUF's facing-sides rule instead. */
+struct ConnectionTable {
+    uint32_t bits[13][8];
+};
+
+template <int CONN>
+constexpr ConnectionTable make_connection_table()
+{
+    ConnectionTable table{};
+    for (int o = 0; o < 13; o++)
+        for (uint32_t fa = 0; fa < 16; fa++)
+            for (uint32_t fb = 0; fb < 16; fb++)
+                if (CONN != 26 && blocks_touch<CONN>(o, fa, fb))
+                    table.bits[o][(fa * 16 + fb) / 32] |= 1u << ((fa * 16 + fb) % 32);
+    return table;
+}
+
+__constant__ ConnectionTable kTable18 = make_connection_table<18>();
+__constant__ ConnectionTable kTable8 = make_connection_table<8>();
+
+/* Bits of the side of a 2x2x2 block that faces offset d (-1, 0, +1) along the b, i1 and z axes. */
+__device__ __forceinline__ uint32_t facing(int d, uint32_t low, uint32_t high)
+{
+    return d < 0 ? low : d > 0 ? high : low | high;
+}
+
+template <int CONN>
+__device__ __forceinline__ bool blocks_connected(int o, uint32_t fa, uint32_t fb)
+{
+    if (CONN == 26) {
+        const int db = backward_offset(o, 0), d1 = backward_offset(o, 1), dz = backward_offset(o, 2);
+        const uint32_t a = facing(db, 0x55, 0xAA) & facing(d1, 0x33, 0xCC) & facing(dz, 0x0F, 0xF0);
+        const uint32_t b = facing(-db, 0x55, 0xAA) & facing(-d1, 0x33, 0xCC) & facing(-dz, 0x0F, 0xF0);
+        return (fa & a) && (fb & b);
+    }
+    const ConnectionTable &table = CONN == 18 ? kTable18 : kTable8;
+    const uint32_t bit = fa * 16 + fb;
+    return table.bits[o][bit / 32] >> (bit % 32) & 1u;
+}
+
+/* Offsets that can never connect under CONN are skipped at compile time. */
+template <int CONN>
+__host__ __device__ constexpr bool offset_used(int o)
+{
+    return blocks_touch<CONN>(o, ~0u, ~0u);
+}
+
+template <int CONN>
+__device__ __forceinline__ uint32_t i1_blocks(const Grid &g)
+{
+    return (g.n1 + kBlock1<CONN> - 1) / kBlock1<CONN>;
+}
+
+template <int CONN>
+__device__ __forceinline__ uint32_t z_blocks(const Grid &g)
+{
+    return (uint32_t)((g.nz + kBlockZ<CONN> - 1) / kBlockZ<CONN>);
+}
+
+template <int CONN>
+__device__ __forceinline__ bool block_inside(const Grid &g, int64_t b, int64_t c, int64_t d)
+{
+    return b >= 0 && b < g.h0 && c >= 0 && c < i1_blocks<CONN>(g) && d >= 0 && d < z_blocks<CONN>(g);
+}
+
+template <int CONN, bool XY>
+__device__ __forceinline__ uint32_t block_bits_from_mask(const uint8_t *__restrict__ mask, const Grid &g, BlockAt k)
+{
+    uint32_t bits = 0;
+#pragma unroll
+    for (int jz = 0; jz < kBlockZ<CONN>; jz++)
+#pragma unroll
+        for (int j1 = 0; j1 < kBlock1<CONN>; j1++) {
+            const uint32_t i1 = kBlock1<CONN> * k.c + j1, z = kBlockZ<CONN> * k.d + jz;
+            if (i1 >= g.n1 || z >= (uint32_t)g.nz)
+                continue;
+            const int64_t v = voxel_index<XY>(g, k.b, i1, z, 0);
+            uint32_t node = mask[v] != 0;
+            if (2 * k.b + 1 < g.n0)
+                node |= (uint32_t)(mask[v + (XY ? 1 : g.nx)] != 0) << 1;
+            bits |= node << (2 * (jz * kBlock1<CONN> + j1));
+        }
+    return bits;
+}
+
+/* After init: a block's bits, from its first node's slot1 (or the mask where the line ends in a
+ * single voxel and there is no slot1). */
+template <int CONN, bool XY>
+__device__ __forceinline__ uint32_t block_bits(const uint8_t *__restrict__ mask, const uint32_t *labels,
+                                               const Grid &g, BlockAt k)
+{
+    if (2 * k.b + 1 < g.n0)
+        return labels[voxel_index<XY>(g, k.b, kBlock1<CONN> * k.c, kBlockZ<CONN> * k.d, 1)];
+    return block_bits_from_mask<CONN, XY>(mask, g, k);
+}
+
+/* The first foreground node of a block with bits f != 0: its number and its parent cell (slot0). */
+struct Representative {
+    uint32_t node;
+    int64_t slot;
+};
+
+template <int CONN, bool XY>
+__device__ __forceinline__ Representative representative(const Grid &g, BlockAt k, uint32_t f)
+{
+    const int p = (__ffs((f | f >> 1) & 0x55u) - 1) / 2;
+    const uint32_t i1 = kBlock1<CONN> * k.c + p % kBlock1<CONN>, z = kBlockZ<CONN> * k.d + p / kBlock1<CONN>;
+    return Representative{node_number(g, k.b, i1, z), voxel_index<XY>(g, k.b, i1, z, 0)};
+}
+
+/* Threads walk memory x: lanes along i1 blocks for `matlab`, along b for `matlab-xy`. */
+template <int CONN, bool XY>
+__device__ __forceinline__ bool block_of_thread(const Grid &g, uint32_t d, BlockAt &k)
+{
+    const uint32_t fast = blockIdx.x * 32 + threadIdx.x, slow = blockIdx.y * 8 + threadIdx.y;
+    k = XY ? BlockAt{fast, slow, d} : BlockAt{slow, fast, d};
+    return block_inside<CONN>(g, k.b, k.c, k.d);
+}
+
+template <int CONN, bool XY>
+__global__ void __launch_bounds__(256) init_blocks_kernel(const uint8_t *__restrict__ mask,
+                                                          uint32_t *__restrict__ labels, Grid g)
+{
+    for (uint32_t d = blockIdx.z; d < z_blocks<CONN>(g); d += gridDim.z) {
+        BlockAt k;
+        if (!block_of_thread<CONN, XY>(g, d, k))
+            continue;
+        const uint32_t f = block_bits_from_mask<CONN, XY>(mask, g, k);
+        const uint32_t rep = f ? representative<CONN, XY>(g, k, f).node : kEmpty;
+#pragma unroll
+        for (int jz = 0; jz < kBlockZ<CONN>; jz++)
+#pragma unroll
+            for (int j1 = 0; j1 < kBlock1<CONN>; j1++) {
+                const uint32_t i1 = kBlock1<CONN> * k.c + j1, z = kBlockZ<CONN> * k.d + jz;
+                if (i1 < g.n1 && z < (uint32_t)g.nz)
+                    labels[voxel_index<XY>(g, k.b, i1, z, 0)] =
+                        f >> (2 * (jz * kBlock1<CONN> + j1)) & 3u ? rep : kEmpty;
+            }
+        if (2 * k.b + 1 < g.n0)
+            labels[voxel_index<XY>(g, k.b, kBlock1<CONN> * k.c, kBlockZ<CONN> * k.d, 1)] = f;
+    }
+}
+
+/* Calls body(o, n, fn) for every backward neighbour block n (bits fn) that CONN connects to block k
+ * (bits f). Unrolled so that the 13 neighbours' loads are in flight together. */
+template <int CONN, bool XY, typename Body>
+__device__ __forceinline__ void for_each_connected_neighbour(const uint8_t *__restrict__ mask, const uint32_t *labels,
+                                                             const Grid &g, BlockAt k, uint32_t f, Body body)
+{
+#pragma unroll
+    for (int o = 0; o < 13; o++) {
+        if (!offset_used<CONN>(o))
+            continue;
+        const int64_t b = (int64_t)k.b + backward_offset(o, 0), c = (int64_t)k.c + backward_offset(o, 1),
+                      d = (int64_t)k.d + backward_offset(o, 2);
+        if (!block_inside<CONN>(g, b, c, d))
+            continue;
+        const BlockAt n{(uint32_t)b, (uint32_t)c, (uint32_t)d};
+        const uint32_t fn = block_bits<CONN, XY>(mask, labels, g, n);
+        if (fn && blocks_connected<CONN>(o, f, fn))
+            body(o, n, fn);
+    }
+}
+
+template <int CONN, bool XY>
+__global__ void __launch_bounds__(256) link_blocks_kernel(const uint8_t *__restrict__ mask,
+                                                          uint32_t *__restrict__ labels, Grid g)
+{
+    for (uint32_t d = blockIdx.z; d < z_blocks<CONN>(g); d += gridDim.z) {
+        BlockAt k;
+        if (!block_of_thread<CONN, XY>(g, d, k))
+            continue;
+        const uint32_t f = block_bits<CONN, XY>(mask, labels, g, k);
+        if (!f)
+            continue;
+        const Representative rep = representative<CONN, XY>(g, k, f);
+        uint32_t smallest = rep.node;
+        for_each_connected_neighbour<CONN, XY>(mask, labels, g, k, f, [&](int, BlockAt n, uint32_t fn) {
+            smallest = min(smallest, representative<CONN, XY>(g, n, fn).node);
+        });
+        if (smallest != rep.node)
+            labels[rep.slot] = smallest;
+    }
+}
+
+/* Every representative := its root. The walk only reads, and each thread writes only its own cell
+ * (with the root), so no write can put back a stale ancestor after another thread's root. */
+template <int CONN, bool XY>
+__global__ void __launch_bounds__(256) compress_blocks_kernel(const uint8_t *__restrict__ mask,
+                                                              uint32_t *__restrict__ labels,
+                                                              uint32_t *__restrict__ segment_roots, Grid g)
+{
+    for (uint32_t d = blockIdx.z; d < z_blocks<CONN>(g); d += gridDim.z) {
+        BlockAt k;
+        if (!block_of_thread<CONN, XY>(g, d, k))
+            continue;
+        const uint32_t f = block_bits<CONN, XY>(mask, labels, g, k);
+        if (!f)
+            continue;
+        const Representative rep = representative<CONN, XY>(g, k, f);
+        const uint32_t parent = __ldcg(labels + rep.slot);
+        if (parent == rep.node) {
+            const NodeAt c = node_coords<XY>(g, rep.node);
+            atomicAdd(&segment_roots[segment_of(g, c.b, c.i1, c.z)], 1u);
+        } else {
+            labels[rep.slot] = find_root_readonly<XY>(labels, g, parent);
+        }
+    }
+}
+
+/* Unites connected neighbours whose roots still differ. After compress most parents are roots, so a
+ * plain (L1) read of both sides settles most pairs: a stale parent is still an ancestor, and equal
+ * ancestors prove one tree. The rare rest goes through union_global. */
+template <int CONN, bool XY>
+__global__ void __launch_bounds__(256) merge_blocks_kernel(const uint8_t *__restrict__ mask,
+                                                           uint32_t *__restrict__ labels,
+                                                           uint32_t *__restrict__ segment_roots, Grid g)
+{
+    for (uint32_t d = blockIdx.z; d < z_blocks<CONN>(g); d += gridDim.z) {
+        BlockAt k;
+        if (!block_of_thread<CONN, XY>(g, d, k))
+            continue;
+        const uint32_t f = block_bits<CONN, XY>(mask, labels, g, k);
+        if (!f)
+            continue;
+        uint32_t own_root = labels[representative<CONN, XY>(g, k, f).slot];
+        uint32_t pending = 0;
+        for_each_connected_neighbour<CONN, XY>(mask, labels, g, k, f, [&](int o, BlockAt n, uint32_t fn) {
+            if (labels[representative<CONN, XY>(g, n, fn).slot] != own_root)
+                pending |= 1u << o;
+        });
+        /* Most of these pairs were joined meanwhile through another pair of the same two trees: compare
+         * the current roots with a walk that only reads before paying for a union. */
+        if (pending)
+            own_root = find_root_readonly<XY>(labels, g, own_root);
+        while (pending) {
+            const int o = __ffs(pending) - 1;
+            pending &= pending - 1;
+            const BlockAt n{(uint32_t)((int64_t)k.b + backward_offset(o, 0)),
+                            (uint32_t)((int64_t)k.c + backward_offset(o, 1)),
+                            (uint32_t)((int64_t)k.d + backward_offset(o, 2))};
+            const Representative other =
+                representative<CONN, XY>(g, n, block_bits<CONN, XY>(mask, labels, g, n));
+            const uint32_t other_root = find_root_readonly<XY>(labels, g, __ldcg(labels + other.slot));
+            if (other_root == own_root)
+                continue;
+            const uint32_t gone = union_global<XY>(labels, g, own_root, other_root);
+            if (gone != kEmpty) {
+                const NodeAt at = node_coords<XY>(g, gone);
+                atomicSub(&segment_roots[segment_of(g, at.b, at.i1, at.z)], 1u);
+            }
+            own_root = find_root_readonly<XY>(labels, g, own_root);
+        }
+    }
+}
+
+template <int CONN, bool XY>
+cudaError_t launch_blocks(const uint8_t *mask, uint32_t *labels, uint32_t *segment_roots, const Grid &g,
+                          cudaStream_t stream)
+{
+    const uint32_t blocks1 = (g.n1 + kBlock1<CONN> - 1) / kBlock1<CONN>;
+    const uint32_t fast = XY ? g.h0 : blocks1, slow = XY ? blocks1 : g.h0;
+    const uint64_t depth = (uint64_t)(g.nz + kBlockZ<CONN> - 1) / kBlockZ<CONN>;
+    const dim3 threads(32, 8);
+    const dim3 grid((fast + 31) / 32, (slow + 7) / 8, (unsigned)(depth < 65535 ? depth : 65535));
+    init_blocks_kernel<CONN, XY><<<grid, threads, 0, stream>>>(mask, labels, g);
+    link_blocks_kernel<CONN, XY><<<grid, threads, 0, stream>>>(mask, labels, g);
+    compress_blocks_kernel<CONN, XY><<<grid, threads, 0, stream>>>(mask, labels, segment_roots, g);
+    merge_blocks_kernel<CONN, XY><<<grid, threads, 0, stream>>>(mask, labels, segment_roots, g);
+    return cudaGetLastError();
+}
+
+} // namespace
+
+cudaError_t union_find_blocks(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels,
+                              uint32_t *segment_roots, const Grid &g, cudaStream_t stream)
+{
+    switch (connectivity * 2 + (xy ? 1 : 0)) {
+    case 8 * 2: return launch_blocks<8, false>(mask, labels, segment_roots, g, stream);
+    case 8 * 2 + 1: return launch_blocks<8, true>(mask, labels, segment_roots, g, stream);
+    case 18 * 2: return launch_blocks<18, false>(mask, labels, segment_roots, g, stream);
+    case 18 * 2 + 1: return launch_blocks<18, true>(mask, labels, segment_roots, g, stream);
+    case 26 * 2: return launch_blocks<26, false>(mask, labels, segment_roots, g, stream);
+    case 26 * 2 + 1: return launch_blocks<26, true>(mask, labels, segment_roots, g, stream);
+    }
+    return cudaErrorInvalidValue;
+}
+
+} // namespace vlccl
