@@ -285,8 +285,10 @@ __global__ void __launch_bounds__(256) merge_blocks_kernel(const uint8_t *__rest
             if (labels[representative<CONN, XY>(g, n, fn).slot] != own_root)
                 pending |= 1u << o;
         });
-        /* Most of these pairs were joined meanwhile through another pair of the same two trees: compare
-         * the current roots with a walk that only reads before paying for a union. */
+        /* Most of these pairs were joined meanwhile through another pair of the same two trees: skip
+         * parents already joined by this thread, and compare the current roots with a walk that only
+         * reads before paying for a union. */
+        uint32_t joined[2] = {kEmpty, kEmpty};
         if (pending)
             own_root = find_root_readonly<XY>(labels, g, own_root);
         while (pending) {
@@ -297,7 +299,12 @@ __global__ void __launch_bounds__(256) merge_blocks_kernel(const uint8_t *__rest
                             (uint32_t)((int64_t)k.d + backward_offset(o, 2))};
             const Representative other =
                 representative<CONN, XY>(g, n, block_bits<CONN, XY>(mask, labels, g, n));
-            const uint32_t other_root = find_root_readonly<XY>(labels, g, __ldcg(labels + other.slot));
+            const uint32_t parent = labels[other.slot];
+            if (parent == joined[0] || parent == joined[1])
+                continue;
+            joined[1] = joined[0];
+            joined[0] = parent;
+            const uint32_t other_root = find_root_readonly<XY>(labels, g, parent);
             if (other_root == own_root)
                 continue;
             const uint32_t gone = union_global<XY>(labels, g, own_root, other_root);
