@@ -173,6 +173,21 @@ __device__ __forceinline__ bool block_of_thread(const Grid &g, uint32_t d, Block
     return block_inside<CONN>(g, k.b, k.c, k.d);
 }
 
+/* Calls body(k, f) for every block k of this thread that has foreground (bits f, read after init). */
+template <int CONN, bool XY, typename Body>
+__device__ __forceinline__ void for_each_foreground_block(const uint8_t *__restrict__ mask, const uint32_t *labels,
+                                                          const Grid &g, Body body)
+{
+    for (uint32_t d = blockIdx.z; d < z_blocks<CONN>(g); d += gridDim.z) {
+        BlockAt k;
+        if (!block_of_thread<CONN, XY>(g, d, k))
+            continue;
+        const uint32_t f = block_bits<CONN, XY>(mask, labels, g, k);
+        if (f)
+            body(k, f);
+    }
+}
+
 template <int CONN, bool XY>
 __global__ void __launch_bounds__(256) init_blocks_kernel(const uint8_t *__restrict__ mask,
                                                           uint32_t *__restrict__ labels, Grid g)
@@ -222,13 +237,7 @@ template <int CONN, bool XY>
 __global__ void __launch_bounds__(256) link_blocks_kernel(const uint8_t *__restrict__ mask,
                                                           uint32_t *__restrict__ labels, Grid g)
 {
-    for (uint32_t d = blockIdx.z; d < z_blocks<CONN>(g); d += gridDim.z) {
-        BlockAt k;
-        if (!block_of_thread<CONN, XY>(g, d, k))
-            continue;
-        const uint32_t f = block_bits<CONN, XY>(mask, labels, g, k);
-        if (!f)
-            continue;
+    for_each_foreground_block<CONN, XY>(mask, labels, g, [&](BlockAt k, uint32_t f) {
         const Representative rep = representative<CONN, XY>(g, k, f);
         uint32_t smallest = rep.node;
         for_each_connected_neighbour<CONN, XY>(mask, labels, g, k, f, [&](int, BlockAt n, uint32_t fn) {
@@ -236,7 +245,7 @@ __global__ void __launch_bounds__(256) link_blocks_kernel(const uint8_t *__restr
         });
         if (smallest != rep.node)
             labels[rep.slot] = smallest;
-    }
+    });
 }
 
 /* Every representative := its root. The walk only reads, and each thread writes only its own cell
@@ -246,13 +255,7 @@ __global__ void __launch_bounds__(256) compress_blocks_kernel(const uint8_t *__r
                                                               uint32_t *__restrict__ labels,
                                                               uint32_t *__restrict__ segment_roots, Grid g)
 {
-    for (uint32_t d = blockIdx.z; d < z_blocks<CONN>(g); d += gridDim.z) {
-        BlockAt k;
-        if (!block_of_thread<CONN, XY>(g, d, k))
-            continue;
-        const uint32_t f = block_bits<CONN, XY>(mask, labels, g, k);
-        if (!f)
-            continue;
+    for_each_foreground_block<CONN, XY>(mask, labels, g, [&](BlockAt k, uint32_t f) {
         const Representative rep = representative<CONN, XY>(g, k, f);
         const uint32_t parent = __ldcg(labels + rep.slot);
         if (parent == rep.node) {
@@ -261,7 +264,7 @@ __global__ void __launch_bounds__(256) compress_blocks_kernel(const uint8_t *__r
         } else {
             labels[rep.slot] = find_root_readonly<XY>(labels, g, parent);
         }
-    }
+    });
 }
 
 /* Unites connected neighbours whose roots still differ. After compress most parents are roots, so a
@@ -272,13 +275,7 @@ __global__ void __launch_bounds__(256) merge_blocks_kernel(const uint8_t *__rest
                                                            uint32_t *__restrict__ labels,
                                                            uint32_t *__restrict__ segment_roots, Grid g)
 {
-    for (uint32_t d = blockIdx.z; d < z_blocks<CONN>(g); d += gridDim.z) {
-        BlockAt k;
-        if (!block_of_thread<CONN, XY>(g, d, k))
-            continue;
-        const uint32_t f = block_bits<CONN, XY>(mask, labels, g, k);
-        if (!f)
-            continue;
+    for_each_foreground_block<CONN, XY>(mask, labels, g, [&](BlockAt k, uint32_t f) {
         uint32_t own_root = labels[representative<CONN, XY>(g, k, f).slot];
         uint32_t pending = 0;
         for_each_connected_neighbour<CONN, XY>(mask, labels, g, k, f, [&](int o, BlockAt n, uint32_t fn) {
@@ -314,7 +311,7 @@ __global__ void __launch_bounds__(256) merge_blocks_kernel(const uint8_t *__rest
             }
             own_root = find_root_readonly<XY>(labels, g, own_root);
         }
-    }
+    });
 }
 
 template <int CONN, bool XY>
