@@ -1,10 +1,10 @@
 /* Union-find phase of the CUDA labeller for connectivity 8, 18 and 26, on blocks of nodes (4 and 6:
  * ccl_tiles.cu, whose shared-memory tiles measured faster there).
  *
- * A block is 1 x 2 x BZ nodes (b, i1, z) of the node grid (ccl_common.cuh): 2x2x2 voxels under 26
- * (BZ = 2), a 2x2 square of one slice under 18 and 8 (BZ = 1). Every foreground voxel of a block is
- * connected to every other one under its connectivity, so union-find can run on blocks: a quarter
- * (26) or half (18, 8) of the nodes, each with at most 13 backward neighbours.
+ * Blocks (ccl_block_grid.cuh) are 2x2x2 voxels under 26 and a 2x2 square of one slice under 18 and 8.
+ * Every foreground voxel of a block is connected to every other one under its connectivity, so
+ * union-find can run on blocks: a quarter (26) or half (18, 8) of the nodes, each with at most 13
+ * backward neighbours.
  *
  * A block's representative is its first foreground node in node order (= key order), so linking
  * toward the smaller representative still leaves each component rooted at its minimum-key node. The
@@ -17,23 +17,11 @@
  *             neighbours when that is smaller: a forest without atomics;
  *   compress  every representative := its root; roots are counted per segment;
  *   merge     connected neighbours whose roots still differ are united (atomicMin union-find). */
-#include "ccl_common.cuh"
+#include "ccl_block_grid.cuh"
 #include "ccl_kernels.cuh"
 
 namespace vlccl {
 namespace {
-
-/* Block shape in nodes (b, i1, z): 1 x B1 x BZ. */
-template <int CONN>
-constexpr int kBlock1 = 2;
-template <int CONN>
-constexpr int kBlockZ = CONN == 26 ? 2 : 1;
-
-/* Block bits: bit 2p + t is voxel a0 = 2b + t of the block's node p = jz*B1 + j1, which is node
- * (b, B1*c + j1, BZ*d + jz). Nodes are numbered in node order. */
-struct BlockAt {
-    uint32_t b, c, d;
-};
 
 /* Can some voxel of a block touch some voxel of the block at backward offset o under CONN, given the
  * voxels present (bit masks fa, fb; all of them when fa = fb = ~0)? Brute force, for the tables. */
@@ -101,44 +89,6 @@ __host__ __device__ constexpr bool offset_used(int o)
     return blocks_touch<CONN>(o, ~0u, ~0u);
 }
 
-template <int CONN>
-__device__ __forceinline__ uint32_t i1_blocks(const Grid &g)
-{
-    return (g.n1 + kBlock1<CONN> - 1) / kBlock1<CONN>;
-}
-
-template <int CONN>
-__device__ __forceinline__ uint32_t z_blocks(const Grid &g)
-{
-    return (uint32_t)((g.nz + kBlockZ<CONN> - 1) / kBlockZ<CONN>);
-}
-
-template <int CONN>
-__device__ __forceinline__ bool block_inside(const Grid &g, int64_t b, int64_t c, int64_t d)
-{
-    return b >= 0 && b < g.h0 && c >= 0 && c < i1_blocks<CONN>(g) && d >= 0 && d < z_blocks<CONN>(g);
-}
-
-template <int CONN, bool XY>
-__device__ __forceinline__ uint32_t block_bits_from_mask(const uint8_t *__restrict__ mask, const Grid &g, BlockAt k)
-{
-    uint32_t bits = 0;
-#pragma unroll
-    for (int jz = 0; jz < kBlockZ<CONN>; jz++)
-#pragma unroll
-        for (int j1 = 0; j1 < kBlock1<CONN>; j1++) {
-            const uint32_t i1 = kBlock1<CONN> * k.c + j1, z = kBlockZ<CONN> * k.d + jz;
-            if (i1 >= g.n1 || z >= (uint32_t)g.nz)
-                continue;
-            const int64_t v = voxel_index<XY>(g, k.b, i1, z, 0);
-            uint32_t node = mask[v] != 0;
-            if (2 * k.b + 1 < g.n0)
-                node |= (uint32_t)(mask[v + (XY ? 1 : g.nx)] != 0) << 1;
-            bits |= node << (2 * (jz * kBlock1<CONN> + j1));
-        }
-    return bits;
-}
-
 /* After init: a block's bits, from its first node's slot1 (or the mask where the line ends in a
  * single voxel and there is no slot1). */
 template <int CONN, bool XY>
@@ -148,29 +98,6 @@ __device__ __forceinline__ uint32_t block_bits(const uint8_t *__restrict__ mask,
     if (2 * k.b + 1 < g.n0)
         return labels[voxel_index<XY>(g, k.b, kBlock1<CONN> * k.c, kBlockZ<CONN> * k.d, 1)];
     return block_bits_from_mask<CONN, XY>(mask, g, k);
-}
-
-/* The first foreground node of a block with bits f != 0: its number and its parent cell (slot0). */
-struct Representative {
-    uint32_t node;
-    int64_t slot;
-};
-
-template <int CONN, bool XY>
-__device__ __forceinline__ Representative representative(const Grid &g, BlockAt k, uint32_t f)
-{
-    const int p = (__ffs((f | f >> 1) & 0x55u) - 1) / 2;
-    const uint32_t i1 = kBlock1<CONN> * k.c + p % kBlock1<CONN>, z = kBlockZ<CONN> * k.d + p / kBlock1<CONN>;
-    return Representative{node_number(g, k.b, i1, z), voxel_index<XY>(g, k.b, i1, z, 0)};
-}
-
-/* Threads walk memory x: lanes along i1 blocks for `matlab`, along b for `matlab-xy`. */
-template <int CONN, bool XY>
-__device__ __forceinline__ bool block_of_thread(const Grid &g, uint32_t d, BlockAt &k)
-{
-    const uint32_t fast = blockIdx.x * 32 + threadIdx.x, slow = blockIdx.y * 8 + threadIdx.y;
-    k = XY ? BlockAt{fast, slow, d} : BlockAt{slow, fast, d};
-    return block_inside<CONN>(g, k.b, k.c, k.d);
 }
 
 /* Calls body(k, f) for every block k of this thread that has foreground (bits f, read after init). */
@@ -318,11 +245,7 @@ template <int CONN, bool XY>
 cudaError_t launch_blocks(const uint8_t *mask, uint32_t *labels, uint32_t *segment_roots, const Grid &g,
                           cudaStream_t stream)
 {
-    const uint32_t blocks1 = (g.n1 + kBlock1<CONN> - 1) / kBlock1<CONN>;
-    const uint32_t fast = XY ? g.h0 : blocks1, slow = XY ? blocks1 : g.h0;
-    const uint64_t depth = (uint64_t)(g.nz + kBlockZ<CONN> - 1) / kBlockZ<CONN>;
-    const dim3 threads(32, 8);
-    const dim3 grid((fast + 31) / 32, (slow + 7) / 8, (unsigned)(depth < 65535 ? depth : 65535));
+    const dim3 grid = block_launch_grid<CONN, XY>(g, 65535), threads(32, 8);
     init_blocks_kernel<CONN, XY><<<grid, threads, 0, stream>>>(mask, labels, g);
     link_blocks_kernel<CONN, XY><<<grid, threads, 0, stream>>>(mask, labels, g);
     compress_blocks_kernel<CONN, XY><<<grid, threads, 0, stream>>>(mask, labels, segment_roots, g);

@@ -1,8 +1,9 @@
 /* The CUDA labeller's driver: device buffers in (vl_gpu_label_device) and the host-volume entry
  * behind vl_label_volume (vl_label_volume_gpu). Phases: union-find (ccl_tiles.cu, ccl_blocks.cu),
- * per-segment root counts -> CUB exclusive scan -> root ranks, labels + sizes (ccl_relabel.cu), and
- * for `size` order a CUB sort (ccl_size_order.cu). Device memory beyond mask + labels: two u32 per
- * 128-voxel-pair segment, and O(components) for sizes and the size order. */
+ * flatten + root bitmask, per-segment root counts -> CUB exclusive scan, labels + sizes
+ * (ccl_relabel.cu), and for `size` order a CUB sort (ccl_size_order.cu). Device memory beyond mask +
+ * labels: two u32 per 128-voxel-pair segment, one bit per voxel pair, and O(components) for sizes and
+ * the size order. */
 #include <cub/device/device_scan.cuh>
 
 #include <stdlib.h>
@@ -101,10 +102,11 @@ extern "C" vl_status vl_gpu_label_device(const uint8_t *mask, uint32_t *labels, 
     cudaEvent_t events[3] = {nullptr, nullptr, nullptr};
     vl_status status = VL_OK;
     cudaError_t error = cudaSuccess;
-    uint32_t *segment_roots = nullptr, *segment_offset = nullptr, *zero_count = nullptr, *zero_nodes = nullptr;
+    uint32_t *segment_roots = nullptr, *segment_offset = nullptr, *root_bits = nullptr;
     unsigned long long *sizes = nullptr;
     void *cub_temp = nullptr, *order_temp = nullptr;
     size_t scan_bytes = 0;
+    const size_t root_bits_bytes = ((size_t)g.nodes + 31) / 32 * sizeof(uint32_t);
     uint32_t count = 0;
 
 #define VL_CUDA_TRY(call, what)                    \
@@ -131,19 +133,21 @@ extern "C" vl_status vl_gpu_label_device(const uint8_t *mask, uint32_t *labels, 
     {
         void *block = nullptr;
         const size_t counts_bytes = round_up((segments + 1) * sizeof(uint32_t));
-        VL_TRY(scratch.allocate(&block, 2 * counts_bytes + 256 + scan_bytes, "allocating segment counts"));
+        VL_TRY(scratch.allocate(&block, 2 * counts_bytes + round_up(root_bits_bytes) + scan_bytes,
+                                "allocating segment counts"));
         segment_roots = static_cast<uint32_t *>(block);
         segment_offset = reinterpret_cast<uint32_t *>(static_cast<char *>(block) + counts_bytes);
-        zero_count = reinterpret_cast<uint32_t *>(static_cast<char *>(block) + 2 * counts_bytes);
-        cub_temp = static_cast<char *>(block) + 2 * counts_bytes + 256;
+        root_bits = reinterpret_cast<uint32_t *>(static_cast<char *>(block) + 2 * counts_bytes);
+        cub_temp = static_cast<char *>(block) + 2 * counts_bytes + round_up(root_bits_bytes);
     }
     if (timed)
         VL_CUDA_TRY(cudaEventRecord(events[0], stream), "recording an event");
     VL_CUDA_TRY(cudaMemsetAsync(segment_roots, 0, (segments + 1) * sizeof(uint32_t), stream), "clearing counts");
-    VL_CUDA_TRY(cudaMemsetAsync(zero_count, 0, sizeof(uint32_t), stream), "clearing counts");
+    VL_CUDA_TRY(cudaMemsetAsync(root_bits, 0, root_bits_bytes, stream), "clearing root bits");
     VL_CUDA_TRY(union_find_nodes(connectivity, xy, mask, labels, segment_roots, g, stream), "union-find kernels");
     if (timed)
         VL_CUDA_TRY(cudaEventRecord(events[1], stream), "recording an event");
+    VL_CUDA_TRY(flatten_roots(connectivity, xy, mask, labels, root_bits, g, stream), "flattening the forest");
     VL_CUDA_TRY(cub::DeviceScan::ExclusiveSum(cub_temp, scan_bytes, segment_roots, segment_offset,
                                               (int64_t)segments + 1, stream),
                 "scanning root counts");
@@ -154,17 +158,12 @@ extern "C" vl_status vl_gpu_label_device(const uint8_t *mask, uint32_t *labels, 
         void *block = nullptr;
         const size_t sizes_bytes = round_up((size_t)count * sizeof(unsigned long long));
         const size_t order_bytes = order == VL_ORDER_SIZE ? size_order_scratch_bytes(count, nx * ny * nz) : 0;
-        VL_TRY(scratch.allocate(&block, sizes_bytes + round_up((size_t)count * sizeof(uint32_t)) + order_bytes,
-                                "allocating component sizes"));
+        VL_TRY(scratch.allocate(&block, sizes_bytes + order_bytes, "allocating component sizes"));
         sizes = static_cast<unsigned long long *>(block);
-        zero_nodes = reinterpret_cast<uint32_t *>(static_cast<char *>(block) + sizes_bytes);
-        order_temp = static_cast<char *>(block) + sizes_bytes + round_up((size_t)count * sizeof(uint32_t));
+        order_temp = static_cast<char *>(block) + sizes_bytes;
     }
     VL_CUDA_TRY(cudaMemsetAsync(sizes, 0, (size_t)count * sizeof(unsigned long long), stream), "clearing sizes");
-    /* segment_roots is free after the scan: it holds the labels of roots without a second voxel. */
-    VL_CUDA_TRY(rank_roots(xy, mask, labels, segment_offset, segment_roots, zero_nodes, zero_count, g, stream),
-                "ranking roots");
-    VL_CUDA_TRY(write_labels(xy, mask, labels, segment_roots, zero_nodes, zero_count, sizes, g, stream),
+    VL_CUDA_TRY(write_labels(connectivity, xy, mask, labels, root_bits, segment_offset, sizes, g, stream),
                 "writing labels");
     if (order == VL_ORDER_SIZE && count > 0)
         VL_CUDA_TRY(order_by_size(labels, nx * ny * nz, sizes, count, order_temp, stream), "ordering by size");

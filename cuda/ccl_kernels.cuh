@@ -17,18 +17,16 @@ cudaError_t union_find_nodes(int connectivity, bool xy, const uint8_t *mask, uin
 cudaError_t union_find_blocks(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels,
                               uint32_t *segment_roots, const Grid &g, cudaStream_t stream);
 
-/* Phase 2: flatten every tree and give each root its label 1 + (roots before it in node order),
- * stored in the root's slot1 (tail_label[line] for a root without a second voxel). Roots whose second
- * voxel is background are listed in zero_nodes (count in *zero_count, zeroed by the caller). */
-cudaError_t rank_roots(bool xy, const uint8_t *mask, uint32_t *labels, const uint32_t *segment_offset,
-                       uint32_t *tail_label, uint32_t *zero_nodes, uint32_t *zero_count, const Grid &g,
-                       cudaStream_t stream);
+/* Phase 2 (ccl_relabel.cu): every unit's representative := its root; root_bits (one bit per node,
+ * zeroed by the caller) := the roots. */
+cudaError_t flatten_roots(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels, uint32_t *root_bits,
+                          const Grid &g, cudaStream_t stream);
 
-/* Phase 3: every voxel := its component's label (0 for background); sizes[label-1] += voxels
- * (sizes zeroed by the caller). */
-cudaError_t write_labels(bool xy, const uint8_t *mask, uint32_t *labels, const uint32_t *tail_label,
-                         const uint32_t *zero_nodes, const uint32_t *zero_count, unsigned long long *sizes,
-                         const Grid &g, cudaStream_t stream);
+/* Phase 3: every voxel := its component's label 1 + (roots before its root in node order), from the
+ * scanned per-segment root counts and root_bits, 0 for background; sizes[label-1] += voxels (sizes
+ * zeroed by the caller). */
+cudaError_t write_labels(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels, const uint32_t *root_bits,
+                         const uint32_t *segment_offset, unsigned long long *sizes, const Grid &g, cudaStream_t stream);
 
 /* Size order: labels[v] := new_label[labels[v] - 1] for every foreground voxel. */
 cudaError_t remap_labels(uint32_t *labels, int64_t voxels, const uint32_t *new_label, cudaStream_t stream);

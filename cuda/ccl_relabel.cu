@@ -1,142 +1,64 @@
-/* Relabel phase of the CUDA labeller: flatten the node forest, number the roots 1..N in node order
- * (= key order, see ccl_common.cuh) from per-segment root counts, write every voxel's label and count
- * the component sizes, all in place in the labels buffer. */
-#include "ccl_common.cuh"
+/* Relabel phase of the CUDA labeller, on the units of ccl_block_grid.cuh (2x2x2 voxels under 26, 2x2
+ * under 18 and 8, voxel pairs under 6 and 4). Two launches:
+ *   flatten  every unit's representative := its root (a walk that only reads, then one write of the
+ *            thread's own cell); roots set their bit in a node bitmask;
+ *   write    every voxel := its component's label, and the sizes. A root's label is
+ *            1 + (roots before it in node order) = its segment's offset (the scan of the per-segment
+ *            root counts) + the roots before it in its segment (popcount over the bitmask), so no pass
+ *            has to store labels anywhere before the voxels get them. Each thread reads only its own
+ *            unit's cells before overwriting them, so nothing it writes is read by another thread. */
+#include "ccl_block_grid.cuh"
 #include "ccl_kernels.cuh"
 
 namespace vlccl {
 namespace {
 
-constexpr int kThreads = 256;
 constexpr int kSizeCache = 64;
 
-/* Find without compression through the L1 (the forest no longer changes shape here, and a stale
- * parent is still an ancestor). */
-template <bool XY>
-__device__ __forceinline__ uint32_t find_root_cached(const uint32_t *labels, const Grid &g, uint32_t n)
+template <int CONN, bool XY>
+__global__ void __launch_bounds__(256) flatten_kernel(const uint8_t *__restrict__ mask, uint32_t *__restrict__ labels,
+                                                      uint32_t *__restrict__ root_bits, Grid g)
 {
-    uint32_t p = labels[slot0_of<XY>(g, n)];
-    while (p != n) {
-        n = p;
-        p = labels[slot0_of<XY>(g, n)];
-    }
-    return n;
-}
-
-/* Compresses node n's parent p (kEmpty: nothing) to its root; returns whether n is a root. */
-template <bool XY>
-__device__ __forceinline__ bool flatten_node(uint32_t *labels, const Grid &g, uint32_t n, uint32_t p, int64_t s0)
-{
-    if (p == n)
-        return true;
-    if (p != kEmpty) {
-        uint32_t r = find_root_cached<XY>(labels, g, p);
-        if (r != p)
-            labels[s0] = r;
-    }
-    return false;
-}
-
-/* A root's label lives in its slot1, or in tail_label[line] when its line ends in a single voxel. */
-template <bool XY>
-__device__ __forceinline__ void store_root_label(const uint8_t *mask, uint32_t *labels, uint32_t *tail_label,
-                                                 uint32_t *zero_nodes, uint32_t *zero_count, const Grid &g,
-                                                 uint32_t n, uint32_t b, uint32_t line, int64_t s0, uint32_t label)
-{
-    if (2 * b + 1 < g.n0) {
-        int64_t s1 = s0 + (XY ? 1 : g.nx);
-        labels[s1] = label;
-        if (!mask[s1])
-            zero_nodes[atomicAdd(zero_count, 1u)] = n;
-    } else {
-        tail_label[line] = label;
-    }
-}
-
-/* matlab-xy: a segment is 128 consecutive nodes of one x-row; one warp walks it 32 nodes at a time. */
-__global__ void __launch_bounds__(kThreads) rank_roots_xy_kernel(const uint8_t *__restrict__ mask,
-                                                                 uint32_t *__restrict__ labels,
-                                                                 const uint32_t *__restrict__ segment_offset,
-                                                                 uint32_t *__restrict__ tail_label,
-                                                                 uint32_t *__restrict__ zero_nodes,
-                                                                 uint32_t *__restrict__ zero_count, Grid g,
-                                                                 uint32_t segments)
-{
-    const uint32_t segment = (uint32_t)(((uint64_t)blockIdx.x * kThreads + threadIdx.x) / 32);
-    const uint32_t lane = threadIdx.x & 31;
-    if (segment >= segments)
-        return;
-    const uint32_t line = segment / g.nseg, first = (segment - line * g.nseg) * kSegment;
-    const uint32_t z = line / g.n1, i1 = line - z * g.n1;
-    const uint32_t end = min(first + kSegment, g.h0);
-    uint32_t running = segment_offset[segment];
-    for (uint32_t base = first; base < end; base += 32) {
-        const uint32_t b = base + lane;
-        const uint32_t n = node_number(g, b, i1, z);
-        const int64_t s0 = voxel_index<true>(g, b, i1, z, 0);
-        const uint32_t p = b < end ? labels[s0] : kEmpty;
-        const bool root = flatten_node<true>(labels, g, n, p, s0);
-        const unsigned roots = __ballot_sync(0xFFFFFFFFu, root);
-        if (root)
-            store_root_label<true>(mask, labels, tail_label, zero_nodes, zero_count, g, n, b, line, s0,
-                                   running + __popc(roots & ((1u << lane) - 1)) + 1);
-        running += __popc(roots);
-    }
-}
-
-/* matlab / size: lines run along y, so lanes take 32 neighbouring lines (x) and each warp 16
- * consecutive nodes of its lines; the 8 warps of a block cover one 128-node segment. */
-constexpr int kNodesPerThread = kSegment / (kThreads / 32);
-
-__global__ void __launch_bounds__(kThreads) rank_roots_yx_kernel(const uint8_t *__restrict__ mask,
-                                                                 uint32_t *__restrict__ labels,
-                                                                 const uint32_t *__restrict__ segment_offset,
-                                                                 uint32_t *__restrict__ tail_label,
-                                                                 uint32_t *__restrict__ zero_nodes,
-                                                                 uint32_t *__restrict__ zero_count, Grid g)
-{
-    __shared__ uint32_t warp_roots[kThreads / 32][32];
-    const uint32_t lane = threadIdx.x & 31, warp = threadIdx.x / 32;
-    const uint32_t x = blockIdx.x * 32 + lane;
-    const uint32_t first = blockIdx.y * kSegment + warp * kNodesPerThread;
-    for (uint32_t z = blockIdx.z; z < (uint32_t)g.nz; z += gridDim.z) {
-        const bool inside = x < g.n1;
-        uint32_t p[kNodesPerThread];
-#pragma unroll
-        for (int j = 0; j < kNodesPerThread; j++) {
-            const uint32_t b = first + j;
-            p[j] = inside && b < g.h0 ? labels[voxel_index<false>(g, b, x, z, 0)] : kEmpty;
-        }
-        uint32_t root_bits = 0;
-#pragma unroll
-        for (int j = 0; j < kNodesPerThread; j++) {
-            const uint32_t b = first + j;
-            if (flatten_node<false>(labels, g, node_number(g, b, x, z), p[j], voxel_index<false>(g, b, x, z, 0)))
-                root_bits |= 1u << j;
-        }
-        warp_roots[warp][lane] = __popc(root_bits);
-        __syncthreads();
-        uint32_t running = 0;
-        for (uint32_t w = 0; w < warp; w++)
-            running += warp_roots[w][lane];
-        __syncthreads();
-        if (root_bits) {
-            const uint32_t line = z * g.n1 + x;
-            running += segment_offset[line * g.nseg + blockIdx.y];
-#pragma unroll
-            for (int j = 0; j < kNodesPerThread; j++)
-                if (root_bits >> j & 1u) {
-                    const uint32_t b = first + j;
-                    store_root_label<false>(mask, labels, tail_label, zero_nodes, zero_count, g,
-                                            node_number(g, b, x, z), b, line, voxel_index<false>(g, b, x, z, 0),
-                                            ++running);
-                }
+    for (uint32_t d = blockIdx.z; d < z_blocks<CONN>(g); d += gridDim.z) {
+        BlockAt k;
+        if (!block_of_thread<CONN, XY>(g, d, k))
+            continue;
+        const uint32_t f = block_bits_from_mask<CONN, XY>(mask, g, k);
+        if (!f)
+            continue;
+        const Representative rep = representative<CONN, XY>(g, k, f);
+        const uint32_t parent = __ldcg(labels + rep.slot);
+        if (parent == rep.node) {
+            atomicOr(root_bits + rep.node / 32, 1u << (rep.node % 32));
+        } else {
+            const uint32_t root = find_root_readonly<XY>(labels, g, parent);
+            if (root != parent)
+                labels[rep.slot] = root;
         }
     }
+}
+
+/* 1 + the number of roots before `root` in node order. */
+template <bool XY>
+__device__ __forceinline__ uint32_t root_label(const uint32_t *__restrict__ root_bits,
+                                               const uint32_t *__restrict__ segment_offset, const Grid &g, uint32_t root)
+{
+    const NodeAt c = node_coords<XY>(g, root);
+    const uint32_t first = root - c.b % kSegment;
+    uint32_t before = 0;
+    for (uint32_t w = first / 32; w <= root / 32; w++) {
+        uint32_t word = root_bits[w];
+        if (w == first / 32)
+            word &= ~0u << (first % 32);
+        if (w == root / 32)
+            word &= (1u << (root % 32)) - 1;
+        before += __popc(word);
+    }
+    return segment_offset[segment_of(g, c.b, c.i1, c.z)] + before + 1;
 }
 
 /* Adds `count` voxels to label L, through a per-block cache so that a giant component costs one
- * global atomic per block instead of one per warp. */
+ * global atomic per thread block instead of one per warp. */
 __device__ __forceinline__ void add_size(uint32_t *cache_label, unsigned long long *cache_count,
                                          unsigned long long *sizes, uint32_t label, unsigned long long count)
 {
@@ -148,72 +70,51 @@ __device__ __forceinline__ void add_size(uint32_t *cache_label, unsigned long lo
         atomicAdd(sizes + label - 1, count);
 }
 
-template <bool XY>
-__global__ void __launch_bounds__(kThreads) write_labels_kernel(const uint8_t *__restrict__ mask,
-                                                                uint32_t *__restrict__ labels,
-                                                                const uint32_t *__restrict__ tail_label,
-                                                                unsigned long long *__restrict__ sizes, Grid g)
+template <int CONN, bool XY>
+__global__ void __launch_bounds__(256) write_kernel(const uint8_t *__restrict__ mask, uint32_t *__restrict__ labels,
+                                                    const uint32_t *__restrict__ root_bits,
+                                                    const uint32_t *__restrict__ segment_offset,
+                                                    unsigned long long *__restrict__ sizes, Grid g)
 {
     __shared__ uint32_t cache_label[kSizeCache];
     __shared__ unsigned long long cache_count[kSizeCache];
-    if (threadIdx.x < kSizeCache) {
-        cache_label[threadIdx.x] = 0;
-        cache_count[threadIdx.x] = 0;
+    const int t = threadIdx.y * 32 + threadIdx.x;
+    if (t < kSizeCache) {
+        cache_label[t] = 0;
+        cache_count[t] = 0;
     }
     __syncthreads();
-    const uint32_t lane = threadIdx.x & 31;
-    /* Lanes follow memory x: nodes along b for XY, lines (x) otherwise. */
-    const uint32_t b = XY ? blockIdx.x * 32 + lane : blockIdx.y * 8 + threadIdx.x / 32;
-    const uint32_t i1 = XY ? blockIdx.y * 8 + threadIdx.x / 32 : blockIdx.x * 32 + lane;
-    const int64_t step = XY ? 1 : g.nx;
-    for (uint32_t z = blockIdx.z; z < (uint32_t)g.nz; z += gridDim.z) {
+    for (uint32_t d = blockIdx.z; d < z_blocks<CONN>(g); d += gridDim.z) {
+        BlockAt k;
         uint32_t label = 0, count = 0;
-        if (b < g.h0 && i1 < g.n1) {
-            const uint32_t n = node_number(g, b, i1, z);
-            const int64_t s0 = voxel_index<XY>(g, b, i1, z, 0);
-            const bool has1 = 2 * b + 1 < g.n0;
-            const uint32_t p = labels[s0];
-            const uint32_t f0 = mask[s0] != 0, f1 = has1 && mask[s0 + step] != 0;
-            if (p != kEmpty) {
-                const uint32_t r = p;
-                const NodeAt c = r == n ? NodeAt{b, i1, z} : node_coords<XY>(g, r);
-                label = 2 * c.b + 1 < g.n0 ? labels[voxel_index<XY>(g, c.b, c.i1, c.z, 1)]
-                                           : tail_label[c.z * g.n1 + c.i1];
-                count = f0 + f1;
-                labels[s0] = f0 ? label : 0;
-                /* A root's slot1 already holds its label, and others still read it: roots whose
-                 * second voxel is background are zeroed afterwards (zero_nodes). */
-                if (has1 && r != n)
-                    labels[s0 + step] = f1 ? label : 0;
-            } else {
-                labels[s0] = 0;
-                if (has1)
-                    labels[s0 + step] = 0;
+        if (block_of_thread<CONN, XY>(g, d, k)) {
+            const uint32_t f = block_bits_from_mask<CONN, XY>(mask, g, k);
+            if (f) {
+                label = root_label<XY>(root_bits, segment_offset, g, labels[representative<CONN, XY>(g, k, f).slot]);
+                count = __popc(f);
             }
+            for_each_block_voxel<CONN, XY>(g, k, [&](int bit, int64_t v) { labels[v] = f >> bit & 1u ? label : 0; });
         }
-        const unsigned odd = __ballot_sync(0xFFFFFFFFu, count & 1u), two = __ballot_sync(0xFFFFFFFFu, count >> 1);
+        /* Warp aggregation: lanes with the same label add their counts (up to 8, four bits) once. */
+        unsigned count_bits[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            count_bits[i] = __ballot_sync(0xFFFFFFFFu, count >> i & 1u);
         const unsigned active = __ballot_sync(0xFFFFFFFFu, count != 0);
         if (count) {
             const unsigned peers = __match_any_sync(active, label);
-            if (lane == (uint32_t)(__ffs(peers) - 1))
-                add_size(cache_label, cache_count, sizes, label,
-                         (unsigned long long)(__popc(peers & odd) + 2 * __popc(peers & two)));
+            if (threadIdx.x == (unsigned)(__ffs(peers) - 1)) {
+                unsigned long long total = 0;
+#pragma unroll
+                for (int i = 0; i < 4; i++)
+                    total += (unsigned long long)__popc(peers & count_bits[i]) << i;
+                add_size(cache_label, cache_count, sizes, label, total);
+            }
         }
     }
     __syncthreads();
-    if (threadIdx.x < kSizeCache && cache_label[threadIdx.x])
-        atomicAdd(sizes + cache_label[threadIdx.x] - 1, cache_count[threadIdx.x]);
-}
-
-template <bool XY>
-__global__ void zero_root_pairs_kernel(uint32_t *__restrict__ labels, const uint32_t *__restrict__ zero_nodes,
-                                       const uint32_t *__restrict__ zero_count, Grid g)
-{
-    const uint32_t count = *zero_count;
-    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
-        const NodeAt c = node_coords<XY>(g, zero_nodes[i]);
-        labels[voxel_index<XY>(g, c.b, c.i1, c.z, 1)] = 0;
-    }
+    if (t < kSizeCache && cache_label[t])
+        atomicAdd(sizes + cache_label[t] - 1, cache_count[t]);
 }
 
 __global__ void remap_kernel(uint32_t *__restrict__ labels, int64_t voxels, const uint32_t *__restrict__ new_label)
@@ -233,60 +134,59 @@ __global__ void remap_kernel(uint32_t *__restrict__ labels, int64_t voxels, cons
         labels[rest] = new_label[labels[rest] - 1];
 }
 
-unsigned grid_z(const Grid &g, unsigned blocks_xy)
+template <int CONN, bool XY>
+struct Unit {
+    static constexpr int conn = CONN;
+    static constexpr bool xy = XY;
+};
+
+/* Calls launch(Unit<C, XY>{}) with one C per unit shape: 26, 18 (also 8), 6 (also 4). */
+template <typename Launch>
+cudaError_t for_unit_shape(int connectivity, bool xy, Launch launch)
 {
-    /* Enough blocks to fill the GPU several times; each loops over the rest of z. */
-    uint64_t want = (1u << 16) / (blocks_xy ? blocks_xy : 1) + 1;
-    uint64_t z = (uint64_t)g.nz < want ? (uint64_t)g.nz : want;
-    return (unsigned)(z > 65535 ? 65535 : z);
+    if (connectivity == 26)
+        xy ? launch(Unit<26, true>{}) : launch(Unit<26, false>{});
+    else if (connectivity == 18 || connectivity == 8)
+        xy ? launch(Unit<18, true>{}) : launch(Unit<18, false>{});
+    else
+        xy ? launch(Unit<6, true>{}) : launch(Unit<6, false>{});
+    return cudaGetLastError();
 }
 
 } // namespace
 
-cudaError_t rank_roots(bool xy, const uint8_t *mask, uint32_t *labels, const uint32_t *segment_offset,
-                       uint32_t *tail_label, uint32_t *zero_nodes, uint32_t *zero_count, const Grid &g,
-                       cudaStream_t stream)
+cudaError_t flatten_roots(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels, uint32_t *root_bits,
+                          const Grid &g, cudaStream_t stream)
 {
-    if (xy) {
-        const uint64_t segments = (uint64_t)g.nz * g.n1 * g.nseg;
-        const unsigned blocks = (unsigned)((segments * 32 + kThreads - 1) / kThreads);
-        rank_roots_xy_kernel<<<blocks, kThreads, 0, stream>>>(mask, labels, segment_offset, tail_label, zero_nodes,
-                                                              zero_count, g, (uint32_t)segments);
-    } else {
-        const unsigned bx = (g.n1 + 31) / 32;
-        dim3 grid(bx, g.nseg, grid_z(g, bx * g.nseg));
-        rank_roots_yx_kernel<<<grid, kThreads, 0, stream>>>(mask, labels, segment_offset, tail_label, zero_nodes,
-                                                            zero_count, g);
-    }
-    return cudaGetLastError();
+    return for_unit_shape(connectivity, xy, [&](auto unit) {
+        using U = decltype(unit);
+        flatten_kernel<U::conn, U::xy>
+            <<<block_launch_grid<U::conn, U::xy>(g, 65535), dim3(32, 8), 0, stream>>>(mask, labels, root_bits, g);
+    });
 }
 
-cudaError_t write_labels(bool xy, const uint8_t *mask, uint32_t *labels, const uint32_t *tail_label,
-                         const uint32_t *zero_nodes, const uint32_t *zero_count, unsigned long long *sizes,
-                         const Grid &g, cudaStream_t stream)
+cudaError_t write_labels(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels, const uint32_t *root_bits,
+                         const uint32_t *segment_offset, unsigned long long *sizes, const Grid &g, cudaStream_t stream)
 {
-    const unsigned bx = xy ? (g.h0 + 31) / 32 : (g.n1 + 31) / 32;
-    const unsigned by = xy ? (g.n1 + 7) / 8 : (g.h0 + 7) / 8;
-    dim3 grid(bx, by, grid_z(g, bx * by));
-    if (xy) {
-        write_labels_kernel<true><<<grid, kThreads, 0, stream>>>(mask, labels, tail_label, sizes, g);
-        zero_root_pairs_kernel<true><<<264, kThreads, 0, stream>>>(labels, zero_nodes, zero_count, g);
-    } else {
-        write_labels_kernel<false><<<grid, kThreads, 0, stream>>>(mask, labels, tail_label, sizes, g);
-        zero_root_pairs_kernel<false><<<264, kThreads, 0, stream>>>(labels, zero_nodes, zero_count, g);
-    }
-    return cudaGetLastError();
+    return for_unit_shape(connectivity, xy, [&](auto unit) {
+        using U = decltype(unit);
+        /* Fewer, longer-lived thread blocks for the sizes: each flushes its cache once. */
+        const dim3 plane = block_launch_grid<U::conn, U::xy>(g, 1);
+        const dim3 grid = block_launch_grid<U::conn, U::xy>(g, (1u << 16) / (plane.x * plane.y) + 1);
+        write_kernel<U::conn, U::xy>
+            <<<grid, dim3(32, 8), 0, stream>>>(mask, labels, root_bits, segment_offset, sizes, g);
+    });
 }
 
 cudaError_t remap_labels(uint32_t *labels, int64_t voxels, const uint32_t *new_label, cudaStream_t stream)
 {
     int64_t quads = voxels / 4;
-    int64_t blocks = (quads + kThreads - 1) / kThreads;
+    int64_t blocks = (quads + 255) / 256;
     if (blocks < 1)
         blocks = 1;
     if (blocks > 4096)
         blocks = 4096;
-    remap_kernel<<<(unsigned)blocks, kThreads, 0, stream>>>(labels, voxels, new_label);
+    remap_kernel<<<(unsigned)blocks, 256, 0, stream>>>(labels, voxels, new_label);
     return cudaGetLastError();
 }
 

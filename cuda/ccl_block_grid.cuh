@@ -1,0 +1,112 @@
+/* Node blocks: the units of the block union-find (ccl_blocks.cu) and of the relabel (ccl_relabel.cu).
+ *
+ * A block is 1 x B1 x BZ nodes (b, i1, z) of the node grid (ccl_common.cuh), chosen per connectivity
+ * so that every foreground voxel of a block touches every other one: 2x2x2 voxels under 26, a 2x2
+ * square of one slice under 18 and 8, a single node (voxel pair) under 6 and 4.
+ *
+ * Block bits: bit 2p + t is voxel a0 = 2b + t of the block's node p = jz*B1 + j1, which is node
+ * (b, B1*c + j1, BZ*d + jz). Nodes p are numbered in node order, so a block's first foreground node
+ * (its representative) is its minimum-key node. */
+#ifndef VL_CCL_BLOCK_GRID_CUH
+#define VL_CCL_BLOCK_GRID_CUH
+
+#include <cuda_runtime.h>
+
+#include "ccl_common.cuh"
+
+namespace vlccl {
+
+template <int CONN>
+constexpr int kBlock1 = CONN == 26 || CONN == 18 || CONN == 8 ? 2 : 1;
+template <int CONN>
+constexpr int kBlockZ = CONN == 26 ? 2 : 1;
+
+struct BlockAt {
+    uint32_t b, c, d;
+};
+
+template <int CONN>
+__device__ __forceinline__ uint32_t i1_blocks(const Grid &g)
+{
+    return (g.n1 + kBlock1<CONN> - 1) / kBlock1<CONN>;
+}
+
+template <int CONN>
+__device__ __forceinline__ uint32_t z_blocks(const Grid &g)
+{
+    return (uint32_t)((g.nz + kBlockZ<CONN> - 1) / kBlockZ<CONN>);
+}
+
+template <int CONN>
+__device__ __forceinline__ bool block_inside(const Grid &g, int64_t b, int64_t c, int64_t d)
+{
+    return b >= 0 && b < g.h0 && c >= 0 && c < i1_blocks<CONN>(g) && d >= 0 && d < z_blocks<CONN>(g);
+}
+
+/* Calls visit(t, v) for voxel v (voxel index) of the block holding block bit t, for every voxel of the
+ * block inside the volume. */
+template <int CONN, bool XY, typename Visit>
+__device__ __forceinline__ void for_each_block_voxel(const Grid &g, BlockAt k, Visit visit)
+{
+#pragma unroll
+    for (int jz = 0; jz < kBlockZ<CONN>; jz++)
+#pragma unroll
+        for (int j1 = 0; j1 < kBlock1<CONN>; j1++) {
+            const uint32_t i1 = kBlock1<CONN> * k.c + j1, z = kBlockZ<CONN> * k.d + jz;
+            if (i1 >= g.n1 || z >= (uint32_t)g.nz)
+                continue;
+            const int64_t v = voxel_index<XY>(g, k.b, i1, z, 0);
+            const int bit = 2 * (jz * kBlock1<CONN> + j1);
+            visit(bit, v);
+            if (2 * k.b + 1 < g.n0)
+                visit(bit + 1, v + (XY ? 1 : g.nx));
+        }
+}
+
+template <int CONN, bool XY>
+__device__ __forceinline__ uint32_t block_bits_from_mask(const uint8_t *__restrict__ mask, const Grid &g, BlockAt k)
+{
+    uint32_t bits = 0;
+    for_each_block_voxel<CONN, XY>(g, k, [&](int bit, int64_t v) { bits |= (uint32_t)(mask[v] != 0) << bit; });
+    return bits;
+}
+
+/* The first foreground node of a block with bits f != 0: its number and its parent cell (slot0). */
+struct Representative {
+    uint32_t node;
+    int64_t slot;
+};
+
+template <int CONN, bool XY>
+__device__ __forceinline__ Representative representative(const Grid &g, BlockAt k, uint32_t f)
+{
+    const int p = (__ffs((f | f >> 1) & 0x55u) - 1) / 2;
+    const uint32_t i1 = kBlock1<CONN> * k.c + p % kBlock1<CONN>, z = kBlockZ<CONN> * k.d + p / kBlock1<CONN>;
+    return Representative{node_number(g, k.b, i1, z), voxel_index<XY>(g, k.b, i1, z, 0)};
+}
+
+/* Threads (32 x 8 per thread block) walk memory x: lanes along i1 blocks for `matlab`, along b for
+ * `matlab-xy`; blockIdx.z steps through z blocks. */
+template <int CONN, bool XY>
+__device__ __forceinline__ bool block_of_thread(const Grid &g, uint32_t d, BlockAt &k)
+{
+    const uint32_t fast = blockIdx.x * 32 + threadIdx.x, slow = blockIdx.y * 8 + threadIdx.y;
+    k = XY ? BlockAt{fast, slow, d} : BlockAt{slow, fast, d};
+    return block_inside<CONN>(g, k.b, k.c, k.d);
+}
+
+/* Launch grid for block_of_thread: every block of a z slab once, at most max_z thread blocks deep
+ * (kernels loop over the remaining z). */
+template <int CONN, bool XY>
+inline dim3 block_launch_grid(const Grid &g, uint64_t max_z)
+{
+    const uint32_t blocks1 = (g.n1 + kBlock1<CONN> - 1) / kBlock1<CONN>;
+    const uint32_t fast = XY ? g.h0 : blocks1, slow = XY ? blocks1 : g.h0;
+    uint64_t depth = (uint64_t)(g.nz + kBlockZ<CONN> - 1) / kBlockZ<CONN>;
+    depth = depth < max_z ? depth : max_z;
+    return dim3((fast + 31) / 32, (slow + 7) / 8, (unsigned)(depth < 65535 ? depth : 65535));
+}
+
+} // namespace vlccl
+
+#endif
