@@ -7,12 +7,12 @@
  * backward neighbours.
  *
  * A block's representative is its first foreground node in node order (= key order), so linking
- * toward the smaller representative still leaves each component rooted at its minimum-key node. The
- * block's other foreground nodes point at the representative; empty nodes hold kEmpty.
+ * toward the smaller representative still leaves each component rooted at its minimum-key node. Only
+ * representatives have a parent (slot0): the relabel finds a block's representative from its bits.
  *
  * Four launches (after Allegretti, Bolelli and Grana's BKE, TPDS 2020):
- *   init      slot0 of every node := its representative or kEmpty; the block's foreground bits go to
- *             the first node's slot1 (free until the relabel), so neighbours read one word, not 8 voxels;
+ *   init      each representative's parent := itself; the block's foreground bits go to the first
+ *             node's slot1 (free until the relabel), so neighbours read one word, not 8 voxels;
  *   link      each representative points at the smallest representative among its connected backward
  *             neighbours when that is smaller: a forest without atomics;
  *   compress  every representative := its root; roots are counted per segment;
@@ -124,16 +124,10 @@ __global__ void __launch_bounds__(256) init_blocks_kernel(const uint8_t *__restr
         if (!block_of_thread<CONN, XY>(g, d, k))
             continue;
         const uint32_t f = block_bits_from_mask<CONN, XY>(mask, g, k);
-        const uint32_t rep = f ? representative<CONN, XY>(g, k, f).node : kEmpty;
-#pragma unroll
-        for (int jz = 0; jz < kBlockZ<CONN>; jz++)
-#pragma unroll
-            for (int j1 = 0; j1 < kBlock1<CONN>; j1++) {
-                const uint32_t i1 = kBlock1<CONN> * k.c + j1, z = kBlockZ<CONN> * k.d + jz;
-                if (i1 < g.n1 && z < (uint32_t)g.nz)
-                    labels[voxel_index<XY>(g, k.b, i1, z, 0)] =
-                        f >> (2 * (jz * kBlock1<CONN> + j1)) & 3u ? rep : kEmpty;
-            }
+        if (f) {
+            const Representative rep = representative<CONN, XY>(g, k, f);
+            labels[rep.slot] = rep.node;
+        }
         if (2 * k.b + 1 < g.n0)
             labels[voxel_index<XY>(g, k.b, kBlock1<CONN> * k.c, kBlockZ<CONN> * k.d, 1)] = f;
     }
