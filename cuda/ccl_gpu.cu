@@ -2,8 +2,8 @@
  * behind vl_label_volume (vl_label_volume_gpu). Phases: union-find (ccl_tiles.cu, ccl_blocks.cu),
  * flatten + root bitmask, per-segment root counts -> CUB exclusive scan, labels + sizes
  * (ccl_relabel.cu), and for `size` order a CUB sort (ccl_size_order.cu). Device memory beyond mask +
- * labels: two u32 per 128-voxel-pair segment, one bit per voxel pair, and O(components) for sizes and
- * the size order. */
+ * labels: two u32 per 128-voxel-pair segment, one bit per voxel pair (roots), one u32 per 32 voxel
+ * pairs (the block list), and O(components) for sizes and the size order. */
 #include <cub/device/device_scan.cuh>
 
 #include <stdlib.h>
@@ -107,6 +107,8 @@ extern "C" vl_status vl_gpu_label_device(const uint8_t *mask, uint32_t *labels, 
     void *cub_temp = nullptr, *order_temp = nullptr;
     size_t scan_bytes = 0;
     const size_t root_bits_bytes = ((size_t)g.nodes + 31) / 32 * sizeof(uint32_t);
+    /* Block list: room for one block in 8 (26) or 16 (18, 8); denser volumes walk the whole grid. */
+    BlockList list{nullptr, nullptr, g.nodes / 32 + 32};
     uint32_t count = 0;
 
 #define VL_CUDA_TRY(call, what)                    \
@@ -133,18 +135,23 @@ extern "C" vl_status vl_gpu_label_device(const uint8_t *mask, uint32_t *labels, 
     {
         void *block = nullptr;
         const size_t counts_bytes = round_up((segments + 1) * sizeof(uint32_t));
-        VL_TRY(scratch.allocate(&block, 2 * counts_bytes + round_up(root_bits_bytes) + scan_bytes,
+        const size_t list_bytes = round_up(((size_t)list.capacity + 1) * sizeof(uint32_t));
+        VL_TRY(scratch.allocate(&block, 2 * counts_bytes + round_up(root_bits_bytes) + list_bytes + scan_bytes,
                                 "allocating segment counts"));
-        segment_roots = static_cast<uint32_t *>(block);
-        segment_offset = reinterpret_cast<uint32_t *>(static_cast<char *>(block) + counts_bytes);
-        root_bits = reinterpret_cast<uint32_t *>(static_cast<char *>(block) + 2 * counts_bytes);
-        cub_temp = static_cast<char *>(block) + 2 * counts_bytes + round_up(root_bits_bytes);
+        char *next = static_cast<char *>(block);
+        segment_roots = reinterpret_cast<uint32_t *>(next);
+        segment_offset = reinterpret_cast<uint32_t *>(next += counts_bytes);
+        root_bits = reinterpret_cast<uint32_t *>(next += counts_bytes);
+        list.count = reinterpret_cast<uint32_t *>(next += round_up(root_bits_bytes));
+        list.entries = list.count + 1;
+        cub_temp = next + list_bytes;
     }
     if (timed)
         VL_CUDA_TRY(cudaEventRecord(events[0], stream), "recording an event");
     VL_CUDA_TRY(cudaMemsetAsync(segment_roots, 0, (segments + 1) * sizeof(uint32_t), stream), "clearing counts");
     VL_CUDA_TRY(cudaMemsetAsync(root_bits, 0, root_bits_bytes, stream), "clearing root bits");
-    VL_CUDA_TRY(union_find_nodes(connectivity, xy, mask, labels, segment_roots, g, stream), "union-find kernels");
+    VL_CUDA_TRY(union_find_nodes(connectivity, xy, mask, labels, segment_roots, list, g, stream),
+                "union-find kernels");
     if (timed)
         VL_CUDA_TRY(cudaEventRecord(events[1], stream), "recording an event");
     VL_CUDA_TRY(flatten_roots(connectivity, xy, mask, labels, root_bits, g, stream), "flattening the forest");

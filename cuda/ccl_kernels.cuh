@@ -9,14 +9,22 @@
 
 namespace vlccl {
 
+/* Scratch of the block union-find: the blocks with foreground, in launch order, while they fit in
+ * `capacity` (sparse volumes); *count is how many there were. */
+struct BlockList {
+    uint32_t *entries;
+    uint32_t *count;
+    uint32_t capacity;
+};
+
 /* Phase 1: the forest: slot0 of every unit's representative (ccl_block_grid.cuh) := a parent;
  * segment_roots[s] := number of roots in counting segment s (zeroed by the caller). Tiles for 4 and 6
  * (ccl_tiles.cu; they set every node's slot0, kEmpty for empty nodes), node blocks for 8, 18 and 26
  * (union_find_blocks, ccl_blocks.cu). */
 cudaError_t union_find_nodes(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels,
-                             uint32_t *segment_roots, const Grid &g, cudaStream_t stream);
+                             uint32_t *segment_roots, const BlockList &list, const Grid &g, cudaStream_t stream);
 cudaError_t union_find_blocks(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels,
-                              uint32_t *segment_roots, const Grid &g, cudaStream_t stream);
+                              uint32_t *segment_roots, const BlockList &list, const Grid &g, cudaStream_t stream);
 
 /* Phase 2 (ccl_relabel.cu): every unit's representative := its root; root_bits (one bit per node,
  * zeroed by the caller) := the roots. */

@@ -41,7 +41,8 @@ __global__ void __launch_bounds__(256) flatten_kernel(const uint8_t *__restrict_
 /* 1 + the number of roots before `root` in node order. */
 template <bool XY>
 __device__ __forceinline__ uint32_t root_label(const uint32_t *__restrict__ root_bits,
-                                               const uint32_t *__restrict__ segment_offset, const Grid &g, uint32_t root)
+                                               const uint32_t *__restrict__ segment_offset, const Grid &g,
+                                               uint32_t root)
 {
     const NodeAt c = node_coords<XY>(g, root);
     const uint32_t first = root - c.b % kSegment;
