@@ -95,6 +95,30 @@ __device__ __forceinline__ bool block_of_thread(const Grid &g, uint32_t d, Block
     return block_inside<CONN>(g, k.b, k.c, k.d);
 }
 
+/* Linear number of a block, for the block list: (d*nc + c)*h0 + b < nodes < 2^32; div_nc divides by
+ * nc = i1_blocks. */
+template <int CONN>
+__device__ __forceinline__ uint32_t block_number(const Grid &g, BlockAt k)
+{
+    return (k.d * i1_blocks<CONN>(g) + k.c) * g.h0 + k.b;
+}
+
+template <int CONN>
+__device__ __forceinline__ BlockAt block_at_number(const Grid &g, uint32_t number, FastDiv div_nc)
+{
+    const uint32_t line = fdiv(number, g.div_h0), d = fdiv(line, div_nc);
+    return BlockAt{number - line * g.h0, line - d * i1_blocks<CONN>(g), d};
+}
+
+/* Thread number i of a (32 x 8)-thread launch, and the launch's thread count. */
+__device__ __forceinline__ uint64_t launch_thread()
+{
+    return (((uint64_t)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) * 256 + threadIdx.y * 32 +
+           threadIdx.x;
+}
+
+__device__ __forceinline__ uint64_t launch_threads() { return (uint64_t)gridDim.x * gridDim.y * gridDim.z * 256; }
+
 /* Launch grid for block_of_thread: every block of a z slab once, at most max_z thread blocks deep
  * (kernels loop over the remaining z). */
 template <int CONN, bool XY>

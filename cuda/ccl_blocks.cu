@@ -110,12 +110,8 @@ __device__ __forceinline__ void for_each_foreground_block(const uint8_t *__restr
                                                           FastDiv div_nc, Body body)
 {
     if constexpr (LISTED) {
-        const uint64_t threads = (uint64_t)gridDim.x * gridDim.y * gridDim.z * 256;
-        for (uint64_t i = (((uint64_t)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) * 256 +
-                          threadIdx.y * 32 + threadIdx.x;
-             i < listed; i += threads) {
-            const uint32_t number = list.entries[i], line = fdiv(number, g.div_h0), d = fdiv(line, div_nc);
-            const BlockAt k{number - line * g.h0, line - d * i1_blocks<CONN>(g), d};
+        for (uint64_t i = launch_thread(); i < listed; i += launch_threads()) {
+            const BlockAt k = block_at_number<CONN>(g, list.entries[i], div_nc);
             body(k, block_bits<CONN, XY>(mask, labels, g, k));
         }
     } else {
@@ -128,13 +124,6 @@ __device__ __forceinline__ void for_each_foreground_block(const uint8_t *__restr
                 body(k, f);
         }
     }
-}
-
-/* Linear number of a block, for the list: (d*nc + c)*h0 + b < nodes < 2^32. */
-template <int CONN>
-__device__ __forceinline__ uint32_t block_number(const Grid &g, BlockAt k)
-{
-    return (k.d * i1_blocks<CONN>(g) + k.c) * g.h0 + k.b;
 }
 
 template <int CONN, bool XY>
@@ -280,7 +269,7 @@ __global__ void __launch_bounds__(256) merge_blocks_kernel(const uint8_t *__rest
 }
 
 template <int CONN, bool XY>
-cudaError_t launch_blocks(const uint8_t *mask, uint32_t *labels, uint32_t *segment_roots, const BlockList &list,
+cudaError_t launch_blocks(const uint8_t *mask, uint32_t *labels, uint32_t *segment_roots, BlockList &list,
                           const Grid &g, cudaStream_t stream)
 {
     const dim3 grid = block_launch_grid<CONN, XY>(g, 65535), threads(32, 8);
@@ -296,6 +285,7 @@ cudaError_t launch_blocks(const uint8_t *mask, uint32_t *labels, uint32_t *segme
         error = cudaStreamSynchronize(stream);
     if (error != cudaSuccess)
         return error;
+    list.listed = listed <= list.capacity ? listed : kEmpty;
     if (listed == 0)
         return cudaGetLastError();
     if (listed <= list.capacity) {
@@ -318,7 +308,7 @@ cudaError_t launch_blocks(const uint8_t *mask, uint32_t *labels, uint32_t *segme
 } // namespace
 
 cudaError_t union_find_blocks(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels,
-                              uint32_t *segment_roots, const BlockList &list, const Grid &g, cudaStream_t stream)
+                              uint32_t *segment_roots, BlockList &list, const Grid &g, cudaStream_t stream)
 {
     switch (connectivity * 2 + (xy ? 1 : 0)) {
     case 8 * 2: return launch_blocks<8, false>(mask, labels, segment_roots, list, g, stream);

@@ -108,7 +108,7 @@ extern "C" vl_status vl_gpu_label_device(const uint8_t *mask, uint32_t *labels, 
     size_t scan_bytes = 0;
     const size_t root_bits_bytes = ((size_t)g.nodes + 31) / 32 * sizeof(uint32_t);
     /* Block list: room for one block in 8 (26) or 16 (18, 8); denser volumes walk the whole grid. */
-    BlockList list{nullptr, nullptr, g.nodes / 32 + 32};
+    BlockList list{nullptr, nullptr, g.nodes / 32 + 32, kEmpty};
     uint32_t count = 0;
 
 #define VL_CUDA_TRY(call, what)                    \
@@ -154,7 +154,7 @@ extern "C" vl_status vl_gpu_label_device(const uint8_t *mask, uint32_t *labels, 
                 "union-find kernels");
     if (timed)
         VL_CUDA_TRY(cudaEventRecord(events[1], stream), "recording an event");
-    VL_CUDA_TRY(flatten_roots(connectivity, xy, mask, labels, root_bits, g, stream), "flattening the forest");
+    VL_CUDA_TRY(flatten_roots(connectivity, xy, mask, labels, root_bits, list, g, stream), "flattening the forest");
     VL_CUDA_TRY(cub::DeviceScan::ExclusiveSum(cub_temp, scan_bytes, segment_roots, segment_offset,
                                               (int64_t)segments + 1, stream),
                 "scanning root counts");

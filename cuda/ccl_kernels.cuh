@@ -10,11 +10,13 @@
 namespace vlccl {
 
 /* Scratch of the block union-find: the blocks with foreground, in launch order, while they fit in
- * `capacity` (sparse volumes); *count is how many there were. */
+ * `capacity` (sparse volumes); *count is how many there were. Phase 1 sets `listed` (host) to that
+ * count when the list held them all, else to kEmpty (and always kEmpty for 4 and 6). */
 struct BlockList {
     uint32_t *entries;
     uint32_t *count;
     uint32_t capacity;
+    uint32_t listed;
 };
 
 /* Phase 1: the forest: slot0 of every unit's representative (ccl_block_grid.cuh) := a parent;
@@ -22,14 +24,14 @@ struct BlockList {
  * (ccl_tiles.cu; they set every node's slot0, kEmpty for empty nodes), node blocks for 8, 18 and 26
  * (union_find_blocks, ccl_blocks.cu). */
 cudaError_t union_find_nodes(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels,
-                             uint32_t *segment_roots, const BlockList &list, const Grid &g, cudaStream_t stream);
+                             uint32_t *segment_roots, BlockList &list, const Grid &g, cudaStream_t stream);
 cudaError_t union_find_blocks(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels,
-                              uint32_t *segment_roots, const BlockList &list, const Grid &g, cudaStream_t stream);
+                              uint32_t *segment_roots, BlockList &list, const Grid &g, cudaStream_t stream);
 
 /* Phase 2 (ccl_relabel.cu): every unit's representative := its root; root_bits (one bit per node,
- * zeroed by the caller) := the roots. */
+ * zeroed by the caller) := the roots. Visits only the listed blocks when phase 1 listed them all. */
 cudaError_t flatten_roots(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels, uint32_t *root_bits,
-                          const Grid &g, cudaStream_t stream);
+                          const BlockList &list, const Grid &g, cudaStream_t stream);
 
 /* Phase 3: every voxel := its component's label 1 + (roots before its root in node order), from the
  * scanned per-segment root counts and root_bits, 0 for background; sizes[label-1] += voxels (sizes

@@ -15,6 +15,22 @@ namespace {
 
 constexpr int kSizeCache = 64;
 
+/* The representative of unit k (bits f != 0) := its root, or its bit set if it is one. */
+template <int CONN, bool XY>
+__device__ __forceinline__ void flatten_unit(uint32_t *labels, uint32_t *root_bits, const Grid &g, BlockAt k,
+                                             uint32_t f)
+{
+    const Representative rep = representative<CONN, XY>(g, k, f);
+    const uint32_t parent = __ldcg(labels + rep.slot);
+    if (parent == rep.node) {
+        atomicOr(root_bits + rep.node / 32, 1u << (rep.node % 32));
+    } else {
+        const uint32_t root = find_root_readonly<XY>(labels, g, parent);
+        if (root != parent)
+            labels[rep.slot] = root;
+    }
+}
+
 template <int CONN, bool XY>
 __global__ void __launch_bounds__(256) flatten_kernel(const uint8_t *__restrict__ mask, uint32_t *__restrict__ labels,
                                                       uint32_t *__restrict__ root_bits, Grid g)
@@ -24,17 +40,21 @@ __global__ void __launch_bounds__(256) flatten_kernel(const uint8_t *__restrict_
         if (!block_of_thread<CONN, XY>(g, d, k))
             continue;
         const uint32_t f = block_bits_from_mask<CONN, XY>(mask, g, k);
-        if (!f)
-            continue;
-        const Representative rep = representative<CONN, XY>(g, k, f);
-        const uint32_t parent = __ldcg(labels + rep.slot);
-        if (parent == rep.node) {
-            atomicOr(root_bits + rep.node / 32, 1u << (rep.node % 32));
-        } else {
-            const uint32_t root = find_root_readonly<XY>(labels, g, parent);
-            if (root != parent)
-                labels[rep.slot] = root;
-        }
+        if (f)
+            flatten_unit<CONN, XY>(labels, root_bits, g, k, f);
+    }
+}
+
+/* The same over the blocks that phase 1 listed (all the foreground ones). */
+template <int CONN, bool XY>
+__global__ void __launch_bounds__(256) flatten_listed_kernel(const uint8_t *__restrict__ mask,
+                                                             uint32_t *__restrict__ labels,
+                                                             uint32_t *__restrict__ root_bits, BlockList list, Grid g,
+                                                             FastDiv div_nc)
+{
+    for (uint64_t i = launch_thread(); i < list.listed; i += launch_threads()) {
+        const BlockAt k = block_at_number<CONN>(g, list.entries[i], div_nc);
+        flatten_unit<CONN, XY>(labels, root_bits, g, k, block_bits_from_mask<CONN, XY>(mask, g, k));
     }
 }
 
@@ -157,12 +177,18 @@ cudaError_t for_unit_shape(int connectivity, bool xy, Launch launch)
 } // namespace
 
 cudaError_t flatten_roots(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels, uint32_t *root_bits,
-                          const Grid &g, cudaStream_t stream)
+                          const BlockList &list, const Grid &g, cudaStream_t stream)
 {
     return for_unit_shape(connectivity, xy, [&](auto unit) {
         using U = decltype(unit);
-        flatten_kernel<U::conn, U::xy>
-            <<<block_launch_grid<U::conn, U::xy>(g, 65535), dim3(32, 8), 0, stream>>>(mask, labels, root_bits, g);
+        if (list.listed == kEmpty) {
+            flatten_kernel<U::conn, U::xy>
+                <<<block_launch_grid<U::conn, U::xy>(g, 65535), dim3(32, 8), 0, stream>>>(mask, labels, root_bits, g);
+        } else if (list.listed > 0) {
+            const FastDiv div_nc = make_fastdiv((g.n1 + kBlock1<U::conn> - 1) / kBlock1<U::conn>);
+            flatten_listed_kernel<U::conn, U::xy><<<(list.listed + 255) / 256, dim3(32, 8), 0, stream>>>(
+                mask, labels, root_bits, list, g, div_nc);
+        }
     });
 }
 

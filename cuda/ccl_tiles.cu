@@ -299,8 +299,9 @@ cudaError_t launch_union_find(const uint8_t *mask, uint32_t *labels, uint32_t *s
 } // namespace
 
 cudaError_t union_find_nodes(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels,
-                             uint32_t *segment_roots, const BlockList &list, const Grid &g, cudaStream_t stream)
+                             uint32_t *segment_roots, BlockList &list, const Grid &g, cudaStream_t stream)
 {
+    list.listed = kEmpty;
     switch (connectivity * 2 + (xy ? 1 : 0)) {
     case 4 * 2: return launch_union_find<4, false>(mask, labels, segment_roots, g, stream);
     case 4 * 2 + 1: return launch_union_find<4, true>(mask, labels, segment_roots, g, stream);
