@@ -25,4 +25,15 @@ size_t vl_stats_columns_select(const vl_csv_options *options, const vl_stats_col
 size_t vl_stats_column_format(char *out, const vl_stats_column *column, const vl_component_stats *stats,
                               const char *missing);
 
+/* Formats table row `row` into `line` (room for row_capacity bytes) and returns its length. */
+typedef struct vl_row_writer {
+    size_t (*format)(const void *context, uint32_t row, char *line);
+    const void *context;
+    size_t row_capacity;
+} vl_row_writer;
+
+/* Writes rows 0..count-1 to `out` in order, formatted on every core (src/stats_rows.c). VL_ERR_MEMORY when
+ * a buffer cannot grow; a failed write is left to the stream's error flag. */
+vl_status vl_write_rows(FILE *out, uint32_t count, const vl_row_writer *writer);
+
 #endif

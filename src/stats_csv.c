@@ -5,6 +5,25 @@
 #include "stats_columns.h"
 #include "status.h"
 
+typedef struct csv_rows {
+    const vl_stats_column *const *columns;
+    size_t count;
+    const vl_component_stats *stats;
+} csv_rows;
+
+static size_t format_csv_row(const void *context, uint32_t row, char *line)
+{
+    const csv_rows *rows = context;
+    size_t length = 0;
+    for (size_t c = 0; c < rows->count; c++) {
+        if (c)
+            line[length++] = ',';
+        length += vl_stats_column_format(line + length, rows->columns[c], &rows->stats[row], "");
+    }
+    line[length++] = '\n';
+    return length;
+}
+
 vl_status vl_component_stats_write_csv(const char *path, const vl_component_stats *stats, uint32_t count,
                                        const vl_csv_options *options)
 {
@@ -22,21 +41,12 @@ vl_status vl_component_stats_write_csv(const char *path, const vl_component_stat
         return status;
     char buffer[1 << 16];
     setvbuf(out, buffer, _IOFBF, sizeof buffer);
-    int failed = 0;
     for (size_t c = 0; c < n; c++)
-        failed |= fprintf(out, "%s%s", c ? "," : "", columns[c]->name) < 0;
-    failed |= fputc('\n', out) == EOF;
-    /* Each row is formatted into one buffer (at most 32 bytes a field) and written with one call. */
-    char line[sizeof columns / sizeof columns[0] * 34 + 2];
-    for (uint32_t k = 0; k < count && !failed; k++) {
-        size_t length = 0;
-        for (size_t c = 0; c < n; c++) {
-            if (c)
-                line[length++] = ',';
-            length += vl_stats_column_format(line + length, columns[c], &stats[k], "");
-        }
-        line[length++] = '\n';
-        failed |= fwrite(line, 1, length, out) != length;
-    }
-    return vl_atomic_file_close_stream(&file, out, VL_OK);
+        fprintf(out, "%s%s", c ? "," : "", columns[c]->name);
+    fputc('\n', out);
+    /* At most 32 bytes a field, a separator each and the newline. */
+    const csv_rows rows = {columns, n, stats};
+    const vl_row_writer writer = {format_csv_row, &rows, n * 33 + 2};
+    status = vl_write_rows(out, count, &writer);
+    return vl_atomic_file_close_stream(&file, out, status);
 }
