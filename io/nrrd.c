@@ -59,23 +59,19 @@ vl_status vl_nrrd_write(const char *path, const vl_volume *volume, const vl_writ
         vl_atomic_file_discard(&file);
         return vl_fail(VL_ERR_OUTPUT, "%s: cannot open the temporary file for writing", path);
     }
-    int failed = write_header(out, volume, disk_dtype, 1) != 0;
-    failed |= fclose(out) != 0;
-    if (failed) {
-        vl_atomic_file_discard(&file);
-        return vl_fail(VL_ERR_OUTPUT, "%s: cannot write the header", path);
+    /* The gzip stream follows the text header in the same file. */
+    vl_pgz *z = NULL;
+    if (write_header(out, volume, disk_dtype, 1) != 0)
+        status = vl_fail(VL_ERR_OUTPUT, "%s: cannot write the header", path);
+    if (status == VL_OK)
+        status = vl_pgz_open(&z, out, options->compression_level, path);
+    if (status == VL_OK)
+        status = vl_write_voxels((vl_voxel_sink){NULL, z}, volume, disk_dtype, path, &options->progress);
+    if (z) {
+        vl_status closed = vl_pgz_close(z, status == VL_OK);
+        status = status == VL_OK ? closed : status;
     }
-    /* The gzip stream follows the text header in the same file: append it as a new stream. */
-    char mode[8];
-    vl_gz_write_mode(mode, 1, options->compression_level);
-    mode[0] = 'a';
-    gzFile data = gzopen(file.temp_path, mode);
-    if (!data) {
-        vl_atomic_file_discard(&file);
-        return vl_fail(VL_ERR_OUTPUT, "%s: cannot open the temporary file for writing", path);
-    }
-    status = vl_gz_write_voxels(data, volume, disk_dtype, path, &options->progress);
-    if (gzclose(data) != Z_OK && status == VL_OK)
+    if (fclose(out) != 0 && status == VL_OK)
         status = vl_fail(VL_ERR_OUTPUT, "%s: write failed when closing (disk full?)", path);
     if (status == VL_OK)
         return vl_atomic_file_commit(&file);

@@ -62,7 +62,7 @@ vl_status vl_raw_write(const char *path, const vl_volume *volume, const vl_write
         vl_atomic_file_discard(&file);
         return vl_fail(VL_ERR_OUTPUT, "%s: cannot open the temporary file for writing", path);
     }
-    status = vl_gz_write_voxels(out, volume, volume->dtype, path, &options->progress);
+    status = vl_write_voxels((vl_voxel_sink){out, NULL}, volume, volume->dtype, path, &options->progress);
     if (gzclose(out) != Z_OK && status == VL_OK)
         status = vl_fail(VL_ERR_OUTPUT, "%s: write failed when closing (disk full?)", path);
     if (status == VL_OK)

@@ -61,11 +61,23 @@ vl_status vl_gz_write_exact(gzFile file, const void *data, size_t bytes, const c
 /* Bytes from the current position of `file` to its end, -1 when unknown; lets readers refuse a truncated
  * uncompressed file before allocating what its header claims. */
 int64_t vl_file_remaining_bytes(FILE *file);
+/* Parallel gzip (io/gzip_parallel.c): one gzip member appended to `file` at `level` (0 = 1), compressed
+ * on every core. Close with finish = 1 to end the stream (0 only frees); the FILE stays open. */
+typedef struct vl_pgz vl_pgz;
+vl_status vl_pgz_open(vl_pgz **z, FILE *file, int level, const char *path);
+vl_status vl_pgz_write(vl_pgz *z, const void *data, size_t bytes);
+vl_status vl_pgz_close(vl_pgz *z, int finish);
+
+/* Where vl_write_voxels puts its bytes: the parallel gzip writer when set, else a gzFile (plain "wbT"
+ * or gzip). */
+typedef struct vl_voxel_sink {
+    gzFile gz;
+    vl_pgz *pgz;
+} vl_voxel_sink;
+
 /* Writes the volume's voxels as `dtype`, converting in bounded chunks. */
-vl_status vl_gz_write_voxels(gzFile file, const vl_volume *volume, vl_dtype dtype, const char *path,
-                             const vl_progress *progress);
-/* "wb6"-style mode: gzip at `level` (0 = 6), or plain ("wbT") when !compress. */
-void vl_gz_write_mode(char mode[8], int compress, int level);
+vl_status vl_write_voxels(vl_voxel_sink sink, const vl_volume *volume, vl_dtype dtype, const char *path,
+                          const vl_progress *progress);
 
 /* Geometry helpers shared by the formats that store an affine. */
 int vl_geometry_is_valid(const vl_geometry *geometry);

@@ -1,5 +1,5 @@
 #define _POSIX_C_SOURCE 200809L
-/* Chunked zlib stream I/O shared by the NIfTI and NRRD readers and writers. gzread/gzwrite take an
+/* Chunked zlib stream I/O shared by the NIfTI, NRRD and raw readers and writers. gzread/gzwrite take an
  * unsigned length and return an int, so volumes over 2 GiB are moved in 256 MiB pieces. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,12 +46,17 @@ vl_status vl_gz_write_exact(gzFile file, const void *data, size_t bytes, const c
     return VL_OK;
 }
 
-vl_status vl_gz_write_voxels(gzFile file, const vl_volume *volume, vl_dtype dtype, const char *path,
-                             const vl_progress *progress)
+static vl_status sink_write(vl_voxel_sink sink, const void *data, size_t bytes, const char *path)
+{
+    return sink.pgz ? vl_pgz_write(sink.pgz, data, bytes) : vl_gz_write_exact(sink.gz, data, bytes, path);
+}
+
+vl_status vl_write_voxels(vl_voxel_sink sink, const vl_volume *volume, vl_dtype dtype, const char *path,
+                          const vl_progress *progress)
 {
     const int64_t total = vl_volume_voxels(volume);
     if (dtype == volume->dtype && total * (int64_t)vl_dtype_size(dtype) <= (int64_t)VL_GZ_CHUNK)
-        return vl_gz_write_exact(file, volume->data, (size_t)total * vl_dtype_size(dtype), path);
+        return sink_write(sink, volume->data, (size_t)total * vl_dtype_size(dtype), path);
     void *buffer = malloc((size_t)VL_CONVERT_CHUNK_VOXELS * vl_dtype_size(dtype));
     if (!buffer)
         return vl_fail(VL_ERR_MEMORY, "%s: cannot allocate a conversion buffer", path);
@@ -59,7 +64,7 @@ vl_status vl_gz_write_voxels(gzFile file, const vl_volume *volume, vl_dtype dtyp
     for (int64_t first = 0; first < total && status == VL_OK; first += VL_CONVERT_CHUNK_VOXELS) {
         int64_t count = total - first < VL_CONVERT_CHUNK_VOXELS ? total - first : VL_CONVERT_CHUNK_VOXELS;
         vl_convert_voxels(volume, first, count, dtype, buffer);
-        status = vl_gz_write_exact(file, buffer, (size_t)count * vl_dtype_size(dtype), path);
+        status = sink_write(sink, buffer, (size_t)count * vl_dtype_size(dtype), path);
         vl_progress_report(progress, "writing", (double)(first + count) / (double)total);
     }
     free(buffer);
@@ -75,12 +80,4 @@ int64_t vl_file_remaining_bytes(FILE *file)
     if (fseeko(file, here, SEEK_SET) != 0 || end < here)
         return -1;
     return (int64_t)(end - here);
-}
-
-void vl_gz_write_mode(char mode[8], int compress, int level)
-{
-    if (!compress)
-        snprintf(mode, 8, "wbT");
-    else
-        snprintf(mode, 8, "wb%d", level >= 1 && level <= 9 ? level : 1);
 }
