@@ -238,33 +238,6 @@ static void build_header(const vl_volume *volume, vl_dtype disk_dtype, int is_la
     memcpy(h + 344, "n+1", 4);
 }
 
-/* .nii.gz: header and voxels through the parallel gzip writer. */
-static vl_status write_compressed(vl_atomic_file *file, const char *path, const unsigned char *header,
-                                  const vl_volume *volume, vl_dtype disk_dtype, const vl_write_options *options)
-{
-    FILE *out = fopen(file->temp_path, "wb");
-    if (!out) {
-        vl_atomic_file_discard(file);
-        return vl_fail(VL_ERR_OUTPUT, "%s: cannot open the temporary file for writing", path);
-    }
-    vl_pgz *z = NULL;
-    vl_status status = vl_pgz_open(&z, out, options->compression_level, path);
-    if (status == VL_OK)
-        status = vl_pgz_write(z, header, NIFTI_DATA_OFFSET);
-    if (status == VL_OK)
-        status = vl_write_voxels((vl_voxel_sink){NULL, z}, volume, disk_dtype, path, &options->progress);
-    if (z) {
-        vl_status closed = vl_pgz_close(z, status == VL_OK);
-        status = status == VL_OK ? closed : status;
-    }
-    if (fclose(out) != 0 && status == VL_OK)
-        status = vl_fail(VL_ERR_OUTPUT, "%s: write failed when closing (disk full?)", path);
-    if (status == VL_OK)
-        return vl_atomic_file_commit(file);
-    vl_atomic_file_discard(file);
-    return status;
-}
-
 vl_status vl_nifti_write(const char *path, const vl_volume *volume, const vl_write_options *options, int compress)
 {
     if (volume->nx > NIFTI_MAX_AXIS || volume->ny > NIFTI_MAX_AXIS || volume->nz > NIFTI_MAX_AXIS)
@@ -281,8 +254,15 @@ vl_status vl_nifti_write(const char *path, const vl_volume *volume, const vl_wri
     vl_status status = vl_atomic_file_begin(&file, path, options->force);
     if (status != VL_OK)
         return status;
-    if (compress)
-        return write_compressed(&file, path, header, volume, disk_dtype, options);
+    if (compress) {
+        /* .nii.gz: header and voxels through the parallel gzip writer. */
+        FILE *out = fopen(file.temp_path, "wb");
+        if (!out) {
+            vl_atomic_file_discard(&file);
+            return vl_fail(VL_ERR_OUTPUT, "%s: cannot open the temporary file for writing", path);
+        }
+        return vl_finish_gzip_file(&file, out, header, sizeof header, volume, disk_dtype, options, path);
+    }
     gzFile out = gzopen(file.temp_path, "wbT");
     if (!out) {
         vl_atomic_file_discard(&file);

@@ -60,23 +60,12 @@ vl_status vl_nrrd_write(const char *path, const vl_volume *volume, const vl_writ
         return vl_fail(VL_ERR_OUTPUT, "%s: cannot open the temporary file for writing", path);
     }
     /* The gzip stream follows the text header in the same file. */
-    vl_pgz *z = NULL;
-    if (write_header(out, volume, disk_dtype, 1) != 0)
-        status = vl_fail(VL_ERR_OUTPUT, "%s: cannot write the header", path);
-    if (status == VL_OK)
-        status = vl_pgz_open(&z, out, options->compression_level, path);
-    if (status == VL_OK)
-        status = vl_write_voxels((vl_voxel_sink){NULL, z}, volume, disk_dtype, path, &options->progress);
-    if (z) {
-        vl_status closed = vl_pgz_close(z, status == VL_OK);
-        status = status == VL_OK ? closed : status;
+    if (write_header(out, volume, disk_dtype, 1) != 0) {
+        fclose(out);
+        vl_atomic_file_discard(&file);
+        return vl_fail(VL_ERR_OUTPUT, "%s: cannot write the header", path);
     }
-    if (fclose(out) != 0 && status == VL_OK)
-        status = vl_fail(VL_ERR_OUTPUT, "%s: write failed when closing (disk full?)", path);
-    if (status == VL_OK)
-        return vl_atomic_file_commit(&file);
-    vl_atomic_file_discard(&file);
-    return status;
+    return vl_finish_gzip_file(&file, out, NULL, 0, volume, disk_dtype, options, path);
 }
 
 /* ---- reader ---- */

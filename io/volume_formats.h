@@ -79,6 +79,13 @@ typedef struct vl_voxel_sink {
 vl_status vl_write_voxels(vl_voxel_sink sink, const vl_volume *volume, vl_dtype dtype, const char *path,
                           const vl_progress *progress);
 
+/* Appends `prefix` (may be empty) and the voxels as `dtype` to `out` as one parallel gzip member, closes
+ * `out`, then commits the atomic `file`, or discards it on any failure. */
+struct vl_atomic_file;
+vl_status vl_finish_gzip_file(struct vl_atomic_file *file, FILE *out, const void *prefix, size_t prefix_bytes,
+                              const vl_volume *volume, vl_dtype dtype, const vl_write_options *options,
+                              const char *path);
+
 /* Geometry helpers shared by the formats that store an affine. */
 int vl_geometry_is_valid(const vl_geometry *geometry);
 /* Builds origin/spacing/direction from a 3x3 LPS matrix whose columns are the axis steps (mm per index). */

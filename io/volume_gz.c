@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "atomic_file.h"
 #include "status.h"
 #include "volume_formats.h"
 
@@ -80,4 +81,26 @@ int64_t vl_file_remaining_bytes(FILE *file)
     if (fseeko(file, here, SEEK_SET) != 0 || end < here)
         return -1;
     return (int64_t)(end - here);
+}
+
+vl_status vl_finish_gzip_file(vl_atomic_file *file, FILE *out, const void *prefix, size_t prefix_bytes,
+                              const vl_volume *volume, vl_dtype dtype, const vl_write_options *options,
+                              const char *path)
+{
+    vl_pgz *z = NULL;
+    vl_status status = vl_pgz_open(&z, out, options->compression_level, path);
+    if (status == VL_OK && prefix_bytes)
+        status = vl_pgz_write(z, prefix, prefix_bytes);
+    if (status == VL_OK)
+        status = vl_write_voxels((vl_voxel_sink){NULL, z}, volume, dtype, path, &options->progress);
+    if (z) {
+        vl_status closed = vl_pgz_close(z, status == VL_OK);
+        status = status == VL_OK ? closed : status;
+    }
+    if (fclose(out) != 0 && status == VL_OK)
+        status = vl_fail(VL_ERR_OUTPUT, "%s: write failed when closing (disk full?)", path);
+    if (status == VL_OK)
+        return vl_atomic_file_commit(file);
+    vl_atomic_file_discard(file);
+    return status;
 }
