@@ -12,7 +12,9 @@
  *
  * Four launches (after Allegretti, Bolelli and Grana's BKE, TPDS 2020):
  *   init      each representative's parent := itself; the block's foreground bits go to the first
- *             node's slot1 (free until the relabel), so neighbours read one word, not 8 voxels;
+ *             node's slot1 (free until the relabel), so neighbours read one word, not 8 voxels; the
+ *             foreground blocks are listed, and when the list holds them all (sparse volumes) the
+ *             next three kernels and the relabel's flatten run one thread per listed block;
  *   link      each representative points at the smallest representative among its connected backward
  *             neighbours when that is smaller: a forest without atomics;
  *   compress  every representative := its root; roots are counted per segment;
