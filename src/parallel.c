@@ -3,10 +3,18 @@
 #include <unistd.h>
 
 #include "parallel.h"
+#include "voxlabel/threads.h"
+
+static _Atomic int thread_limit;
+
+void vl_set_thread_limit(int threads) { thread_limit = threads > 0 ? threads : 0; }
 
 int vl_cpu_thread_count(int requested)
 {
     long threads = requested > 0 ? requested : sysconf(_SC_NPROCESSORS_ONLN);
+    const int limit = thread_limit;
+    if (limit > 0 && threads > limit)
+        threads = limit;
     return threads < 1 ? 1 : threads > VL_MAX_THREADS ? VL_MAX_THREADS : (int)threads;
 }
 

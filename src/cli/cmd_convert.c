@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "voxlabel/dicom.h"
 #include "voxlabel/io.h"
+#include "voxlabel/threads.h"
 
 static void print_help(FILE *out)
 {
@@ -21,7 +22,7 @@ static void print_help(FILE *out)
             "                             (default: tilt and variable spacing warn, gaps and duplicates are errors)\n"
             "  --keep-padding             keep PixelPaddingValue voxels at their rescaled value\n"
             "  --padding-hu HU            value for PixelPaddingValue voxels (default -1024)\n"
-            "  --threads N                decode threads (default: all cores)\n"
+            "  --threads N                CPU threads for decoding and writing (default: all cores)\n"
             "  --force                    replace OUTPUT if it exists\n"
             "  --progress                 draw progress even when stderr is not a terminal\n"
             "  --quiet                    no progress or notes\n"
@@ -78,6 +79,7 @@ int cmd_convert(int argc, char **argv)
             if (!(value = cli_option_value(argc, argv, &i)) || cli_parse_int64("--threads", value, 1, 1024, &threads))
                 return CLI_EXIT_USAGE;
             read.threads = (int)threads;
+            vl_set_thread_limit((int)threads);
         } else if (strcmp(arg, "--force") == 0) {
             write.force = 1;
         } else if (strcmp(arg, "--progress") == 0) {

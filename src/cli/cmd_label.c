@@ -17,6 +17,7 @@
 #include "voxlabel/morphology.h"
 #include "voxlabel/preview.h"
 #include "voxlabel/stats.h"
+#include "voxlabel/threads.h"
 
 static const char label_help[] =
     "usage: voxlabel label INPUT -o DIR [options]\n"
@@ -39,7 +40,7 @@ static const char label_help[] =
     "  --min-size N               drop components under N voxels, renumber the rest (order kept)\n"
     "  --largest K                keep only the K largest components (order kept)\n"
     "  --device auto|cpu|gpu[:N]  where to label (default auto: a GPU if usable, else the CPU)\n"
-    "  --threads N                CPU threads (default: all cores)\n"
+    "  --threads N                CPU threads for every stage (default: all cores)\n"
     "output:\n"
     "  -o, --output DIR           output directory (created if missing)\n"
     "  --format FMT               labels file: nii.gz (default), nii, nrrd, mha, mat, raw\n"
@@ -223,6 +224,7 @@ static int parse_arguments(int argc, char **argv, label_arguments *args)
                 if (cli_parse_int64("--threads", value, 1, 64, &threads))
                     return CLI_EXIT_USAGE;
                 args->label.threads = args->input.threads = (int)threads;
+                vl_set_thread_limit((int)threads);
             } else if (strcmp(option, "--format") == 0) {
                 if (vl_file_format_parse(value, &args->format) != VL_OK)
                     return cli_error(CLI_EXIT_USAGE, "--format: '%s' is not one of nii.gz, nii, nrrd, mha, mat, raw",

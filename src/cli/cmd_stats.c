@@ -9,6 +9,7 @@
 #include "cli_input.h"
 #include "voxlabel/io.h"
 #include "voxlabel/stats.h"
+#include "voxlabel/threads.h"
 
 static const char stats_help[] =
     "usage: voxlabel stats LABELS -o OUTPUT [options]\n"
@@ -32,7 +33,7 @@ static const char stats_help[] =
     "  --json                     write JSON (an array of objects with the CSV's column names)\n"
     "  --force                    replace an existing output file\n"
     "  --device auto|cpu|gpu[:N]  where to compute (default auto: a GPU if usable, else the CPU)\n"
-    "  --threads N                CPU threads (default: all cores)\n"
+    "  --threads N                CPU threads for every stage (default: all cores)\n"
     "  --intensity-raw-type T     dtype of a raw intensity file (default i16)\n"
     "  --progress, --quiet        force / silence progress on stderr\n"
     "%s"
@@ -117,6 +118,7 @@ static int parse_arguments(int argc, char **argv, stats_arguments *args)
                 if (cli_parse_int64("--threads", value, 1, 64, &threads))
                     return CLI_EXIT_USAGE;
                 args->stats.threads = (int)threads;
+                vl_set_thread_limit((int)threads);
             } else if (parse_dtype(option, value, &args->intensity_raw_type))
                 return CLI_EXIT_USAGE;
         } else if (option[0] == '-' && option[1] != '\0')
