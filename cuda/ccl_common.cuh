@@ -12,8 +12,8 @@
  *
  * Storage. The union-find parent of node n lives in the labels buffer at the node's first voxel
  * (slot0); the second voxel's cell (slot1) holds the foreground bits of the node's block during
- * union-find (ccl_blocks.cu) and the root's final label later on. So the whole
- * labeller needs the mask, the labels and O(components + lines/128) more. */
+ * union-find (ccl_blocks.cu). Beyond the mask and the labels, the labeller needs O(components), the
+ * per-segment root counts, one bit per node and the block list (ccl_gpu.cu). */
 #ifndef VL_CCL_COMMON_CUH
 #define VL_CCL_COMMON_CUH
 
