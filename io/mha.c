@@ -99,16 +99,11 @@ vl_status vl_mha_write(const char *path, const vl_volume *volume, const vl_write
     if (status != VL_OK)
         return status;
     vl_atomic_file file;
-    status = vl_atomic_file_begin(&file, path, options->force);
+    FILE *out;
+    status = vl_atomic_file_open_stream(&file, path, options->force, "wb", &out);
     if (status != VL_OK) {
         free(compressed);
         return status;
-    }
-    FILE *out = fopen(file.temp_path, "wb");
-    if (!out) {
-        free(compressed);
-        vl_atomic_file_discard(&file);
-        return vl_fail(VL_ERR_OUTPUT, "%s: cannot open the temporary file for writing", path);
     }
     const vl_geometry *g = &volume->geometry;
     fprintf(out, "ObjectType = Image\nNDims = 3\nBinaryData = True\nBinaryDataByteOrderMSB = False\n"
@@ -122,15 +117,12 @@ vl_status vl_mha_write(const char *path, const vl_volume *volume, const vl_write
                  "ElementDataFile = LOCAL\n",
             g->origin[0], g->origin[1], g->origin[2], g->spacing[0], g->spacing[1], g->spacing[2],
             (long long)volume->nx, (long long)volume->ny, (long long)volume->nz, met_name_of(disk_dtype));
-    int failed = fwrite(compressed, 1, compressed_size, out) != compressed_size;
-    failed |= fclose(out) != 0;
+    fwrite(compressed, 1, compressed_size, out); /* a short write shows in ferror when the stream closes */
     free(compressed);
-    if (failed) {
-        vl_atomic_file_discard(&file);
-        return vl_fail(VL_ERR_OUTPUT, "%s: write failed (disk full?)", path);
-    }
-    vl_progress_report(&options->progress, "writing", 1.0);
-    return vl_atomic_file_commit(&file);
+    status = vl_atomic_file_close_stream(&file, out, VL_OK);
+    if (status == VL_OK)
+        vl_progress_report(&options->progress, "writing", 1.0);
+    return status;
 }
 
 /* ---- reader ---- */
@@ -328,11 +320,7 @@ vl_status vl_mha_read(const char *path, const vl_read_options *options, vl_volum
     if (status == VL_OK && strcasecmp(h.data_file, "LOCAL") != 0) {
         fclose(in);
         char data_path[8192];
-        const char *slash = strrchr(path, '/');
-        if (h.data_file[0] == '/' || !slash)
-            snprintf(data_path, sizeof data_path, "%s", h.data_file);
-        else
-            snprintf(data_path, sizeof data_path, "%.*s/%s", (int)(slash - path), path, h.data_file);
+        vl_detached_path(path, h.data_file, data_path, sizeof data_path);
         in = fopen(data_path, "rb");
         if (!in)
             return vl_fail(VL_ERR_INPUT, "%s: cannot open its data file %s", path, data_path);
@@ -358,19 +346,5 @@ vl_status vl_mha_read(const char *path, const vl_read_options *options, vl_volum
             status = vl_fail(VL_ERR_INPUT, "%s: truncated data (%lld voxels expected)", path, (long long)count);
     }
     fclose(in);
-    if (status != VL_OK) {
-        free(samples);
-        return status;
-    }
-    if (h.big_endian)
-        vl_swap_bytes(samples, count, element);
-    out.nx = h.dims[0];
-    out.ny = h.dims[1];
-    out.nz = h.dims[2];
-    status = vl_samples_to_volume(samples, h.type, 0, 1.0, 0.0, &out, path);
-    if (status != VL_OK)
-        return status;
-    vl_progress_report(&options->progress, "reading", 1.0);
-    *volume = out;
-    return VL_OK;
+    return vl_finish_samples(status, samples, h.type, h.big_endian, h.dims, &out, options, volume, path);
 }

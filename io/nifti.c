@@ -251,35 +251,29 @@ vl_status vl_nifti_write(const char *path, const vl_volume *volume, const vl_wri
     build_header(volume, disk_dtype, options->is_label_map, header);
 
     vl_atomic_file file;
-    vl_status status = vl_atomic_file_begin(&file, path, options->force);
+    FILE *out;
+    vl_status status = vl_atomic_file_open_stream(&file, path, options->force, "wb", &out);
     if (status != VL_OK)
         return status;
-    if (compress) {
-        /* .nii.gz: header and voxels through the parallel gzip writer. */
-        FILE *out = fopen(file.temp_path, "wb");
-        if (!out) {
-            vl_atomic_file_discard(&file);
-            return vl_fail(VL_ERR_OUTPUT, "%s: cannot open the temporary file for writing", path);
-        }
-        return vl_finish_gzip_file(&file, out, header, sizeof header, volume, disk_dtype, options, path);
-    }
-    gzFile out = gzopen(file.temp_path, "wbT");
-    if (!out) {
-        vl_atomic_file_discard(&file);
-        return vl_fail(VL_ERR_OUTPUT, "%s: cannot open the temporary file for writing", path);
-    }
-    status = vl_gz_write_exact(out, header, sizeof header, path);
-    if (status == VL_OK)
-        status = vl_write_voxels((vl_voxel_sink){out, NULL}, volume, disk_dtype, path, &options->progress);
-    if (gzclose(out) != Z_OK && status == VL_OK)
-        status = vl_fail(VL_ERR_OUTPUT, "%s: write failed when closing (disk full?)", path);
-    if (status == VL_OK)
-        return vl_atomic_file_commit(&file);
-    vl_atomic_file_discard(&file);
-    return status;
+    status = vl_write_volume_data(out, compress, header, sizeof header, volume, disk_dtype, options, path);
+    return vl_atomic_file_close_stream(&file, out, status);
 }
 
 /* ---- reader ---- */
+
+/* The file's RAS axes (columns: mm per index step) and origin, flipped to LPS. */
+static vl_status geometry_from_ras(const double axes[9], const double offset[3], vl_geometry *geometry,
+                                   const char *path)
+{
+    double lps_axes[9], lps_origin[3];
+    for (int row = 0; row < 3; row++) {
+        const double sign = row < 2 ? -1.0 : 1.0;
+        for (int col = 0; col < 3; col++)
+            lps_axes[3 * row + col] = sign * axes[3 * row + col];
+        lps_origin[row] = sign * offset[row];
+    }
+    return vl_geometry_from_axes(lps_axes, lps_origin, geometry, path);
+}
 
 static vl_status geometry_from_header(const unsigned char *h, const char *path, vl_geometry *geometry)
 {
@@ -300,18 +294,9 @@ static vl_status geometry_from_header(const unsigned char *h, const char *path, 
         have = 1;
     }
     vl_geometry g;
-    if (have) {
-        double lps_axes[9], lps_origin[3];
-        for (int row = 0; row < 3; row++) {
-            double sign = row < 2 ? -1.0 : 1.0;
-            for (int col = 0; col < 3; col++)
-                lps_axes[3 * row + col] = sign * axes[3 * row + col];
-            lps_origin[row] = sign * offset[row];
-        }
-        if (vl_geometry_from_axes(lps_axes, lps_origin, &g, path) == VL_OK) {
-            *geometry = g;
-            return VL_OK;
-        }
+    if (have && geometry_from_ras(axes, offset, &g, path) == VL_OK) {
+        *geometry = g;
+        return VL_OK;
     }
     if (get_i16(h, 252) > 0) {
         double qfac = get_f32(h, 76) < 0 ? -1.0 : 1.0;
@@ -324,14 +309,7 @@ static vl_status geometry_from_header(const unsigned char *h, const char *path, 
         for (int i = 0; i < 3; i++)
             axes[4 * i] = pixdim[i];
     }
-    double lps_axes[9], lps_origin[3];
-    for (int row = 0; row < 3; row++) {
-        double sign = row < 2 ? -1.0 : 1.0;
-        for (int col = 0; col < 3; col++)
-            lps_axes[3 * row + col] = sign * axes[3 * row + col];
-        lps_origin[row] = sign * offset[row];
-    }
-    return vl_geometry_from_axes(lps_axes, lps_origin, geometry, path);
+    return geometry_from_ras(axes, offset, geometry, path);
 }
 
 static vl_status parse_header(unsigned char *h, const char *path, int64_t dims[3], vl_sample_type *type,

@@ -51,21 +51,16 @@ vl_status vl_nrrd_write(const char *path, const vl_volume *volume, const vl_writ
         return vl_fail(VL_ERR_ARGUMENT, "%s: the volume's geometry is singular or not finite", path);
     vl_dtype disk_dtype = vl_disk_dtype_for(volume, options);
     vl_atomic_file file;
-    vl_status status = vl_atomic_file_begin(&file, path, options->force);
+    FILE *out;
+    vl_status status = vl_atomic_file_open_stream(&file, path, options->force, "wb", &out);
     if (status != VL_OK)
         return status;
-    FILE *out = fopen(file.temp_path, "wb");
-    if (!out) {
-        vl_atomic_file_discard(&file);
-        return vl_fail(VL_ERR_OUTPUT, "%s: cannot open the temporary file for writing", path);
-    }
     /* The gzip stream follows the text header in the same file. */
-    if (write_header(out, volume, disk_dtype, 1) != 0) {
-        fclose(out);
-        vl_atomic_file_discard(&file);
-        return vl_fail(VL_ERR_OUTPUT, "%s: cannot write the header", path);
-    }
-    return vl_finish_gzip_file(&file, out, NULL, 0, volume, disk_dtype, options, path);
+    if (write_header(out, volume, disk_dtype, 1) != 0)
+        status = vl_fail(VL_ERR_OUTPUT, "%s: cannot write the header", path);
+    else
+        status = vl_write_volume_data(out, 1, NULL, 0, volume, disk_dtype, options, path);
+    return vl_atomic_file_close_stream(&file, out, status);
 }
 
 /* ---- reader ---- */
@@ -301,19 +296,6 @@ static vl_status header_geometry(const nrrd_header *h, const char *path, vl_geom
     return vl_geometry_from_axes(axes, origin, geometry, path);
 }
 
-static void detached_path(const char *header_path, const char *data_file, char *out, size_t size)
-{
-    if (data_file[0] == '/') {
-        snprintf(out, size, "%s", data_file);
-        return;
-    }
-    const char *slash = strrchr(header_path, '/');
-    if (!slash)
-        snprintf(out, size, "%s", data_file);
-    else
-        snprintf(out, size, "%.*s/%s", (int)(slash - header_path), header_path, data_file);
-}
-
 static vl_status skip_lines(FILE *in, long lines, const char *path)
 {
     for (long i = 0; i < lines; i++)
@@ -341,7 +323,7 @@ vl_status vl_nrrd_read(const char *path, const vl_read_options *options, vl_volu
     char data_path[4096 + 64];
     if (status == VL_OK && h.data_file[0]) {
         fclose(in);
-        detached_path(path, h.data_file, data_path, sizeof data_path);
+        vl_detached_path(path, h.data_file, data_path, sizeof data_path);
         in = fopen(data_path, "rb");
         if (!in)
             return vl_fail(VL_ERR_INPUT, "%s: cannot open its data file %s", path, data_path);
@@ -394,19 +376,5 @@ vl_status vl_nrrd_read(const char *path, const vl_read_options *options, vl_volu
         }
     }
     fclose(in);
-    if (status != VL_OK) {
-        free(samples);
-        return status;
-    }
-    if (h.big_endian)
-        vl_swap_bytes(samples, count, element);
-    out.nx = h.sizes[0];
-    out.ny = h.sizes[1];
-    out.nz = h.sizes[2];
-    status = vl_samples_to_volume(samples, h.type, 0, 1.0, 0.0, &out, path);
-    if (status != VL_OK)
-        return status;
-    vl_progress_report(&options->progress, "reading", 1.0);
-    *volume = out;
-    return VL_OK;
+    return vl_finish_samples(status, samples, h.type, h.big_endian, h.sizes, &out, options, volume, path);
 }

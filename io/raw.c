@@ -54,19 +54,10 @@ vl_status vl_raw_read(const char *path, const vl_read_options *options, vl_volum
 vl_status vl_raw_write(const char *path, const vl_volume *volume, const vl_write_options *options)
 {
     vl_atomic_file file;
-    vl_status status = vl_atomic_file_begin(&file, path, options->force);
+    FILE *out;
+    vl_status status = vl_atomic_file_open_stream(&file, path, options->force, "wb", &out);
     if (status != VL_OK)
         return status;
-    gzFile out = gzopen(file.temp_path, "wbT");
-    if (!out) {
-        vl_atomic_file_discard(&file);
-        return vl_fail(VL_ERR_OUTPUT, "%s: cannot open the temporary file for writing", path);
-    }
-    status = vl_write_voxels((vl_voxel_sink){out, NULL}, volume, volume->dtype, path, &options->progress);
-    if (gzclose(out) != Z_OK && status == VL_OK)
-        status = vl_fail(VL_ERR_OUTPUT, "%s: write failed when closing (disk full?)", path);
-    if (status == VL_OK)
-        return vl_atomic_file_commit(&file);
-    vl_atomic_file_discard(&file);
-    return status;
+    status = vl_write_volume_data(out, 0, NULL, 0, volume, volume->dtype, options, path);
+    return vl_atomic_file_close_stream(&file, out, status);
 }

@@ -50,14 +50,23 @@ void vl_swap_bytes(void *data, int64_t count, size_t element_size);
 vl_status vl_samples_to_volume(void *samples, vl_sample_type type, int scaled, double slope,
                                double intercept, vl_volume *volume, const char *what);
 
+/* The end of a reader of raw samples: when `status` failed, frees `samples` and returns it; otherwise
+ * swaps them when `big_endian`, gives `out` (geometry set) the dims and the samples (vl_samples_to_volume,
+ * which takes them over), reports the reading done and moves `out` into *volume. */
+vl_status vl_finish_samples(vl_status status, void *samples, vl_sample_type type, int big_endian,
+                            const int64_t dims[3], vl_volume *out, const vl_read_options *options, vl_volume *volume,
+                            const char *path);
+
+/* `data_file` as named by a detached header at `header_path`: absolute, or relative to its directory. */
+void vl_detached_path(const char *header_path, const char *data_file, char *out, size_t size);
+
 /* Label maps are written in the smallest unsigned type that holds their largest label (DESIGN §7). */
 vl_dtype vl_disk_dtype_for(const vl_volume *volume, const vl_write_options *options);
 /* Converts voxels [first, first+count) of `volume` to `dtype` into `out` (count * size of dtype bytes). */
 void vl_convert_voxels(const vl_volume *volume, int64_t first, int64_t count, vl_dtype dtype, void *out);
 
-/* Chunked zlib stream I/O: gzread/gzwrite take unsigned lengths, so large volumes go in pieces. */
+/* Chunked zlib reads: gzread takes an unsigned length, so large volumes come in pieces. */
 vl_status vl_gz_read_exact(gzFile file, void *data, size_t bytes, const char *path);
-vl_status vl_gz_write_exact(gzFile file, const void *data, size_t bytes, const char *path);
 /* Bytes from the current position of `file` to its end, -1 when unknown; lets readers refuse a truncated
  * uncompressed file before allocating what its header claims. */
 int64_t vl_file_remaining_bytes(FILE *file);
@@ -68,23 +77,11 @@ vl_status vl_pgz_open(vl_pgz **z, FILE *file, int level, const char *path);
 vl_status vl_pgz_write(vl_pgz *z, const void *data, size_t bytes);
 vl_status vl_pgz_close(vl_pgz *z, int finish);
 
-/* Where vl_write_voxels puts its bytes: the parallel gzip writer when set, else a gzFile (plain "wbT"
- * or gzip). */
-typedef struct vl_voxel_sink {
-    gzFile gz;
-    vl_pgz *pgz;
-} vl_voxel_sink;
-
-/* Writes the volume's voxels as `dtype`, converting in bounded chunks. */
-vl_status vl_write_voxels(vl_voxel_sink sink, const vl_volume *volume, vl_dtype dtype, const char *path,
-                          const vl_progress *progress);
-
-/* Appends `prefix` (may be empty) and the voxels as `dtype` to `out` as one parallel gzip member, closes
- * `out`, then commits the atomic `file`, or discards it on any failure. */
-struct vl_atomic_file;
-vl_status vl_finish_gzip_file(struct vl_atomic_file *file, FILE *out, const void *prefix, size_t prefix_bytes,
-                              const vl_volume *volume, vl_dtype dtype, const vl_write_options *options,
-                              const char *path);
+/* Writes `prefix` (may be empty), then the voxels as `dtype`, to `out`; through the parallel gzip writer
+ * when `compress`. The caller opens and closes `out` (vl_atomic_file_open_stream / _close_stream). */
+vl_status vl_write_volume_data(FILE *out, int compress, const void *prefix, size_t prefix_bytes,
+                               const vl_volume *volume, vl_dtype dtype, const vl_write_options *options,
+                               const char *path);
 
 /* Geometry helpers shared by the formats that store an affine. */
 int vl_geometry_is_valid(const vl_geometry *geometry);

@@ -1,11 +1,10 @@
 #define _POSIX_C_SOURCE 200809L
-/* Chunked zlib stream I/O shared by the NIfTI, NRRD and raw readers and writers. gzread/gzwrite take an
- * unsigned length and return an int, so volumes over 2 GiB are moved in 256 MiB pieces. */
+/* Voxel I/O shared by the NIfTI, NRRD and raw readers and writers. gzread takes an unsigned length and
+ * returns an int, so volumes over 2 GiB are read in 256 MiB pieces. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "atomic_file.h"
 #include "status.h"
 #include "volume_formats.h"
 
@@ -33,42 +32,60 @@ vl_status vl_gz_read_exact(gzFile file, void *data, size_t bytes, const char *pa
     return VL_OK;
 }
 
-vl_status vl_gz_write_exact(gzFile file, const void *data, size_t bytes, const char *path)
+/* Where the voxels go: the parallel gzip writer, or the plain stream. */
+typedef struct data_sink {
+    FILE *out;
+    vl_pgz *z;
+    const char *path;
+} data_sink;
+
+static vl_status sink_write(const data_sink *sink, const void *data, size_t bytes)
 {
-    const unsigned char *cursor = data;
-    while (bytes > 0) {
-        unsigned piece = bytes > VL_GZ_CHUNK ? VL_GZ_CHUNK : (unsigned)bytes;
-        int put = gzwrite(file, cursor, piece);
-        if (put <= 0)
-            return vl_fail(VL_ERR_OUTPUT, "%s: write failed (%s)", path, gz_detail(file));
-        cursor += put;
-        bytes -= (size_t)put;
-    }
+    if (sink->z)
+        return vl_pgz_write(sink->z, data, bytes);
+    if (fwrite(data, 1, bytes, sink->out) != bytes)
+        return vl_fail(VL_ERR_OUTPUT, "%s: write failed (disk full?)", sink->path);
     return VL_OK;
 }
 
-static vl_status sink_write(vl_voxel_sink sink, const void *data, size_t bytes, const char *path)
-{
-    return sink.pgz ? vl_pgz_write(sink.pgz, data, bytes) : vl_gz_write_exact(sink.gz, data, bytes, path);
-}
-
-vl_status vl_write_voxels(vl_voxel_sink sink, const vl_volume *volume, vl_dtype dtype, const char *path,
-                          const vl_progress *progress)
+/* In bounded chunks, for the progress and so that only a conversion needs a buffer. */
+static vl_status write_voxels(const data_sink *sink, const vl_volume *volume, vl_dtype dtype,
+                              const vl_progress *progress)
 {
     const int64_t total = vl_volume_voxels(volume);
-    if (dtype == volume->dtype && total * (int64_t)vl_dtype_size(dtype) <= (int64_t)VL_GZ_CHUNK)
-        return sink_write(sink, volume->data, (size_t)total * vl_dtype_size(dtype), path);
-    void *buffer = malloc((size_t)VL_CONVERT_CHUNK_VOXELS * vl_dtype_size(dtype));
-    if (!buffer)
-        return vl_fail(VL_ERR_MEMORY, "%s: cannot allocate a conversion buffer", path);
+    const size_t size = vl_dtype_size(dtype);
+    void *buffer = NULL;
+    if (dtype != volume->dtype && !(buffer = malloc((size_t)VL_CONVERT_CHUNK_VOXELS * size)))
+        return vl_fail(VL_ERR_MEMORY, "%s: cannot allocate a conversion buffer", sink->path);
     vl_status status = VL_OK;
     for (int64_t first = 0; first < total && status == VL_OK; first += VL_CONVERT_CHUNK_VOXELS) {
         int64_t count = total - first < VL_CONVERT_CHUNK_VOXELS ? total - first : VL_CONVERT_CHUNK_VOXELS;
-        vl_convert_voxels(volume, first, count, dtype, buffer);
-        status = sink_write(sink, buffer, (size_t)count * vl_dtype_size(dtype), path);
+        const void *chunk = (const char *)volume->data + (size_t)first * size;
+        if (buffer) {
+            vl_convert_voxels(volume, first, count, dtype, buffer);
+            chunk = buffer;
+        }
+        status = sink_write(sink, chunk, (size_t)count * size);
         vl_progress_report(progress, "writing", (double)(first + count) / (double)total);
     }
     free(buffer);
+    return status;
+}
+
+vl_status vl_write_volume_data(FILE *out, int compress, const void *prefix, size_t prefix_bytes,
+                               const vl_volume *volume, vl_dtype dtype, const vl_write_options *options,
+                               const char *path)
+{
+    data_sink sink = {out, NULL, path};
+    vl_status status = compress ? vl_pgz_open(&sink.z, out, options->compression_level, path) : VL_OK;
+    if (status == VL_OK && prefix_bytes)
+        status = sink_write(&sink, prefix, prefix_bytes);
+    if (status == VL_OK)
+        status = write_voxels(&sink, volume, dtype, &options->progress);
+    if (sink.z) {
+        const vl_status closed = vl_pgz_close(sink.z, status == VL_OK);
+        status = status == VL_OK ? closed : status;
+    }
     return status;
 }
 
@@ -81,26 +98,4 @@ int64_t vl_file_remaining_bytes(FILE *file)
     if (fseeko(file, here, SEEK_SET) != 0 || end < here)
         return -1;
     return (int64_t)(end - here);
-}
-
-vl_status vl_finish_gzip_file(vl_atomic_file *file, FILE *out, const void *prefix, size_t prefix_bytes,
-                              const vl_volume *volume, vl_dtype dtype, const vl_write_options *options,
-                              const char *path)
-{
-    vl_pgz *z = NULL;
-    vl_status status = vl_pgz_open(&z, out, options->compression_level, path);
-    if (status == VL_OK && prefix_bytes)
-        status = vl_pgz_write(z, prefix, prefix_bytes);
-    if (status == VL_OK)
-        status = vl_write_voxels((vl_voxel_sink){NULL, z}, volume, dtype, path, &options->progress);
-    if (z) {
-        vl_status closed = vl_pgz_close(z, status == VL_OK);
-        status = status == VL_OK ? closed : status;
-    }
-    if (fclose(out) != 0 && status == VL_OK)
-        status = vl_fail(VL_ERR_OUTPUT, "%s: write failed when closing (disk full?)", path);
-    if (status == VL_OK)
-        return vl_atomic_file_commit(file);
-    vl_atomic_file_discard(file);
-    return status;
 }

@@ -251,3 +251,33 @@ void vl_convert_voxels(const vl_volume *volume, int64_t first, int64_t count, vl
     for (int64_t i = 0; i < count; i++)
         store_value(out, dtype, i, sample_value(volume->data, source, first + i));
 }
+
+vl_status vl_finish_samples(vl_status status, void *samples, vl_sample_type type, int big_endian,
+                            const int64_t dims[3], vl_volume *out, const vl_read_options *options, vl_volume *volume,
+                            const char *path)
+{
+    if (status != VL_OK) {
+        free(samples);
+        return status;
+    }
+    out->nx = dims[0];
+    out->ny = dims[1];
+    out->nz = dims[2];
+    if (big_endian)
+        vl_swap_bytes(samples, vl_volume_voxels(out), vl_sample_size(type));
+    status = vl_samples_to_volume(samples, type, 0, 1.0, 0.0, out, path);
+    if (status != VL_OK)
+        return status;
+    vl_progress_report(&options->progress, "reading", 1.0);
+    *volume = *out;
+    return VL_OK;
+}
+
+void vl_detached_path(const char *header_path, const char *data_file, char *out, size_t size)
+{
+    const char *slash = strrchr(header_path, '/');
+    if (data_file[0] == '/' || !slash)
+        snprintf(out, size, "%s", data_file);
+    else
+        snprintf(out, size, "%.*s/%s", (int)(slash - header_path), header_path, data_file);
+}
