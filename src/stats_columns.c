@@ -113,6 +113,11 @@ static const vl_stats_column columns[] = {
 
 size_t vl_stats_columns_select(const vl_csv_options *options, const vl_stats_column **selected, size_t capacity)
 {
+    vl_csv_options defaults;
+    if (!options) {
+        vl_csv_options_default(&defaults);
+        options = &defaults;
+    }
     size_t n = 0;
     for (size_t i = 0; i < sizeof columns / sizeof columns[0] && n < capacity; i++) {
         const vl_stats_column *c = &columns[i];

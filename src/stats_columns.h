@@ -17,7 +17,8 @@ typedef struct vl_stats_column {
     size_t offset;
 } vl_stats_column;
 
-/* Columns selected by `options`, in output order; returns how many were written to `columns`. */
+/* Columns selected by `options` (NULL: the defaults), in output order; returns how many were written to
+ * `columns`. */
 size_t vl_stats_columns_select(const vl_csv_options *options, const vl_stats_column **columns, size_t capacity);
 
 /* Formats the column's value for `stats` into `out` (at least 32 bytes): an integer, a double with 12
@@ -32,8 +33,9 @@ typedef struct vl_row_writer {
     size_t row_capacity;
 } vl_row_writer;
 
-/* Writes rows 0..count-1 to `out` in order, formatted on every core (src/stats_rows.c). VL_ERR_MEMORY when
- * a buffer cannot grow; a failed write is left to the stream's error flag. */
-vl_status vl_write_rows(FILE *out, uint32_t count, const vl_row_writer *writer);
+/* Writes a table atomically to `path` (src/stats_rows.c): `head`, rows 0..count-1 formatted on every core
+ * and written in order, then `tail`. */
+vl_status vl_write_table(const char *path, int force, const char *head, uint32_t count, const vl_row_writer *writer,
+                         const char *tail);
 
 #endif

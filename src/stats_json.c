@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "atomic_file.h"
 #include "stats_columns.h"
 #include "status.h"
 
@@ -34,11 +33,6 @@ static size_t format_json_row(const void *context, uint32_t row, char *line)
 vl_status vl_component_stats_write_json(const char *path, const vl_component_stats *stats, uint32_t count,
                                         const vl_csv_options *options)
 {
-    vl_csv_options defaults;
-    if (!options) {
-        vl_csv_options_default(&defaults);
-        options = &defaults;
-    }
     json_rows *rows = malloc(sizeof *rows);
     if (!rows)
         return vl_fail(VL_ERR_MEMORY, "stats: no memory for the JSON writer");
@@ -47,18 +41,8 @@ vl_status vl_component_stats_write_json(const char *path, const vl_component_sta
     for (size_t c = 0; c < rows->count; c++)
         rows->key_length[c] =
             (size_t)snprintf(rows->keys[c], key_size, "%s\"%s\": ", c ? ", " : "", rows->columns[c]->name);
-    vl_atomic_file file;
-    FILE *out;
-    vl_status status = vl_atomic_file_open_stream(&file, path, options->force, "w", &out);
-    if (status == VL_OK) {
-        char buffer[1 << 16];
-        setvbuf(out, buffer, _IOFBF, sizeof buffer);
-        fputc('[', out);
-        const vl_row_writer writer = {format_json_row, rows, rows->count * (key_size + 34) + 8};
-        status = vl_write_rows(out, count, &writer);
-        fputs("\n]\n", out); /* a failed write shows in ferror when the stream is closed */
-        status = vl_atomic_file_close_stream(&file, out, status);
-    }
+    const vl_row_writer writer = {format_json_row, rows, rows->count * (key_size + 34) + 8};
+    const vl_status status = vl_write_table(path, options && options->force, "[", count, &writer, "\n]\n");
     free(rows);
     return status;
 }

@@ -4,6 +4,7 @@
  * a serial writer's. */
 #include <stdlib.h>
 
+#include "atomic_file.h"
 #include "parallel.h"
 #include "stats_columns.h"
 #include "status.h"
@@ -38,7 +39,7 @@ static void *format_chunk(void *argument)
     return NULL;
 }
 
-vl_status vl_write_rows(FILE *out, uint32_t count, const vl_row_writer *writer)
+static vl_status write_rows(FILE *out, uint32_t count, const vl_row_writer *writer)
 {
     chunk_job jobs[VL_MAX_THREADS] = {{0}};
     const int threads = vl_cpu_thread_count(0);
@@ -64,4 +65,19 @@ vl_status vl_write_rows(FILE *out, uint32_t count, const vl_row_writer *writer)
     for (int t = 0; t < threads; t++)
         free(jobs[t].text);
     return status;
+}
+
+vl_status vl_write_table(const char *path, int force, const char *head, uint32_t count, const vl_row_writer *writer,
+                         const char *tail)
+{
+    vl_atomic_file file;
+    FILE *out;
+    vl_status status = vl_atomic_file_open_stream(&file, path, force, "w", &out);
+    if (status != VL_OK)
+        return status;
+    /* Short writes show in the stream's error flag, which closing the stream checks. */
+    fputs(head, out);
+    status = write_rows(out, count, writer);
+    fputs(tail, out);
+    return vl_atomic_file_close_stream(&file, out, status);
 }
