@@ -1,26 +1,29 @@
 /* CUDA component statistics: the GPU half of src/stats_cpu.c, filling the same sums.
  *
- * Pass: one warp per row of x. Each lane walks a contiguous segment of the row and accumulates, in registers,
- * the voxels of one label until another label appears (background gaps do not interrupt it); then it flushes
- * them with atomics. Every
- * lane's last run (which may continue into the next lane's segment) is combined across the warp first:
- * lanes holding the same label (__match_any_sync) reduce their sums by shuffles and only the lowest lane
- * issues the atomics. A giant component therefore costs one set of atomics per row, not per voxel or per
- * segment, and singletons cost one set each, as on the CPU.
+ * Pass: a block walks a z-range of a tile of rows, staging each slice of labels in shared memory once; one
+ * warp per row, lanes taking every 32nd voxel. A lane accumulates, in registers, the voxels of one label
+ * until another label appears (background gaps do not interrupt it), then flushes them with atomics. At the
+ * row's end, lanes holding the same label (__match_any_sync) reduce their sums by shuffles and only the
+ * lowest lane issues the atomics. A giant component therefore costs one set of atomics per row, not per
+ * voxel, and singletons one set each, as on the CPU.
  *
  * Integer sums are exact (64-bit); intensity sums are doubles, exact and so order-independent for integer
  * HU below 2^53 (docs/csv.md states the tolerance for F32 intensities).
  *
- * Median: foreground voxels become 64-bit keys (label << bits | order-preserving value), CUB radix-sorts
- * them, and component k's median is read at its offset (exclusive scan of the voxel counts) + n/2. */
+ * Median: foreground voxels become keys (label above the value's rank in the foreground's range, 32 bits
+ * when they fit), CUB radix-sorts them, and component k's median is read at its offset (exclusive scan of
+ * the voxel counts) + n/2. */
 #include <cuda_runtime.h>
 
+#include <cuda_pipeline.h>
+
+#include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
+#include <type_traits>
 #include <climits>
 #include <math.h>
 #include <stdio.h>
@@ -59,7 +62,7 @@ struct DeviceSums {
     double *weighted_sum;               /* [3][count] */
     unsigned long long *moment_sum;     /* [6][count] */
     unsigned long long *border;
-    unsigned long long *crossings;      /* [13][count] */
+    unsigned long long *pairs;          /* [13][count]: voxel pairs (p, p + d) of the label, d in the class */
 };
 
 /* Monotone map of doubles to unsigned 64-bit keys (so that atomicMin/Max order them like the values). */
@@ -78,7 +81,7 @@ inline double order_value(unsigned long long key)
     return value;
 }
 
-/* The run a lane is accumulating: one label, the lane's voxels (every 32nd) of one row. */
+/* The run a lane is accumulating: one label, the lane's voxels (every 32nd) of one row segment. */
 template <bool Full>
 struct Run {
     uint32_t label;
@@ -86,9 +89,9 @@ struct Run {
     uint32_t x_first, x_last;
     unsigned long long sum_x, sum_xx;
     double sum, sum_squares, weighted_x;
-    unsigned long long key_min, key_max;
+    double low, high; /* compared as the CPU does, so NaN never enters either */
     uint32_t border;
-    uint32_t crossings[Full ? kDirections : 1];
+    uint32_t pairs[Full ? kDirections : 1];
 
     __device__ void start(uint32_t a)
     {
@@ -98,11 +101,12 @@ struct Run {
         x_last = 0;
         sum_x = sum_xx = 0;
         sum = sum_squares = weighted_x = 0;
-        key_min = ~0ull;
-        key_max = 0;
+        low = INFINITY;
+        high = -INFINITY;
         border = 0;
+#pragma unroll
         for (int c = 0; c < (Full ? kDirections : 1); c++)
-            crossings[c] = 0;
+            pairs[c] = 0;
     }
 };
 
@@ -125,8 +129,8 @@ __device__ void flush(const Run<Full> &run, uint32_t count, unsigned long long y
     atomicMin(&s.bbox_min[2 * (size_t)count + k], z);
     atomicMax(&s.bbox_max[2 * (size_t)count + k], z);
     if (HasIntensity) {
-        atomicMin(&s.intensity_min[k], run.key_min);
-        atomicMax(&s.intensity_max[k], run.key_max);
+        atomicMin(&s.intensity_min[k], order_key(run.low));
+        atomicMax(&s.intensity_max[k], order_key(run.high));
         atomicAdd(&s.intensity_sum[k], run.sum);
         atomicAdd(&s.intensity_sum_squares[k], run.sum_squares);
         atomicAdd(&s.weighted_sum[k], run.weighted_x);
@@ -142,9 +146,10 @@ __device__ void flush(const Run<Full> &run, uint32_t count, unsigned long long y
         atomicAdd(&s.moment_sum[5 * (size_t)count + k], n * y * z);
         if (run.border)
             atomicAdd(&s.border[k], (unsigned long long)run.border);
+#pragma unroll
         for (int c = 0; c < (Full ? kDirections : 1); c++)
-            if (run.crossings[c])
-                atomicAdd(&s.crossings[(size_t)c * count + k], (unsigned long long)run.crossings[c]);
+            if (run.pairs[c])
+                atomicAdd(&s.pairs[(size_t)c * count + k], (unsigned long long)run.pairs[c]);
     }
 }
 
@@ -172,14 +177,14 @@ __device__ void reduce_group(Run<Full> &run, unsigned group)
             const double sum = __shfl_sync(group, run.sum, from);
             const double sum_squares = __shfl_sync(group, run.sum_squares, from);
             const double weighted_x = __shfl_sync(group, run.weighted_x, from);
-            const unsigned long long key_min = __shfl_sync(group, run.key_min, from);
-            const unsigned long long key_max = __shfl_sync(group, run.key_max, from);
+            const double low = __shfl_sync(group, run.low, from);
+            const double high = __shfl_sync(group, run.high, from);
             if (lane == leader) {
                 run.sum += sum;
                 run.sum_squares += sum_squares;
                 run.weighted_x += weighted_x;
-                run.key_min = min(run.key_min, key_min);
-                run.key_max = max(run.key_max, key_max);
+                run.low = low < run.low ? low : run.low;
+                run.high = high > run.high ? high : run.high;
             }
         }
         if (Full) {
@@ -189,11 +194,43 @@ __device__ void reduce_group(Run<Full> &run, unsigned group)
                 run.sum_xx += sum_xx;
                 run.border += border;
             }
+#pragma unroll
             for (int c = 0; c < (Full ? kDirections : 1); c++) {
-                const uint32_t crossings = __shfl_sync(group, run.crossings[c], from);
+                const uint32_t pairs = __shfl_sync(group, run.pairs[c], from);
                 if (lane == leader)
-                    run.crossings[c] += crossings;
+                    run.pairs[c] += pairs;
             }
+        }
+    }
+}
+
+/* The whole warp's runs summed into every lane, for rows where one label holds every run: lanes without a
+ * run hold the identity of every field, so they may take part. Five shuffle rounds instead of one round per
+ * lane of the group. */
+template <bool Full, bool HasIntensity>
+__device__ void reduce_warp(Run<Full> &run)
+{
+#pragma unroll
+    for (int offset = 16; offset; offset /= 2) {
+        run.voxels += __shfl_xor_sync(0xffffffffu, run.voxels, offset);
+        run.x_first = min(run.x_first, __shfl_xor_sync(0xffffffffu, run.x_first, offset));
+        run.x_last = max(run.x_last, __shfl_xor_sync(0xffffffffu, run.x_last, offset));
+        run.sum_x += __shfl_xor_sync(0xffffffffu, run.sum_x, offset);
+        if (HasIntensity) {
+            run.sum += __shfl_xor_sync(0xffffffffu, run.sum, offset);
+            run.sum_squares += __shfl_xor_sync(0xffffffffu, run.sum_squares, offset);
+            run.weighted_x += __shfl_xor_sync(0xffffffffu, run.weighted_x, offset);
+            const double low = __shfl_xor_sync(0xffffffffu, run.low, offset);
+            const double high = __shfl_xor_sync(0xffffffffu, run.high, offset);
+            run.low = low < run.low ? low : run.low;
+            run.high = high > run.high ? high : run.high;
+        }
+        if constexpr (Full) {
+            run.sum_xx += __shfl_xor_sync(0xffffffffu, run.sum_xx, offset);
+            run.border += __shfl_xor_sync(0xffffffffu, run.border, offset);
+#pragma unroll
+            for (int c = 0; c < kDirections; c++)
+                run.pairs[c] += __shfl_xor_sync(0xffffffffu, run.pairs[c], offset);
         }
     }
 }
@@ -205,137 +242,205 @@ struct PassParameters {
     uint32_t count;
     DeviceSums sums;
     unsigned long long *first_bad; /* smallest voxel index whose label exceeds count */
+    unsigned char *key_tiles;      /* NULL, or one flag per kKeyTile voxels: the tile holds foreground */
 };
 
+/* A block walks kTileZ slices of a tile of kTileY rows by kTileX voxels (a CT slice's width, so a row's
+ * runs meet in one warp), one warp per row. Each slice's labels, with a one-voxel margin (zero outside the
+ * volume), are staged in shared memory once and read there by the rows of this slice and of the slice
+ * before: a voxel compares itself with its 13 forward neighbours only, since the crossings in a direction
+ * class follow from the pairs of equal labels (see DeviceSums::pairs), and outside voxels, being 0, never
+ * equal a label. Slices go through a ring of three: slice z + 2 is copied in (cp.async) while z is summed. */
+constexpr int kTileX = 512, kTileY = 8, kTileZ = 8, kRing = 3;
+constexpr int kPitch = kTileX + 2, kBandRows = kTileY + 2;
+constexpr size_t kStagedBytes = sizeof(uint32_t) * kRing * kBandRows * kPitch;
+constexpr int kKeyTile = 4096; /* voxels per block of extract_keys */
+
+/* Starts copying slice z of the tile into `band` and commits the copies as one batch (empty past z_last). */
+__device__ void stage_slice(uint32_t (*band)[kPitch], const PassParameters &p, long long x0, long long y0,
+                            long long z, long long z_last)
+{
+    if (z <= z_last)
+        for (int i = threadIdx.x; i < kBandRows * kPitch; i += blockDim.x) {
+            const int r = i / kPitch, c = i % kPitch;
+            const long long x = x0 + c - 1, y = y0 + r - 1;
+            if (z < p.nz && x >= 0 && x < p.nx && y >= 0 && y < p.ny)
+                __pipeline_memcpy_async(&band[r][c], &p.labels[x + p.nx * (y + p.ny * z)], sizeof(uint32_t));
+            else
+                band[r][c] = 0;
+        }
+    __pipeline_commit();
+}
+
+/* One forward neighbour (DX, DY, DZ) of the voxel at column c of row r, read from the slice that holds it:
+ * an equal label is one more pair of its direction class (a compile-time index, so the run stays in
+ * registers). */
+template <int DX, int DY, int DZ>
+__device__ inline void count_pair(uint32_t (&pairs)[kDirections], const uint32_t (*slice)[kPitch], int r, int c,
+                                  uint32_t a)
+{
+    constexpr int direction = direction_class(DX, DY, DZ);
+    pairs[direction] += slice[r + DY][c + DX] == a;
+}
+
+/* Row y of slice z, voxels x0 .. x0 + kTileX - 1: `here` holds slice z, `next` slice z + 1, row r = y - y0 + 1. */
 template <typename Value, bool Full, bool HasIntensity>
-__global__ void __launch_bounds__(256) stats_pass(PassParameters p)
+__device__ void row_sums(const PassParameters &p, const uint32_t (*here)[kPitch], const uint32_t (*next)[kPitch],
+                         int r, long long x0, long long y, long long z)
 {
     const int lane = threadIdx.x & 31;
-    const long long warps = (long long)gridDim.x * (blockDim.x / 32);
-    const long long rows = p.ny * p.nz;
+    uint32_t any = 0;
+    for (int c = lane + 1; c <= kTileX; c += 32)
+        any |= here[r][c];
+    if (!__any_sync(0xffffffffu, any != 0))
+        return;
+    const long long row_start = p.nx * (y + p.ny * z);
+    if (p.key_tiles && lane < 2)
+        p.key_tiles[(row_start + min(x0 + lane * (kTileX - 1), p.nx - 1)) / kKeyTile] = 1;
     const Value *intensity = static_cast<const Value *>(p.intensity);
-    for (long long row = (long long)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; row < rows; row += warps) {
-        const long long y = row % p.ny, z = row / p.ny;
-        const uint32_t *line = p.labels + row * p.nx;
-        uint32_t any = 0;
-        for (long long x = lane; x < p.nx; x += 32)
-            any |= line[x];
-        if (!__any_sync(0xffffffffu, any != 0))
-            continue;
-        const uint32_t *around[3][3];
-        if (Full)
-            for (int dz = -1; dz <= 1; dz++)
-                for (int dy = -1; dy <= 1; dy++) {
-                    const long long yy = y + dy, zz = z + dz;
-                    around[dz + 1][dy + 1] =
-                        (yy < 0 || yy >= p.ny || zz < 0 || zz >= p.nz) ? nullptr : p.labels + (yy + p.ny * zz) * p.nx;
-                }
-        const bool border_row = y == 0 || y == p.ny - 1 || z == 0 || z == p.nz - 1;
-        Run<Full> run;
-        run.start(0);
-        /* Lanes take every 32nd voxel, so each load of the warp reads 32 neighbouring voxels (coalesced, also in
-         * the neighbour rows); every sum is additive and min/max order-free, so the split does not matter. */
-        for (long long x = lane; x < p.nx; x += 32) {
-            uint32_t a = line[x];
-            if (a > p.count) {
-                atomicMin(p.first_bad, (unsigned long long)(row * p.nx + x));
-                a = 0;
-            }
-            /* Background does not end a run: a lane keeps summing one label across gaps, so a noisy giant
-             * component costs a flush only where another label interrupts it, not one per run of voxels. */
-            if (!a)
-                continue;
-            if (a != run.label) {
-                flush<Full, HasIntensity>(run, p.count, y, z, p.sums);
-                run.start(a);
-            }
-            run.voxels++;
-            run.x_first = min(run.x_first, (uint32_t)x);
-            run.x_last = (uint32_t)x;
-            run.sum_x += (unsigned long long)x;
-            if (HasIntensity) {
-                const double value = (double)intensity[row * p.nx + x];
-                run.sum += value;
-                run.sum_squares += value * value;
-                run.weighted_x += value * (double)x;
-                const unsigned long long key = order_key(value);
-                run.key_min = min(run.key_min, key);
-                run.key_max = max(run.key_max, key);
-            }
-            if (Full) {
-                run.sum_xx += (unsigned long long)x * (unsigned long long)x;
-                run.border += border_row || x == 0 || x == p.nx - 1;
-                run.crossings[0] += (x == 0 || line[x - 1] != a) + (x + 1 >= p.nx || line[x + 1] != a);
-#pragma unroll
-                for (int dz = -1; dz <= 1; dz++)
-#pragma unroll
-                    for (int dy = -1; dy <= 1; dy++) {
-                        if (!dz && !dy)
-                            continue;
-                        const uint32_t *other = around[dz + 1][dy + 1];
-#pragma unroll
-                        for (int dx = -1; dx <= 1; dx++) {
-                            const long long xx = x + dx;
-                            const bool foreign = !other || xx < 0 || xx >= p.nx || other[xx] != a;
-                            run.crossings[direction_class(dx, dy, dz)] += foreign;
-                        }
-                    }
-            }
+    const bool border_row = y == 0 || y == p.ny - 1 || z == 0 || z == p.nz - 1;
+    Run<Full> run;
+    run.start(0);
+    /* Lanes take every 32nd voxel, so every shared-memory read of the warp is conflict-free; every sum is
+     * additive and min/max order-free, so the split does not matter. */
+#pragma unroll 2
+    for (int c = lane + 1; c <= kTileX; c += 32) {
+        uint32_t a = here[r][c];
+        const long long x = x0 + c - 1;
+        if (a > p.count) {
+            atomicMin(p.first_bad, (unsigned long long)(row_start + x));
+            a = 0;
         }
-        /* Lanes still holding the same label (a component spanning the row) combine before one flush. */
-        const unsigned group = __match_any_sync(0xffffffffu, run.label);
-        reduce_group<Full, HasIntensity>(run, group);
-        if (lane == __ffs(group) - 1)
+        /* Background does not end a run: a lane keeps summing one label across gaps, so a noisy giant
+         * component costs a flush only where another label interrupts it, not one per run of voxels. */
+        if (!a)
+            continue;
+        if (a != run.label) {
             flush<Full, HasIntensity>(run, p.count, y, z, p.sums);
+            run.start(a);
+        }
+        run.voxels++;
+        run.x_first = min(run.x_first, (uint32_t)x);
+        run.x_last = (uint32_t)x;
+        run.sum_x += (unsigned long long)x;
+        if (HasIntensity) {
+            const double value = (double)intensity[row_start + x];
+            run.sum += value;
+            run.sum_squares += value * value;
+            run.weighted_x += value * (double)x;
+            run.low = value < run.low ? value : run.low;
+            run.high = value > run.high ? value : run.high;
+        }
+        if constexpr (Full) {
+            run.sum_xx += (unsigned long long)x * (unsigned long long)x;
+            run.border += border_row || x == 0 || x == p.nx - 1;
+            count_pair<1, 0, 0>(run.pairs, here, r, c, a);
+            count_pair<-1, 1, 0>(run.pairs, here, r, c, a);
+            count_pair<0, 1, 0>(run.pairs, here, r, c, a);
+            count_pair<1, 1, 0>(run.pairs, here, r, c, a);
+            count_pair<-1, -1, 1>(run.pairs, next, r, c, a);
+            count_pair<0, -1, 1>(run.pairs, next, r, c, a);
+            count_pair<1, -1, 1>(run.pairs, next, r, c, a);
+            count_pair<-1, 0, 1>(run.pairs, next, r, c, a);
+            count_pair<0, 0, 1>(run.pairs, next, r, c, a);
+            count_pair<1, 0, 1>(run.pairs, next, r, c, a);
+            count_pair<-1, 1, 1>(run.pairs, next, r, c, a);
+            count_pair<0, 1, 1>(run.pairs, next, r, c, a);
+            count_pair<1, 1, 1>(run.pairs, next, r, c, a);
+        }
+    }
+    /* Lanes still holding the same label (a component spanning the row) combine before one flush. */
+    const unsigned with_run = __ballot_sync(0xffffffffu, run.label != 0);
+    const uint32_t first_label = with_run ? __shfl_sync(0xffffffffu, run.label, __ffs(with_run) - 1) : 0;
+    if (__all_sync(0xffffffffu, run.label == 0 || run.label == first_label)) {
+        reduce_warp<Full, HasIntensity>(run);
+        run.label = first_label;
+        if (lane == 0)
+            flush<Full, HasIntensity>(run, p.count, y, z, p.sums);
+        return;
+    }
+    const unsigned group = __match_any_sync(0xffffffffu, run.label);
+    reduce_group<Full, HasIntensity>(run, group);
+    if (lane == __ffs(group) - 1)
+        flush<Full, HasIntensity>(run, p.count, y, z, p.sums);
+}
+
+template <typename Value, bool Full, bool HasIntensity>
+__global__ void __launch_bounds__(kTileY * 32, 3) stats_pass(PassParameters p)
+{
+    extern __shared__ uint32_t staged[];
+    uint32_t(*ring)[kBandRows][kPitch] = reinterpret_cast<uint32_t(*)[kBandRows][kPitch]>(staged);
+    const long long tiles_x = (p.nx + kTileX - 1) / kTileX, tiles_y = (p.ny + kTileY - 1) / kTileY;
+    const long long x0 = (long long)(blockIdx.x % tiles_x) * kTileX;
+    const long long y0 = (long long)(blockIdx.x / tiles_x % tiles_y) * kTileY;
+    const long long z0 = (long long)(blockIdx.x / tiles_x / tiles_y) * kTileZ;
+    const long long z_end = min(z0 + kTileZ, p.nz);
+    const int r = threadIdx.x / 32 + 1;
+    const long long y = y0 + r - 1;
+    /* Slices z0 .. z_end are read: the last one only as the neighbours of z_end - 1. */
+    stage_slice(ring[0], p, x0, y0, z0, z_end);
+    stage_slice(ring[1], p, x0, y0, z0 + 1, z_end);
+    for (long long z = z0; z < z_end; z++) {
+        const int current = (int)((z - z0) % kRing);
+        stage_slice(ring[(current + 2) % kRing], p, x0, y0, z + 2, z_end);
+        __pipeline_wait_prior(1); /* this thread's copies of slices z and z + 1 have landed */
+        __syncthreads();          /* and everyone's */
+        if (y < p.ny)
+            row_sums<Value, Full, HasIntensity>(p, ring[current], ring[(current + 1) % kRing], r, x0, y, z);
+        __syncthreads(); /* slice z's buffer takes slice z + 3 next */
     }
 }
 
-/* Median keys: label in the high bits, the value's order key in the low `value_bits`. */
+/* Median keys: the component's label above the value's rank in the foreground's range of values,
+ * [low, low + 2^value_bits). Both fit 32 bits on CT (18 label bits for 171 k components, 12 bits for the
+ * HU above a threshold), which halves the bytes of every sort pass against 64-bit keys, the fallback. */
 template <typename Value>
-__device__ inline unsigned long long value_key(Value v);
-template <> __device__ inline unsigned long long value_key<uint8_t>(uint8_t v) { return v; }
-template <> __device__ inline unsigned long long value_key<uint16_t>(uint16_t v) { return v; }
-template <> __device__ inline unsigned long long value_key<int16_t>(int16_t v) { return (unsigned)(v + 32768); }
-template <> __device__ inline unsigned long long value_key<uint32_t>(uint32_t v) { return v; }
-template <> __device__ inline unsigned long long value_key<float>(float v)
+__host__ __device__ inline uint32_t value_key(Value v)
 {
-    const unsigned bits = __float_as_uint(v);
+    return (uint32_t)v;
+}
+template <> __host__ __device__ inline uint32_t value_key<int16_t>(int16_t v) { return (uint32_t)(v + 32768); }
+template <> __host__ __device__ inline uint32_t value_key<float>(float v)
+{
+    uint32_t bits;
+    memcpy(&bits, &v, sizeof bits);
     return (bits >> 31) ? ~bits : (bits | 0x80000000u);
 }
 
 template <typename Value>
-__host__ __device__ inline double key_value(unsigned long long key);
-template <> __host__ __device__ inline double key_value<uint8_t>(unsigned long long key) { return (double)key; }
-template <> __host__ __device__ inline double key_value<uint16_t>(unsigned long long key) { return (double)key; }
-template <> __host__ __device__ inline double key_value<int16_t>(unsigned long long key) { return (double)key - 32768.0; }
-template <> __host__ __device__ inline double key_value<uint32_t>(unsigned long long key) { return (double)key; }
-template <> __host__ __device__ inline double key_value<float>(unsigned long long key)
+__host__ __device__ inline double key_value(uint32_t key)
 {
-    const unsigned k = (unsigned)key;
-    const unsigned bits = (k >> 31) ? (k & 0x7fffffffu) : ~k;
+    return (double)key;
+}
+template <> __host__ __device__ inline double key_value<int16_t>(uint32_t key) { return (double)key - 32768.0; }
+template <> __host__ __device__ inline double key_value<float>(uint32_t key)
+{
+    const uint32_t bits = (key >> 31) ? (key & 0x7fffffffu) : ~key;
     float value;
     memcpy(&value, &bits, sizeof value);
     return (double)value;
 }
 
-template <typename Value>
-constexpr int value_bits()
-{
-    return sizeof(Value) <= 2 ? 16 : 32;
-}
+struct KeyLayout {
+    uint32_t low;   /* value key of the smallest foreground value */
+    int value_bits; /* bits of (largest - smallest) value key */
+};
 
-constexpr int kKeyThreads = 256, kKeyItems = 16;
+constexpr int kKeyThreads = 256, kKeyItems = kKeyTile / kKeyThreads;
 
-/* Block-aggregated compaction: one atomic per block of 4096 voxels, not one per voxel. */
-template <typename Value>
+/* Block-aggregated compaction: one atomic per block of kKeyTile voxels, not one per voxel; tiles the pass
+ * saw no foreground in are skipped without reading them. */
+template <typename Value, typename Key>
 __global__ void __launch_bounds__(kKeyThreads) extract_keys(const uint32_t *labels, const Value *intensity,
-                                                            long long voxels, unsigned long long *keys,
-                                                            unsigned long long *written)
+                                                            long long voxels, const unsigned char *key_tiles,
+                                                            KeyLayout layout, Key *keys, unsigned long long *written)
 {
+    if (!key_tiles[blockIdx.x])
+        return;
     using Scan = cub::BlockScan<int, kKeyThreads>;
     __shared__ typename Scan::TempStorage scan_storage;
     __shared__ unsigned long long base;
-    const long long tile = (long long)blockIdx.x * kKeyThreads * kKeyItems;
+    const long long tile = (long long)blockIdx.x * kKeyTile;
     uint32_t label[kKeyItems];
     int mine = 0;
 #pragma unroll
@@ -354,13 +459,13 @@ __global__ void __launch_bounds__(kKeyThreads) extract_keys(const uint32_t *labe
     for (int i = 0; i < kKeyItems; i++)
         if (label[i]) {
             const long long index = tile + (long long)i * kKeyThreads + threadIdx.x;
-            keys[at++] = ((unsigned long long)label[i] << value_bits<Value>()) | value_key<Value>(intensity[index]);
+            keys[at++] = ((Key)label[i] << layout.value_bits) | (Key)(value_key<Value>(intensity[index]) - layout.low);
         }
 }
 
-template <typename Value>
-__global__ void select_medians(const unsigned long long *sorted, const unsigned long long *offsets,
-                               const unsigned long long *voxels, uint32_t count, double *medians)
+template <typename Value, typename Key>
+__global__ void select_medians(const Key *sorted, const unsigned long long *offsets, const unsigned long long *voxels,
+                               uint32_t count, KeyLayout layout, double *medians)
 {
     const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= count)
@@ -370,15 +475,42 @@ __global__ void select_medians(const unsigned long long *sorted, const unsigned 
         medians[k] = NAN;
         return;
     }
-    const unsigned long long mask = (1ull << value_bits<Value>()) - 1;
-    const unsigned long long *segment = sorted + offsets[k];
-    const double high = key_value<Value>(segment[n / 2] & mask);
+    const Key mask = ((Key)1 << layout.value_bits) - 1;
+    const Key *segment = sorted + offsets[k];
+    const double high = key_value<Value>((uint32_t)(segment[n / 2] & mask) + layout.low);
     if (n % 2) {
         medians[k] = high;
         return;
     }
-    const double low = key_value<Value>(segment[n / 2 - 1] & mask);
+    const double low = key_value<Value>((uint32_t)(segment[n / 2 - 1] & mask) + layout.low);
     medians[k] = low + (high - low) / 2; /* the CPU's formula, so integer HU give identical medians */
+}
+
+/* What the median needs to size and lay out its keys: [0] the foreground voxels, [1] the largest
+ * component maximum's order key, [2] the complement of the smallest minimum's (so that all three start at 0). */
+struct Larger {
+    __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const { return max(a, b); }
+};
+
+__global__ void median_extent(const unsigned long long *voxels, const unsigned long long *key_min,
+                              const unsigned long long *key_max, uint32_t count, unsigned long long *extent)
+{
+    using Reduce = cub::BlockReduce<unsigned long long, 256>;
+    __shared__ typename Reduce::TempStorage storage[3];
+    unsigned long long total = 0, high = 0, low_complement = 0;
+    for (uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k < count; k += gridDim.x * blockDim.x) {
+        total += voxels[k];
+        high = max(high, key_max[k]);
+        low_complement = max(low_complement, ~key_min[k]);
+    }
+    total = Reduce(storage[0]).Sum(total);
+    high = Reduce(storage[1]).Reduce(high, Larger());
+    low_complement = Reduce(storage[2]).Reduce(low_complement, Larger());
+    if (threadIdx.x == 0) {
+        atomicAdd(&extent[0], total);
+        atomicMax(&extent[1], high);
+        atomicMax(&extent[2], low_complement);
+    }
 }
 
 __global__ void widen_labels_u8(const uint8_t *in, uint32_t *out, long long n)
@@ -426,97 +558,122 @@ vl_status cuda_failure(cudaError_t error, const char *what)
             return cuda_failure(error_, what);       \
     } while (0)
 
+inline size_t aligned(size_t bytes)
+{
+    return (bytes + 255) & ~(size_t)255;
+}
+
+/* Exact medians: keys of every foreground voxel, radix-sorted, read at each component's offset + n/2. */
+template <typename Value, typename Key>
+cudaError_t sorted_medians(const uint32_t *labels, const Value *intensity, long long voxels, uint32_t count,
+                           const DeviceSums &sums, const unsigned char *key_tiles, unsigned long long total,
+                           KeyLayout layout, int end_bit, double *device_medians, DeviceBuffers &buffers)
+{
+    size_t sort_bytes = 0, scan_bytes = 0;
+    cub::DoubleBuffer<Key> sorted(nullptr, nullptr);
+    unsigned long long *offsets = nullptr;
+    cudaError_t error = cub::DeviceRadixSort::SortKeys(nullptr, sort_bytes, sorted, (int)total, 0, end_bit);
+    if (error == cudaSuccess)
+        error = cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, sums.voxels, offsets, (int)count);
+    /* One allocation for the lot: a cudaMalloc costs more than a sort pass here. */
+    const size_t key_bytes = aligned(sizeof(Key) * total), offset_bytes = aligned(sizeof(unsigned long long) * count),
+                 counter_bytes = aligned(sizeof(unsigned long long));
+    char *memory = nullptr;
+    if (error == cudaSuccess)
+        error = buffers.allocate((void **)&memory, 2 * key_bytes + offset_bytes + counter_bytes +
+                                                       std::max(sort_bytes, scan_bytes));
+    if (error != cudaSuccess)
+        return error;
+    sorted = cub::DoubleBuffer<Key>((Key *)memory, (Key *)(memory + key_bytes));
+    offsets = (unsigned long long *)(memory + 2 * key_bytes);
+    unsigned long long *written = (unsigned long long *)(memory + 2 * key_bytes + offset_bytes);
+    void *temp = memory + 2 * key_bytes + offset_bytes + counter_bytes;
+    cudaMemsetAsync(written, 0, sizeof *written);
+    extract_keys<Value, Key><<<(unsigned)((voxels + kKeyTile - 1) / kKeyTile), kKeyThreads>>>(
+        labels, intensity, voxels, key_tiles, layout, sorted.Current(), written);
+    error = cub::DeviceRadixSort::SortKeys(temp, sort_bytes, sorted, (int)total, 0, end_bit);
+    if (error == cudaSuccess)
+        error = cub::DeviceScan::ExclusiveSum(temp, scan_bytes, sums.voxels, offsets, (int)count);
+    if (error == cudaSuccess) {
+        select_medians<Value, Key><<<(count + 255) / 256, 256>>>(sorted.Current(), offsets, sums.voxels, count,
+                                                                 layout, device_medians);
+        error = cudaGetLastError();
+    }
+    return error;
+}
+
 template <typename Value>
 vl_status run_pass_and_median(const uint32_t *labels, const void *intensity, long long nx, long long ny, long long nz,
                               uint32_t count, bool full, const DeviceSums &sums, unsigned long long *first_bad,
                               double *device_medians, DeviceBuffers &buffers, vl_stats_gpu_timing *timing)
 {
     const bool has_intensity = intensity != nullptr;
-    PassParameters p{labels, intensity, nx, ny, nz, count, sums, first_bad};
-    int device = 0, processors = 0;
-    cudaGetDevice(&device);
-    cudaDeviceGetAttribute(&processors, cudaDevAttrMultiProcessorCount, device);
-    const long long rows = ny * nz;
-    const long long blocks = std::min<long long>((rows + 7) / 8, (long long)processors * 64);
-    cudaEvent_t marks[4];
+    const long long voxels = nx * ny * nz;
+    unsigned char *key_tiles = nullptr;
+    unsigned long long *extent = nullptr;
+    if (device_medians) {
+        STATS_CUDA_TRY(buffers.allocate((void **)&key_tiles, (size_t)((voxels + kKeyTile - 1) / kKeyTile)),
+                       "allocating the median");
+        STATS_CUDA_TRY(buffers.allocate((void **)&extent, 3 * sizeof(unsigned long long)), "allocating the median");
+        STATS_CUDA_TRY(cudaMemset(key_tiles, 0, (size_t)((voxels + kKeyTile - 1) / kKeyTile)), "initialising the median");
+        STATS_CUDA_TRY(cudaMemset(extent, 0, 3 * sizeof(unsigned long long)), "initialising the median");
+    }
+    PassParameters p{labels, intensity, nx, ny, nz, count, sums, first_bad, key_tiles};
+    const long long blocks =
+        (nx + kTileX - 1) / kTileX * ((ny + kTileY - 1) / kTileY) * ((nz + kTileZ - 1) / kTileZ);
+    if (blocks > INT_MAX)
+        return vl_fail(VL_ERR_ARGUMENT, "gpu statistics: %lld x %lld x %lld voxels need more than 2^31 blocks", nx, ny,
+                       nz);
+    auto pass = full ? (has_intensity ? stats_pass<Value, true, true> : stats_pass<Value, true, false>)
+                     : (has_intensity ? stats_pass<Value, false, true> : stats_pass<Value, false, false>);
+    STATS_CUDA_TRY(cudaFuncSetAttribute(pass, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kStagedBytes),
+                   "configuring the statistics pass");
+    cudaEvent_t marks[3];
     for (auto &mark : marks)
         cudaEventCreate(&mark);
     cudaEventRecord(marks[0]);
-    if (full && has_intensity)
-        stats_pass<Value, true, true><<<(unsigned)blocks, 256>>>(p);
-    else if (full)
-        stats_pass<Value, true, false><<<(unsigned)blocks, 256>>>(p);
-    else if (has_intensity)
-        stats_pass<Value, false, true><<<(unsigned)blocks, 256>>>(p);
-    else
-        stats_pass<Value, false, false><<<(unsigned)blocks, 256>>>(p);
+    pass<<<(unsigned)blocks, kTileY * 32, kStagedBytes>>>(p);
     cudaEventRecord(marks[1]);
     cudaError_t error = cudaGetLastError();
     vl_status status = VL_OK;
     if (error != cudaSuccess)
         status = cuda_failure(error, "statistics pass");
     if (status == VL_OK && device_medians) {
-        /* Total foreground, to size the keys. */
-        unsigned long long *total_device = nullptr, total = 0;
-        size_t reduce_bytes = 0, scan_bytes = 0, sort_bytes = 0;
-        void *temp = nullptr;
-        unsigned long long *keys = nullptr, *keys_alternate = nullptr, *offsets = nullptr;
-        error = buffers.allocate((void **)&total_device, sizeof(unsigned long long) * 2);
-        if (error == cudaSuccess)
-            error = cub::DeviceReduce::Sum(nullptr, reduce_bytes, sums.voxels, total_device, (int)count);
-        if (error == cudaSuccess)
-            error = cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, sums.voxels, offsets, (int)count);
-        void *reduce_temp = nullptr;
-        if (error == cudaSuccess)
-            error = buffers.allocate(&reduce_temp, std::max(reduce_bytes, scan_bytes));
-        if (error == cudaSuccess)
-            error = cub::DeviceReduce::Sum(reduce_temp, reduce_bytes, sums.voxels, total_device, (int)count);
-        if (error == cudaSuccess)
-            error = cudaMemcpy(&total, total_device, sizeof total, cudaMemcpyDeviceToHost);
+        unsigned long long range[3] = {0, 0, 0};
+        median_extent<<<64, 256>>>(sums.voxels, sums.intensity_min, sums.intensity_max, count, extent);
+        error = cudaMemcpy(range, extent, sizeof range, cudaMemcpyDeviceToHost);
+        const unsigned long long total = range[0];
         if (error == cudaSuccess && total > (unsigned long long)INT_MAX) {
             status = vl_fail(VL_ERR_ARGUMENT, "gpu statistics: %llu foreground voxels exceed the GPU median's limit "
                                               "of 2^31 (use --device cpu)", total);
-            for (auto &mark : marks)
-                cudaEventDestroy(mark);
-            return status;
+        } else if (error == cudaSuccess) {
+            /* The extent holds order keys of doubles; back to the value type's own keys. Floats keep all 32
+             * bits: a NaN lies outside [min, max] and must not spill into the label's bits. */
+            KeyLayout layout{0, 32};
+            if (!std::is_same<Value, float>::value && total) {
+                layout.low = value_key<Value>((Value)order_value(~range[2]));
+                const uint32_t high = value_key<Value>((Value)order_value(range[1]));
+                layout.value_bits = 0;
+                while (layout.value_bits < 32 && ((high - layout.low) >> layout.value_bits))
+                    layout.value_bits++;
+            }
+            int label_bits = 1;
+            while (label_bits < 32 && ((unsigned long long)count >> label_bits))
+                label_bits++;
+            const int end_bit = layout.value_bits + label_bits;
+            const Value *values = static_cast<const Value *>(intensity);
+            error = end_bit <= 32
+                        ? sorted_medians<Value, uint32_t>(labels, values, voxels, count, sums, key_tiles, total,
+                                                          layout, end_bit, device_medians, buffers)
+                        : sorted_medians<Value, unsigned long long>(labels, values, voxels, count, sums, key_tiles,
+                                                                    total, layout, end_bit, device_medians, buffers);
         }
-        if (error == cudaSuccess)
-            error = buffers.allocate((void **)&keys, sizeof(unsigned long long) * total);
-        if (error == cudaSuccess)
-            error = buffers.allocate((void **)&keys_alternate, sizeof(unsigned long long) * total);
-        if (error == cudaSuccess)
-            error = buffers.allocate((void **)&offsets, sizeof(unsigned long long) * count);
-        int label_bits = 1;
-        while (label_bits < 32 && ((unsigned long long)count >> label_bits))
-            label_bits++;
-        const int end_bit = value_bits<Value>() + label_bits;
-        cub::DoubleBuffer<unsigned long long> sorted(keys, keys_alternate);
-        if (error == cudaSuccess)
-            error = cub::DeviceRadixSort::SortKeys(nullptr, sort_bytes, sorted, (int)total, 0, end_bit);
-        if (error == cudaSuccess)
-            error = buffers.allocate(&temp, sort_bytes);
         cudaEventRecord(marks[2]);
-        if (error == cudaSuccess) {
-            cudaMemsetAsync(total_device + 1, 0, sizeof(unsigned long long));
-            const long long voxels = nx * ny * nz;
-            const long long tiles = (voxels + kKeyThreads * kKeyItems - 1) / (kKeyThreads * kKeyItems);
-            extract_keys<Value><<<(unsigned)tiles, kKeyThreads>>>(labels, static_cast<const Value *>(intensity),
-                                                                  voxels, keys, total_device + 1);
-            error = cub::DeviceRadixSort::SortKeys(temp, sort_bytes, sorted, (int)total, 0, end_bit);
-        }
-        if (error == cudaSuccess)
-            error = cub::DeviceScan::ExclusiveSum(reduce_temp, scan_bytes, sums.voxels, offsets, (int)count);
-        if (error == cudaSuccess) {
-            select_medians<Value><<<(count + 255) / 256, 256>>>(sorted.Current(), offsets, sums.voxels, count,
-                                                                 device_medians);
-            error = cudaGetLastError();
-        }
-        cudaEventRecord(marks[3]);
-        if (error != cudaSuccess)
+        if (status == VL_OK && error != cudaSuccess)
             status = cuda_failure(error, "median");
     }
     if (status == VL_OK) {
-        error = cudaEventSynchronize(device_medians ? marks[3] : marks[1]);
+        error = cudaEventSynchronize(device_medians ? marks[2] : marks[1]);
         if (error != cudaSuccess)
             status = cuda_failure(error, "statistics pass");
     }
@@ -524,7 +681,7 @@ vl_status run_pass_and_median(const uint32_t *labels, const void *intensity, lon
         cudaEventElapsedTime(&timing->pass_ms, marks[0], marks[1]);
         timing->median_ms = 0;
         if (device_medians)
-            cudaEventElapsedTime(&timing->median_ms, marks[2], marks[3]);
+            cudaEventElapsedTime(&timing->median_ms, marks[1], marks[2]);
     }
     for (auto &mark : marks)
         cudaEventDestroy(mark);
@@ -569,7 +726,7 @@ extern "C" vl_status vl_stats_sums_gpu_device(const uint32_t *labels, const void
     if (full) {
         s.moment_sum = at, at += 6 * n;
         s.border = at, at += n;
-        s.crossings = at, at += kDirections * n;
+        s.pairs = at, at += kDirections * n;
     }
     vl_stats_gpu_timing local;
     vl_stats_gpu_timing *t = timing ? timing : &local;
@@ -649,14 +806,15 @@ extern "C" vl_status vl_stats_sums_gpu_device(const uint32_t *labels, const void
     }
     if (full) {
         const unsigned long long *moment = on_host(s.moment_sum), *border = on_host(s.border),
-                                 *crossings = on_host(s.crossings);
+                                 *pairs = on_host(s.pairs);
         for (size_t k = 0; k < n; k++) {
             vl_stats_shape_sums *out = &shape[k];
             for (int m = 0; m < 6; m++)
                 out->moment_sum[m] = moment[m * n + k];
             out->border_voxels = border[k];
+            /* Each voxel has two neighbours per class; those of its own label are twice the class's pairs. */
             for (int c = 0; c < kDirections; c++)
-                out->crossings[c] = crossings[c * n + k];
+                out->crossings[c] = 2 * (voxels[k] - pairs[c * n + k]);
         }
     }
     free(host);

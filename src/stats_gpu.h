@@ -12,7 +12,7 @@ extern "C" {
 
 typedef struct vl_stats_gpu_timing {
     float pass_ms;      /* the statistics pass over the device-resident volume (CUDA events) */
-    float median_ms;    /* key extraction, segmented sort and median selection (0 without it) */
+    float median_ms;    /* from the pass's end: range read-back, allocation, keys, sort, selection (0 without it) */
     float transfer_ms;  /* uploads and the download of the sums */
 } vl_stats_gpu_timing;
 

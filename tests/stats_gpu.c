@@ -104,6 +104,7 @@ static void random_case(const char *name, unsigned seed, int nx, int ny, int nz,
         const int v = rand() % 4000 - 1024;
         if (intensity_type == VL_I16) ((int16_t *)intensity.data)[i] = (int16_t)v;
         else if (intensity_type == VL_U8) ((uint8_t *)intensity.data)[i] = (uint8_t)(v & 255);
+        else if (intensity_type == VL_U32) ((uint32_t *)intensity.data)[i] = (uint32_t)rand() % (1u << 20);
         else ((float *)intensity.data)[i] = (float)v * 0.37f;
     }
     compare(name, &labels, NULL, count);
@@ -183,6 +184,8 @@ int main(int argc, char **argv)
     random_case("random u16 labels 512x7x5 f32", 2, 512, 7, 5, 300, VL_U16, VL_F32);
     random_case("random u32 labels 1000x3x4 u8", 3, 1000, 3, 4, 5000, VL_U32, VL_U8);
     random_case("random u32 labels 1x50x40 i16", 4, 1, 50, 40, 30, VL_U32, VL_I16);
+    /* 13 label bits + 20 value bits: the median's 64-bit keys for an integer type (sums of squares stay exact). */
+    random_case("random u32 labels 600x9x17 u32", 5, 600, 9, 17, 5000, VL_U32, VL_U32);
     if (!quick)
         phantom_case();
     giant_case();
