@@ -16,20 +16,8 @@ log=$out/gpu.log
 status=0
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,clocks.mem --format=csv | tee -a "$log"
 
-# step NAME SECONDS COMMAND...: a hung kernel costs SECONDS, not the whole call.
-step() {
-    local name=$1 limit=$2
-    shift 2
-    local start=$SECONDS
-    echo "== $name: $*" >> "$log"
-    timeout -s KILL "$limit" "$@" > "$work/$name.out" 2>&1
-    local rc=$?
-    cat "$work/$name.out" >> "$log"
-    grep -E "FAIL|ERROR|error" "$work/$name.out" | head -n 5
-    tail -n 2 "$work/$name.out"
-    echo "== $name: rc $rc, $((SECONDS - start)) s"
-    [ "$rc" -eq 0 ] || status=1
-}
+step_dir=$work step_show="FAIL|ERROR|error"
+. "$(dirname "$0")/device_step.sh"
 
 for stage in $stages; do
     case $stage in

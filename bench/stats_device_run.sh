@@ -13,20 +13,8 @@ log=$out/stats.log
 status=0
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee -a "$log"
 
-# step NAME SECONDS COMMAND...: a hung kernel costs SECONDS, not the whole call.
-step() {
-    local name=$1 limit=$2
-    shift 2
-    local start=$SECONDS
-    echo "== $name: $*" | tee -a "$log"
-    timeout -s KILL "$limit" "$@" > "$out/$name.out" 2>&1
-    local rc=$?
-    cat "$out/$name.out" >> "$log"
-    grep -E "FAIL|ERROR|error|gpu " "$out/$name.out" | head -n 12
-    tail -n 2 "$out/$name.out"
-    echo "== $name: rc $rc, $((SECONDS - start)) s"
-    [ "$rc" -eq 0 ] || status=1
-}
+step_dir=$out step_show="FAIL|ERROR|error|gpu "
+. "$(dirname "$0")/device_step.sh"
 
 for stage in $stages; do
     case $stage in
@@ -38,8 +26,8 @@ for stage in $stages; do
     bench) step bench 300 "$bin/stats_bench" 512 512 400 64 0 20 gpu ;;
     profile)
         step ncu 300 ncu --clock-control none --section SpeedOfLight --section LaunchStats --section Occupancy \
-            --section WarpStateStats --section MemoryWorkloadAnalysis_Tables \
-            -k "regex:stats_|keys|medians|Onesweep|Histogram|Scan|Reduce" "$bin/stats_bench" 512 512 400 64 0 1 gpu
+            --section WarpStateStats -k "regex:stats_|keys|median|Onesweep|Histogram|Scan" \
+            "$bin/stats_bench" 512 512 400 64 0 1 gpu
         mv "$out/ncu.out" "$out/stats_profile.txt"
         ;;
     esac
