@@ -20,6 +20,7 @@ for device in gpu cpu; do
     /usr/bin/time -f "$device: label + full statistics, wall %e s" $v label "$work/ct" --threshold 64 --conn 26 \
         --stats full --matlab --device $device -o "$work/$device" --quiet || exit 1
     grep -o '"device": {[^}]*}' "$work/$device/summary.json"
+    grep -o '"timings_s": {[^}]*}' "$work/$device/summary.json"
 done
 for file in labels.nii.gz components.csv; do
     if cmp "$work/gpu/$file" "$work/cpu/$file"; then echo "$file: gpu == cpu"; else status=1; fi
