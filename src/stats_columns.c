@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format_number.h"
 #include "stats_columns.h"
 
 enum {
@@ -129,28 +130,6 @@ size_t vl_stats_columns_select(const vl_csv_options *options, const vl_stats_col
     return n;
 }
 
-/* Decimal digits of an unsigned integer, without printf (a table of 100 000 rows has millions of fields). */
-static size_t format_unsigned(char *out, unsigned long long value)
-{
-    char digits[24];
-    size_t n = 0;
-    do {
-        digits[n++] = (char)('0' + value % 10);
-        value /= 10;
-    } while (value);
-    for (size_t i = 0; i < n; i++)
-        out[i] = digits[n - 1 - i];
-    return n;
-}
-
-static size_t format_signed(char *out, long long value)
-{
-    if (value >= 0)
-        return format_unsigned(out, (unsigned long long)value);
-    out[0] = '-';
-    return 1 + format_unsigned(out + 1, 0ull - (unsigned long long)value);
-}
-
 static size_t format_text(char *out, const char *text)
 {
     size_t n = 0;
@@ -167,9 +146,8 @@ static size_t format_double(char *out, double value, const char *missing)
     if (isnan(value) || isinf(value))
         return format_text(out, missing);
     if (fabs(value) < 1e12 && value == (double)(long long)value && !(value == 0 && signbit(value)))
-        return format_signed(out, (long long)value);
-    int n = snprintf(out, 32, "%.12g", value);
-    return n > 0 ? (size_t)n : 0;
+        return vl_format_signed(out, (long long)value);
+    return vl_format_g12(out, value);
 }
 
 size_t vl_stats_column_format(char *out, const vl_stats_column *column, const vl_component_stats *stats,
@@ -178,9 +156,9 @@ size_t vl_stats_column_format(char *out, const vl_stats_column *column, const vl
     const char *at = (const char *)stats + column->offset;
     const int present = stats->voxels > 0;
     switch (column->kind) {
-    case KIND_U32: return format_unsigned(out, *(const uint32_t *)at);
-    case KIND_U64: return format_unsigned(out, *(const uint64_t *)at);
-    case KIND_I64: return present ? format_signed(out, *(const int64_t *)at) : format_text(out, missing);
+    case KIND_U32: return vl_format_unsigned(out, *(const uint32_t *)at);
+    case KIND_U64: return vl_format_unsigned(out, *(const uint64_t *)at);
+    case KIND_I64: return present ? vl_format_signed(out, *(const int64_t *)at) : format_text(out, missing);
     case KIND_F64: return format_double(out, *(const double *)at, missing);
     case KIND_F64_PLUS_ONE: return format_double(out, *(const double *)at + 1, missing);
     case KIND_BOX_CORNER: return format_double(out, present ? (double)*(const int64_t *)at + 0.5 : NAN, missing);
@@ -188,7 +166,7 @@ size_t vl_stats_column_format(char *out, const vl_stats_column *column, const vl
         const int64_t min = *(const int64_t *)at;
         const int64_t max = *(const int64_t *)(at + offsetof(vl_component_stats, bbox_max) -
                                                offsetof(vl_component_stats, bbox_min));
-        return format_unsigned(out, present ? (unsigned long long)(max - min + 1) : 0);
+        return vl_format_unsigned(out, present ? (unsigned long long)(max - min + 1) : 0);
     }
     }
     return 0;
