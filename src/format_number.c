@@ -3,6 +3,7 @@
  * exact enough to round correctly everywhere but within 1e-6 of a half, where printf still decides. */
 #include "format_number.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 
@@ -70,7 +71,9 @@ size_t vl_format_g12(char *out, double value)
 {
     const double m = fabs(value);
     int exponent = 0;
-    const unsigned long long digits = m >= 1e-4 && m < 1e12 ? twelve_digits(m, &exponent) : 0;
+    /* Where long double is no wider than double (not x86-64 Linux) the error bound fails: printf decides. */
+    const int wide_enough = LDBL_MANT_DIG >= 64;
+    const unsigned long long digits = wide_enough && m >= 1e-4 && m < 1e12 ? twelve_digits(m, &exponent) : 0;
     /* Outside [1e-4, 1e12) %.12g switches to an exponent; NaN, infinities and near-halves go to printf. */
     if (!digits || exponent > 11)
         return format_g12_printf(out, value);
