@@ -12,6 +12,7 @@
 #include "ccl_gpu.h"
 #include "ccl_kernels.cuh"
 #include "ccl_size_order.cuh"
+#include "gpu_transfer.h"
 #include "label_gpu.h"
 #include "status.h"
 
@@ -248,7 +249,7 @@ extern "C" vl_status vl_label_volume_gpu(const vl_volume *mask, vl_volume *label
     status = vl_volume_create_uninitialised(labels, mask->nx, mask->ny, mask->nz, VL_U32);
     if (status == VL_OK) {
         labels->geometry = mask->geometry;
-        error = cudaMemcpy(device_mask, mask->data, (size_t)voxels, cudaMemcpyHostToDevice);
+        error = vl_gpu_upload(device_mask, mask->data, (size_t)voxels);
         if (error != cudaSuccess)
             status = cuda_failure(error, "uploading the mask");
     }
@@ -256,7 +257,7 @@ extern "C" vl_status vl_label_volume_gpu(const vl_volume *mask, vl_volume *label
         status = vl_gpu_label_device(device_mask, device_labels, mask->nx, mask->ny, mask->nz, options->connectivity,
                                      options->order, nullptr, 0, &run);
     if (status == VL_OK) {
-        error = cudaMemcpy(labels->data, device_labels, (size_t)voxels * sizeof(uint32_t), cudaMemcpyDeviceToHost);
+        error = vl_gpu_download(labels->data, device_labels, (size_t)voxels * sizeof(uint32_t));
         if (error != cudaSuccess)
             status = cuda_failure(error, "downloading the labels");
     }

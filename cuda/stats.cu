@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gpu_transfer.h"
 #include "stats_gpu.h"
 #include "status.h"
 
@@ -768,9 +769,9 @@ extern "C" vl_status vl_stats_sums_gpu_device(const uint32_t *labels, const void
     unsigned long long *host = (unsigned long long *)malloc(sizeof(unsigned long long) * words);
     if (!host)
         return vl_fail(VL_ERR_MEMORY, "statistics: no host memory for %u components", count);
-    cudaError_t error = cudaMemcpy(host, block, sizeof(unsigned long long) * words, cudaMemcpyDeviceToHost);
+    cudaError_t error = vl_gpu_download(host, block, sizeof(unsigned long long) * words);
     if (error == cudaSuccess && device_medians)
-        error = cudaMemcpy(medians, device_medians, sizeof(double) * n, cudaMemcpyDeviceToHost);
+        error = vl_gpu_download(medians, device_medians, sizeof(double) * n);
     if (error != cudaSuccess) {
         free(host);
         return cuda_failure(error, "reading the sums");
@@ -836,12 +837,11 @@ extern "C" vl_status vl_stats_sums_gpu(const vl_volume *labels, const vl_volume 
     cudaEventRecord(marks[0]);
     STATS_CUDA_TRY(buffers.allocate((void **)&device_labels, sizeof(uint32_t) * voxels), "allocating the labels");
     if (labels->dtype == VL_U32) {
-        STATS_CUDA_TRY(cudaMemcpy(device_labels, labels->data, sizeof(uint32_t) * voxels, cudaMemcpyHostToDevice),
-                       "uploading the labels");
+        STATS_CUDA_TRY(vl_gpu_upload(device_labels, labels->data, sizeof(uint32_t) * voxels), "uploading the labels");
     } else {
         const size_t bytes = vl_dtype_size(labels->dtype) * voxels;
         STATS_CUDA_TRY(buffers.allocate(&device_raw, bytes), "allocating the labels");
-        STATS_CUDA_TRY(cudaMemcpy(device_raw, labels->data, bytes, cudaMemcpyHostToDevice), "uploading the labels");
+        STATS_CUDA_TRY(vl_gpu_upload(device_raw, labels->data, bytes), "uploading the labels");
         if (labels->dtype == VL_U8)
             widen_labels_u8<<<1024, 256>>>((const uint8_t *)device_raw, device_labels, voxels);
         else
@@ -851,8 +851,7 @@ extern "C" vl_status vl_stats_sums_gpu(const vl_volume *labels, const vl_volume 
     if (intensity) {
         const size_t bytes = vl_dtype_size(intensity->dtype) * voxels;
         STATS_CUDA_TRY(buffers.allocate(&device_intensity, bytes), "allocating the intensity");
-        STATS_CUDA_TRY(cudaMemcpy(device_intensity, intensity->data, bytes, cudaMemcpyHostToDevice),
-                       "uploading the intensity");
+        STATS_CUDA_TRY(vl_gpu_upload(device_intensity, intensity->data, bytes), "uploading the intensity");
     }
     cudaEventRecord(marks[1]);
     cudaEventSynchronize(marks[1]);
