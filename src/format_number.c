@@ -45,7 +45,14 @@ static unsigned long long twelve_digits(double m, int *exponent)
 {
     static const long double power[] = {1e0L, 1e1L, 1e2L, 1e3L, 1e4L, 1e5L, 1e6L, 1e7L,
                                         1e8L, 1e9L, 1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L};
-    int e = (int)floor(log10(m));
+    /* The binary exponent puts the decimal one within 1 (log10(2) = 0.30103); a table settles it. */
+    static const double ten[] = {1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1e0, 1e1, 1e2, 1e3,
+                                 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12};
+    int binary;
+    frexp(m, &binary);
+    int e = (int)floor((binary - 1) * 0.30102999566398120);
+    if (e + 1 <= 12 && m >= ten[e + 1 + 5])
+        e++;
     e = e < -4 ? -4 : e > 11 ? 11 : e;
     long double s = (long double)m * power[11 - e];
     if (s < 1e11L && e > -4)
