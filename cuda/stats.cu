@@ -576,7 +576,7 @@ cudaError_t sorted_medians(const uint32_t *labels, const Value *intensity, long 
     cudaError_t error = cub::DeviceRadixSort::SortKeys(nullptr, sort_bytes, sorted, (int)total, 0, end_bit);
     if (error == cudaSuccess)
         error = cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, sums.voxels, offsets, (int)count);
-    /* One allocation for the lot: a cudaMalloc costs more than a sort pass here. */
+    /* One allocation for the lot, so the median pays for one cudaMalloc, not four. */
     const size_t key_bytes = aligned(sizeof(Key) * total), offset_bytes = aligned(sizeof(unsigned long long) * count),
                  counter_bytes = aligned(sizeof(unsigned long long));
     char *memory = nullptr;
