@@ -1,16 +1,15 @@
 /* voxlabel label: CT -> threshold -> connected components (bwlabeln order) -> labels, components.csv, summary.json */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli.h"
+#include "cli_gpu_warm_up.h"
 #include "cli_input.h"
 #include "cli_outputs.h"
-#include "label_gpu.h"
 #include "label_summary.h"
 #include "voxlabel/io.h"
 #include "voxlabel/label.h"
@@ -92,15 +91,6 @@ static int parse_threshold(const char *text, double *lo, double *hi)
     if (*lo > *hi)
         return cli_error(CLI_EXIT_USAGE, "--threshold: %g:%g is empty (LO must not exceed HI)", *lo, *hi);
     return 0;
-}
-
-/* CUDA creates its context (a few hundred ms) on first use; doing that on a side thread while the CT is read
- * and thresholded takes it off the labelling time. */
-static void *warm_up_gpu(void *gpu_index)
-{
-    char why[256];
-    vl_gpu_usable(*(const int *)gpu_index, why, sizeof why);
-    return NULL;
 }
 
 static double seconds_since(const struct timespec *start)
@@ -309,14 +299,12 @@ int cmd_label(int argc, char **argv)
     struct timespec start, total_start;
     mark(&total_start);
     mark(&start);
-    pthread_t gpu_warm_up;
-    int warming_gpu = args.label.device != VL_DEVICE_CPU &&
-                            pthread_create(&gpu_warm_up, NULL, warm_up_gpu, &args.label.gpu_index) == 0;
+    cli_gpu_warm_up gpu_warm_up;
+    cli_gpu_warm_up_start(&gpu_warm_up, args.label.device, args.label.gpu_index);
     cli_input input;
     code = cli_input_load(args.input_path, &args.input, &input);
     if (code) {
-        if (warming_gpu)
-            pthread_join(gpu_warm_up, NULL);
+        cli_gpu_warm_up_finish(&gpu_warm_up);
         cli_outputs_abort(&outputs);
         return code;
     }
@@ -338,9 +326,7 @@ int cmd_label(int argc, char **argv)
         goto failed;
     timings.threshold = seconds_since(&start);
 
-    if (warming_gpu)
-        pthread_join(gpu_warm_up, NULL);
-    warming_gpu = 0;
+    cli_gpu_warm_up_finish(&gpu_warm_up);
     args.label.progress = cli_progress();
     mark(&start);
     if ((status = vl_label_volume(&mask, &labels, &args.label, &result)) != VL_OK)
@@ -439,8 +425,7 @@ int cmd_label(int argc, char **argv)
     return CLI_EXIT_OK;
 
 failed:
-    if (warming_gpu)
-        pthread_join(gpu_warm_up, NULL);
+    cli_gpu_warm_up_finish(&gpu_warm_up);
     code = cli_status_error(status);
     cli_outputs_abort(&outputs);
     vl_component_stats_free(stats);

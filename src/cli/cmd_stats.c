@@ -6,6 +6,7 @@
 
 #include "atomic_file.h"
 #include "cli.h"
+#include "cli_gpu_warm_up.h"
 #include "cli_input.h"
 #include "voxlabel/io.h"
 #include "voxlabel/stats.h"
@@ -192,12 +193,17 @@ int cmd_stats(int argc, char **argv)
     if (status != VL_OK)
         return cli_status_error(status);
 
+    cli_gpu_warm_up gpu_warm_up;
+    cli_gpu_warm_up_start(&gpu_warm_up, args.stats.device, args.stats.gpu_index);
     cli_input labels, intensity;
     memset(&intensity, 0, sizeof intensity);
-    if ((code = cli_input_load(args.labels_path, &args.input, &labels)))
+    if ((code = cli_input_load(args.labels_path, &args.input, &labels))) {
+        cli_gpu_warm_up_finish(&gpu_warm_up);
         return code;
+    }
     uint32_t count = 0;
     if ((code = prepare_labels(args.labels_path, &labels.volume, &count))) {
+        cli_gpu_warm_up_finish(&gpu_warm_up);
         cli_input_free(&labels);
         return code;
     }
@@ -205,6 +211,7 @@ int cmd_stats(int argc, char **argv)
         cli_input_options intensity_input = args.input;
         intensity_input.raw_dtype = args.intensity_raw_type;
         if ((code = cli_input_load(args.intensity_path, &intensity_input, &intensity))) {
+            cli_gpu_warm_up_finish(&gpu_warm_up);
             cli_input_free(&labels);
             return code;
         }
@@ -213,6 +220,7 @@ int cmd_stats(int argc, char **argv)
             code = cli_error(CLI_EXIT_INPUT, "%s: is %lldx%lldx%lld but %s is %lldx%lldx%lld", args.intensity_path,
                              (long long)b->nx, (long long)b->ny, (long long)b->nz, args.labels_path, (long long)a->nx,
                              (long long)a->ny, (long long)a->nz);
+            cli_gpu_warm_up_finish(&gpu_warm_up);
             cli_input_free(&labels);
             cli_input_free(&intensity);
             return code;
@@ -228,6 +236,7 @@ int cmd_stats(int argc, char **argv)
     args.csv.level = args.stats.level;
     args.csv.intensity = args.intensity_path != NULL;
     vl_component_stats *stats = NULL;
+    cli_gpu_warm_up_finish(&gpu_warm_up);
     status = vl_component_stats_compute(&labels.volume, args.intensity_path ? &intensity.volume : NULL, count,
                                         &args.stats, &stats);
     if (status == VL_OK)
