@@ -2,7 +2,9 @@
  * gzread, Python's gzip and Java's GZIPInputStream read it), compressed in 1 MiB blocks on every core.
  * Each block is raw deflate primed with the 32 KiB before it (so the ratio stays close to one serial
  * stream) and ended by a sync flush (byte-aligned, not final); the CRCs are joined with crc32_combine and
- * an empty final block ends the stream. The bytes depend on the block size, not on the thread count. */
+ * an empty final block ends the stream. The bytes depend on the block size, not on the thread count.
+ * Whole blocks are compressed where the caller's data lies; only a block that straddles two writes is
+ * copied, so a 420 MB volume is not copied once more on one core. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,8 +28,11 @@ struct vl_pgz {
     FILE *file;
     const char *path;
     int threads;
-    unsigned char *batch; /* threads blocks of input */
-    size_t batch_bytes;
+    const unsigned char *block[most_threads]; /* whole blocks waiting, in stream order */
+    int listed;
+    int borrowed;                             /* some of them lie in the caller's memory */
+    unsigned char *batch;                     /* copies: slot i for block i, slot `listed` for the partial one */
+    size_t partial;                           /* bytes of the block being copied together */
     unsigned char history[window_bytes];
     size_t history_bytes;
     uLong crc;
@@ -64,17 +69,18 @@ static vl_status write_bytes(vl_pgz *z, const void *data, size_t bytes)
     return VL_OK;
 }
 
-static vl_status flush_batch(vl_pgz *z)
+/* Compresses the listed blocks and, with `last`, the partial one after them; then writes them in order. */
+static vl_status flush_blocks(vl_pgz *z, int last)
 {
-    if (z->batch_bytes == 0)
+    const int used = z->listed + (last && z->partial);
+    if (used == 0)
         return VL_OK;
-    int used = 0;
-    for (size_t offset = 0; offset < z->batch_bytes; offset += block_bytes, used++) {
-        pgz_job *job = &z->jobs[used];
-        job->input = z->batch + offset;
-        job->input_bytes = z->batch_bytes - offset < block_bytes ? z->batch_bytes - offset : block_bytes;
-        job->dictionary = offset ? job->input - window_bytes : z->history;
-        job->dictionary_bytes = offset ? window_bytes : z->history_bytes;
+    for (int t = 0; t < used; t++) {
+        pgz_job *job = &z->jobs[t];
+        job->input = t < z->listed ? z->block[t] : z->batch + (size_t)t * block_bytes;
+        job->input_bytes = t < z->listed ? block_bytes : z->partial;
+        job->dictionary = t ? z->block[t - 1] + block_bytes - window_bytes : z->history;
+        job->dictionary_bytes = t ? window_bytes : z->history_bytes;
     }
     vl_run_parallel(compress_block, z->jobs, sizeof z->jobs[0], used);
     vl_status status = VL_OK;
@@ -83,20 +89,18 @@ static vl_status flush_batch(vl_pgz *z)
             return vl_fail(VL_ERR_INTERNAL, "%s: zlib could not compress a block", z->path);
         status = write_bytes(z, z->jobs[t].output, z->jobs[t].output_bytes);
         z->crc = crc32_combine(z->crc, z->jobs[t].crc, (z_off_t)z->jobs[t].input_bytes);
+        z->total += z->jobs[t].input_bytes;
     }
-    /* The next block's dictionary: the last 32 KiB of everything so far. */
-    if (z->batch_bytes >= window_bytes) {
-        memcpy(z->history, z->batch + z->batch_bytes - window_bytes, window_bytes);
+    /* The next block's dictionary: the last 32 KiB of the last whole block. */
+    if (z->listed) {
+        memcpy(z->history, z->block[z->listed - 1] + block_bytes - window_bytes, window_bytes);
         z->history_bytes = window_bytes;
-    } else {
-        const size_t room = window_bytes - z->batch_bytes;
-        const size_t keep = room < z->history_bytes ? room : z->history_bytes;
-        memmove(z->history, z->history + z->history_bytes - keep, keep);
-        memcpy(z->history + keep, z->batch, z->batch_bytes);
-        z->history_bytes = keep + z->batch_bytes;
     }
-    z->total += z->batch_bytes;
-    z->batch_bytes = 0;
+    /* The partial block moves to slot 0, where the next write goes on filling it. */
+    if (z->partial && !last && z->listed)
+        memmove(z->batch, z->batch + (size_t)z->listed * block_bytes, z->partial);
+    z->listed = 0;
+    z->borrowed = 0;
     return status;
 }
 
@@ -137,27 +141,39 @@ vl_status vl_pgz_open(vl_pgz **out, FILE *file, int level, const char *path)
 vl_status vl_pgz_write(vl_pgz *z, const void *data, size_t bytes)
 {
     const unsigned char *cursor = data;
-    const size_t capacity = (size_t)z->threads * block_bytes;
     while (bytes > 0) {
-        size_t piece = capacity - z->batch_bytes < bytes ? capacity - z->batch_bytes : bytes;
-        memcpy(z->batch + z->batch_bytes, cursor, piece);
-        z->batch_bytes += piece;
-        cursor += piece;
-        bytes -= piece;
-        if (z->batch_bytes == capacity) {
-            vl_status status = flush_batch(z);
+        if (z->partial || bytes < block_bytes) {
+            unsigned char *slot = z->batch + (size_t)z->listed * block_bytes;
+            const size_t piece = block_bytes - z->partial < bytes ? block_bytes - z->partial : bytes;
+            memcpy(slot + z->partial, cursor, piece);
+            z->partial += piece;
+            cursor += piece;
+            bytes -= piece;
+            if (z->partial == block_bytes) {
+                z->block[z->listed++] = slot;
+                z->partial = 0;
+            }
+        } else {
+            z->block[z->listed++] = cursor;
+            z->borrowed = 1;
+            cursor += block_bytes;
+            bytes -= block_bytes;
+        }
+        if (z->listed == z->threads) {
+            vl_status status = flush_blocks(z, 0);
             if (status != VL_OK)
                 return status;
         }
     }
-    return VL_OK;
+    /* Blocks in the caller's memory are compressed before it may change. */
+    return z->borrowed ? flush_blocks(z, 0) : VL_OK;
 }
 
 vl_status vl_pgz_close(vl_pgz *z, int finish)
 {
     vl_status status = VL_OK;
     if (finish) {
-        status = flush_batch(z);
+        status = flush_blocks(z, 1);
         /* An empty final block (fixed Huffman, end of block), then CRC-32 and length mod 2^32, little endian. */
         unsigned char trailer[10] = {0x03, 0x00};
         for (int i = 0; i < 4; i++) {
