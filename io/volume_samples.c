@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "status.h"
+#include "parallel.h"
 #include "volume_formats.h"
 
 size_t vl_sample_size(vl_sample_type type)
@@ -228,15 +229,36 @@ vl_status vl_samples_to_volume(void *samples, vl_sample_type type, int scaled, d
     return VL_OK;
 }
 
+typedef struct max_label_job {
+    const uint32_t *labels;
+    int64_t first, end;
+    uint32_t max_label;
+} max_label_job;
+
+static void *find_max_label(void *argument)
+{
+    max_label_job *job = argument;
+    uint32_t max_label = 0;
+    for (int64_t i = job->first; i < job->end; i++)
+        max_label = job->labels[i] > max_label ? job->labels[i] : max_label;
+    job->max_label = max_label;
+    return NULL;
+}
+
+/* The largest label decides the dtype: one read of the whole volume, so on every core. */
 vl_dtype vl_disk_dtype_for(const vl_volume *volume, const vl_write_options *options)
 {
     if (!options->is_label_map || volume->dtype != VL_U32)
         return volume->dtype;
-    const uint32_t *labels = volume->data;
+    const int64_t voxels = vl_volume_voxels(volume);
+    const int threads = vl_cpu_thread_count(0);
+    max_label_job jobs[VL_MAX_THREADS];
+    for (int t = 0; t < threads; t++)
+        jobs[t] = (max_label_job){volume->data, voxels * t / threads, voxels * (t + 1) / threads, 0};
+    vl_run_parallel(find_max_label, jobs, sizeof jobs[0], threads);
     uint32_t max_label = 0;
-    for (int64_t i = 0, n = vl_volume_voxels(volume); i < n; i++)
-        if (labels[i] > max_label)
-            max_label = labels[i];
+    for (int t = 0; t < threads; t++)
+        max_label = jobs[t].max_label > max_label ? jobs[t].max_label : max_label;
     return vl_label_dtype_for(max_label);
 }
 
