@@ -251,7 +251,7 @@ vl_dtype vl_disk_dtype_for(const vl_volume *volume, const vl_write_options *opti
     if (!options->is_label_map || volume->dtype != VL_U32)
         return volume->dtype;
     const int64_t voxels = vl_volume_voxels(volume);
-    const int threads = vl_cpu_thread_count(0);
+    const int threads = voxels < ((int64_t)1 << 22) ? 1 : vl_cpu_thread_count(0);
     max_label_job jobs[VL_MAX_THREADS];
     for (int t = 0; t < threads; t++)
         jobs[t] = (max_label_job){volume->data, voxels * t / threads, voxels * (t + 1) / threads, 0};
