@@ -216,18 +216,6 @@ static void store(void *data, enum matio_classes class_type, int64_t at, double 
     }
 }
 
-static double voxel_value(const vl_volume *volume, int64_t i)
-{
-    switch (volume->dtype) {
-    case VL_U8: return ((const uint8_t *)volume->data)[i];
-    case VL_I16: return ((const int16_t *)volume->data)[i];
-    case VL_U16: return ((const uint16_t *)volume->data)[i];
-    case VL_U32: return ((const uint32_t *)volume->data)[i];
-    case VL_F32: return ((const float *)volume->data)[i];
-    }
-    return 0.0;
-}
-
 static void class_for(const vl_volume *volume, vl_mat_class wanted, enum matio_classes *class_type,
                       enum matio_types *data_type, size_t *element)
 {
@@ -277,7 +265,7 @@ vl_status vl_mat_write(const char *path, const vl_volume *volume, const vl_write
                        (unsigned long long)bytes);
     if (options->mat_xy) {
         for (int64_t i = 0; i < count; i++)
-            store(data, class_type, i, voxel_value(volume, i));
+            store(data, class_type, i, vl_volume_value(volume, i));
     } else {
         /* Ours x fastest, MATLAB's V(y,x,z) y fastest: convert in tiles so both sides stay in cache. */
         for (int64_t z = 0; z < nz; z++)
@@ -285,7 +273,8 @@ vl_status vl_mat_write(const char *path, const vl_volume *volume, const vl_write
                 for (int64_t x0 = 0; x0 < nx; x0 += TRANSPOSE_TILE)
                     for (int64_t y = y0; y < y0 + TRANSPOSE_TILE && y < ny; y++)
                         for (int64_t x = x0; x < x0 + TRANSPOSE_TILE && x < nx; x++)
-                            store(data, class_type, y + ny * (x + nx * z), voxel_value(volume, x + nx * (y + ny * z)));
+                            store(data, class_type, y + ny * (x + nx * z),
+                                  vl_volume_value(volume, x + nx * (y + ny * z)));
     }
     vl_progress_report(&options->progress, "writing", 0.5);
     /* MATLAB drops trailing singleton dimensions, so a one-slice volume is a matrix. */

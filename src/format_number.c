@@ -77,6 +77,9 @@ static unsigned long long twelve_digits(double m, int *exponent)
 size_t vl_format_g12(char *out, double value)
 {
     const double m = fabs(value);
+    /* Integers below 10^12 are what %.12g prints for them; -0 is not ("-0"). */
+    if (m < 1e12 && value == (double)(long long)value && !(value == 0 && signbit(value)))
+        return vl_format_signed(out, (long long)value);
     int exponent = 0;
     /* Where long double is no wider than double (not x86-64 Linux) the error bound fails: printf decides. */
     const int wide_enough = LDBL_MANT_DIG >= 64;

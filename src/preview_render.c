@@ -89,18 +89,6 @@ void vl_preview_blend(uint8_t *rgb, const uint32_t *labels, int64_t width, int64
         }
 }
 
-static double value_at(const vl_volume *volume, int64_t index)
-{
-    switch (volume->dtype) {
-    case VL_U8: return ((const uint8_t *)volume->data)[index];
-    case VL_I16: return ((const int16_t *)volume->data)[index];
-    case VL_U16: return ((const uint16_t *)volume->data)[index];
-    case VL_U32: return ((const uint32_t *)volume->data)[index];
-    case VL_F32: return ((const float *)volume->data)[index];
-    }
-    return 0;
-}
-
 /* The view's pixel grid: horizontal axis h, vertical axis v (flipped for z so that the last slice, the
  * superior one for axial series sorted along +z LPS, is at the top), output size after stretching. */
 typedef struct view {
@@ -163,11 +151,11 @@ vl_status vl_preview_render(const vl_volume *ct, const vl_volume *labels, int ax
             coordinate[v.h_axis] = i;
             coordinate[v.v_axis] = j;
             int64_t voxel = coordinate[0] + ct->nx * (coordinate[1] + ct->ny * coordinate[2]);
-            uint8_t grey = vl_window_linear(value_at(ct, voxel), options->window_center, options->window_width);
+            uint8_t grey = vl_window_linear(vl_volume_value(ct, voxel), options->window_center, options->window_width);
             uint8_t *pixel = rgb + 3 * (row * v.width + column);
             pixel[0] = pixel[1] = pixel[2] = grey;
             if (label_pixels)
-                label_pixels[row * v.width + column] = (uint32_t)value_at(labels, voxel);
+                label_pixels[row * v.width + column] = (uint32_t)vl_volume_value(labels, voxel);
         }
     }
     if (label_pixels)

@@ -140,14 +140,9 @@ static size_t format_text(char *out, const char *text)
     return n;
 }
 
-/* %.12g, with integers below 10^12 (which %.12g prints exactly as integers) taken by the fast path. */
 static size_t format_double(char *out, double value, const char *missing)
 {
-    if (isnan(value) || isinf(value))
-        return format_text(out, missing);
-    if (fabs(value) < 1e12 && value == (double)(long long)value && !(value == 0 && signbit(value)))
-        return vl_format_signed(out, (long long)value);
-    return vl_format_g12(out, value);
+    return isnan(value) || isinf(value) ? format_text(out, missing) : vl_format_g12(out, value);
 }
 
 size_t vl_stats_column_format(char *out, const vl_stats_column *column, const vl_component_stats *stats,

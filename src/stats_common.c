@@ -93,18 +93,6 @@ vl_status vl_stats_check_limits(const vl_volume *labels, const vl_volume *intens
     return VL_OK;
 }
 
-double vl_stats_intensity_at(const vl_volume *intensity, int64_t index)
-{
-    switch (intensity->dtype) {
-    case VL_U8: return ((const uint8_t *)intensity->data)[index];
-    case VL_I16: return ((const int16_t *)intensity->data)[index];
-    case VL_U16: return ((const uint16_t *)intensity->data)[index];
-    case VL_U32: return ((const uint32_t *)intensity->data)[index];
-    case VL_F32: return ((const float *)intensity->data)[index];
-    }
-    return NAN;
-}
-
 void vl_component_stats_free(vl_component_stats *stats)
 {
     free(stats);

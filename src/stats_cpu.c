@@ -257,7 +257,7 @@ static void *gather_values(void *argument)
             const int64_t row_start = nx * (y + ny * z);
             for (int64_t x = 0; x < nx; x++)
                 if (row[x])
-                    job->values[job->cursor[row[x] - 1]++] = vl_stats_intensity_at(job->intensity, row_start + x);
+                    job->values[job->cursor[row[x] - 1]++] = vl_volume_value(job->intensity, row_start + x);
         }
     free(buffer);
     return NULL;

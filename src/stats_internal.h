@@ -56,7 +56,6 @@ void vl_stats_crofton_weights(const vl_geometry *geometry, double weights[VL_STA
 double vl_stats_median(double *values, uint64_t n);
 
 /* Reads voxel `index` of an intensity volume of any dtype as a double. */
-double vl_stats_intensity_at(const vl_volume *intensity, int64_t index);
 
 #ifdef __cplusplus
 }

@@ -15,18 +15,6 @@
 
 enum { W = 5, H = 4, D = 3 }; /* x extent (MATLAB columns), y extent (rows), slices */
 
-static double value_at(const vl_volume *v, int64_t i)
-{
-    switch (v->dtype) {
-    case VL_U8: return ((uint8_t *)v->data)[i];
-    case VL_I16: return ((int16_t *)v->data)[i];
-    case VL_U16: return ((uint16_t *)v->data)[i];
-    case VL_U32: return ((uint32_t *)v->data)[i];
-    case VL_F32: return ((float *)v->data)[i];
-    }
-    return -1;
-}
-
 static void test_our_roundtrip(const char *dir)
 {
     vl_volume labels;
@@ -174,7 +162,7 @@ static void test_reference_files(const char *dir)
                             want = -want;
                         /* matlab-xy: MATLAB's row index is our x. */
                         int64_t at = xy ? y + H * (x + (int64_t)W * z) : x + W * (y + (int64_t)H * z);
-                        same &= value_at(&v, at) == want;
+                        same &= vl_volume_value(&v, at) == want;
                     }
             CHECK(same, "%s (mat_xy %d): values in the wrong place", path, xy);
             vl_volume_free(&v);
@@ -232,7 +220,7 @@ static void test_refusals(const char *dir)
     ro.mat_variable = "Q";
     CHECK(vl_read_volume(path, &ro, &v) == VL_ERR_INPUT, "4-D variable refused");
     ro.mat_variable = NULL; /* the first usable one is R (2x2x4x1) */
-    CHECK(vl_read_volume(path, &ro, &v) == VL_OK && v.dtype == VL_F32 && v.nz == 4 && value_at(&v, 1) == -2.0,
+    CHECK(vl_read_volume(path, &ro, &v) == VL_OK && v.dtype == VL_F32 && v.nz == 4 && vl_volume_value(&v, 1) == -2.0,
           "2x2x4x1 doubles read as f32");
     if (v.data)
         vl_volume_free(&v);

@@ -61,18 +61,6 @@ static int fixture(const char *out_path, const char *corners_path, int sheared, 
     return 0;
 }
 
-static double voxel(const vl_volume *v, int64_t i)
-{
-    switch (v->dtype) {
-    case VL_U8: return ((const uint8_t *)v->data)[i];
-    case VL_I16: return ((const int16_t *)v->data)[i];
-    case VL_U16: return ((const uint16_t *)v->data)[i];
-    case VL_U32: return ((const uint32_t *)v->data)[i];
-    case VL_F32: return ((const float *)v->data)[i];
-    }
-    return NAN;
-}
-
 static int dump(const char *path, int mat_xy)
 {
     vl_read_options options;
@@ -93,7 +81,7 @@ static int dump(const char *path, int mat_xy)
         printf(" %.9g", g->direction[i]);
     printf("\nvalues");
     for (int64_t i = 0; i < vl_volume_voxels(&v); i++)
-        printf(" %.17g", voxel(&v, i));
+        printf(" %.17g", vl_volume_value(&v, i));
     printf("\n");
     vl_volume_free(&v);
     return 0;

@@ -7,18 +7,6 @@
 #include "test_check.h"
 #include "voxlabel/volume.h"
 
-static double value_at(const vl_volume *v, int64_t i)
-{
-    switch (v->dtype) {
-    case VL_U8: return ((const uint8_t *)v->data)[i];
-    case VL_I16: return ((const int16_t *)v->data)[i];
-    case VL_U16: return ((const uint16_t *)v->data)[i];
-    case VL_U32: return ((const uint32_t *)v->data)[i];
-    case VL_F32: return ((const float *)v->data)[i];
-    }
-    return NAN;
-}
-
 static void fill(vl_volume *v, uint64_t seed)
 {
     for (int64_t i = 0; i < vl_volume_voxels(v); i++) {
@@ -49,7 +37,7 @@ int main(void)
             CHECK(vl_threshold(&source, lo, hi, &mask) == VL_OK, "%s %g:%g failed", vl_dtype_name(types[t]), lo, hi);
             int64_t wrong = 0;
             for (int64_t i = 0; i < vl_volume_voxels(&source); i++) {
-                const double value = value_at(&source, i);
+                const double value = vl_volume_value(&source, i);
                 wrong += ((const uint8_t *)mask.data)[i] != (value >= lo && value <= hi);
             }
             CHECK(wrong == 0, "%s %g:%g: %lld voxels wrong", vl_dtype_name(types[t]), lo, hi, (long long)wrong);

@@ -52,6 +52,19 @@ static inline int64_t vl_volume_voxels(const vl_volume *volume)
     return volume->nx * volume->ny * volume->nz;
 }
 
+/* Voxel `index` (x fastest) as a double, whatever the dtype. */
+static inline double vl_volume_value(const vl_volume *volume, int64_t index)
+{
+    switch (volume->dtype) {
+    case VL_U8: return ((const uint8_t *)volume->data)[index];
+    case VL_I16: return ((const int16_t *)volume->data)[index];
+    case VL_U16: return ((const uint16_t *)volume->data)[index];
+    case VL_U32: return ((const uint32_t *)volume->data)[index];
+    case VL_F32: return ((const float *)volume->data)[index];
+    }
+    return 0;
+}
+
 void vl_geometry_identity(vl_geometry *geometry);
 /* World LPS position of a (possibly fractional) voxel index. */
 void vl_geometry_index_to_lps(const vl_geometry *geometry, double i, double j, double k, double lps[3]);
