@@ -180,11 +180,11 @@ void vl_stats_finalize(const vl_stats_sums *sums, const vl_stats_shape_sums *sha
         surface_constants_init(&labels->geometry, &surface);
     /* An eigen-decomposition per component: 171 k of them take about 0.1 s on one core of the 2-core VM. */
     finalize_job jobs[VL_MAX_THREADS];
-    const uint32_t per_job = 4096;
-    const uint32_t wanted = count / per_job + 1;
-    const int threads = vl_cpu_thread_count(0) < (int)wanted ? vl_cpu_thread_count(0) : (int)wanted;
+    const int cores = vl_cpu_thread_count(0), wanted = (int)(count / 4096) + 1;
+    const int threads = cores < wanted ? cores : wanted;
     for (int t = 0; t < threads; t++)
         jobs[t] = (finalize_job){sums, shape, medians, &labels->geometry, &surface, has_intensity, level, stats,
-                                 (uint32_t)((uint64_t)count * t / threads), (uint32_t)((uint64_t)count * (t + 1) / threads)};
+                                 (uint32_t)((uint64_t)count * t / threads),
+                                 (uint32_t)((uint64_t)count * (t + 1) / threads)};
     vl_run_parallel(finalize_range, jobs, sizeof jobs[0], threads);
 }
