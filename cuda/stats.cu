@@ -154,54 +154,70 @@ __device__ void flush(const Run<Full> &run, uint32_t count, unsigned long long y
     }
 }
 
+/* Another lane's run: `pick` moves one field (a shuffle by source lane or by xor). Only the fields the
+ * pass keeps are moved. */
+template <bool Full, bool HasIntensity, typename Pick>
+__device__ __forceinline__ Run<Full> run_from(const Run<Full> &run, Pick pick)
+{
+    Run<Full> other;
+    other.voxels = pick(run.voxels);
+    other.x_first = pick(run.x_first);
+    other.x_last = pick(run.x_last);
+    other.sum_x = pick(run.sum_x);
+    if constexpr (HasIntensity) {
+        other.sum = pick(run.sum);
+        other.sum_squares = pick(run.sum_squares);
+        other.weighted_x = pick(run.weighted_x);
+        other.low = pick(run.low);
+        other.high = pick(run.high);
+    }
+    if constexpr (Full) {
+        other.sum_xx = pick(run.sum_xx);
+        other.border = pick(run.border);
+#pragma unroll
+        for (int c = 0; c < kDirections; c++)
+            other.pairs[c] = pick(run.pairs[c]);
+    }
+    return other;
+}
+
+/* run += other, over the fields the pass keeps (the label is the caller's business). */
+template <bool Full, bool HasIntensity>
+__device__ __forceinline__ void absorb(Run<Full> &run, const Run<Full> &other)
+{
+    run.voxels += other.voxels;
+    run.x_first = min(run.x_first, other.x_first);
+    run.x_last = max(run.x_last, other.x_last);
+    run.sum_x += other.sum_x;
+    if constexpr (HasIntensity) {
+        run.sum += other.sum;
+        run.sum_squares += other.sum_squares;
+        run.weighted_x += other.weighted_x;
+        run.low = other.low < run.low ? other.low : run.low;
+        run.high = other.high > run.high ? other.high : run.high;
+    }
+    if constexpr (Full) {
+        run.sum_xx += other.sum_xx;
+        run.border += other.border;
+#pragma unroll
+        for (int c = 0; c < kDirections; c++)
+            run.pairs[c] += other.pairs[c];
+    }
+}
+
 /* Combines the runs of the lanes in `group` (same label) into the lowest lane's run. */
 template <bool Full, bool HasIntensity>
 __device__ void reduce_group(Run<Full> &run, unsigned group)
 {
-    const int lane = threadIdx.x & 31;
     const int leader = __ffs(group) - 1;
     unsigned others = group & ~(1u << leader);
     while (others) {
         const int from = __ffs(others) - 1;
         others &= others - 1;
-        const uint32_t voxels = __shfl_sync(group, run.voxels, from);
-        const uint32_t x_first = __shfl_sync(group, run.x_first, from);
-        const uint32_t x_last = __shfl_sync(group, run.x_last, from);
-        const unsigned long long sum_x = __shfl_sync(group, run.sum_x, from);
-        if (lane == leader) {
-            run.voxels += voxels;
-            run.x_first = min(run.x_first, x_first);
-            run.x_last = max(run.x_last, x_last);
-            run.sum_x += sum_x;
-        }
-        if (HasIntensity) {
-            const double sum = __shfl_sync(group, run.sum, from);
-            const double sum_squares = __shfl_sync(group, run.sum_squares, from);
-            const double weighted_x = __shfl_sync(group, run.weighted_x, from);
-            const double low = __shfl_sync(group, run.low, from);
-            const double high = __shfl_sync(group, run.high, from);
-            if (lane == leader) {
-                run.sum += sum;
-                run.sum_squares += sum_squares;
-                run.weighted_x += weighted_x;
-                run.low = low < run.low ? low : run.low;
-                run.high = high > run.high ? high : run.high;
-            }
-        }
-        if (Full) {
-            const unsigned long long sum_xx = __shfl_sync(group, run.sum_xx, from);
-            const uint32_t border = __shfl_sync(group, run.border, from);
-            if (lane == leader) {
-                run.sum_xx += sum_xx;
-                run.border += border;
-            }
-#pragma unroll
-            for (int c = 0; c < (Full ? kDirections : 1); c++) {
-                const uint32_t pairs = __shfl_sync(group, run.pairs[c], from);
-                if (lane == leader)
-                    run.pairs[c] += pairs;
-            }
-        }
+        const Run<Full> other =
+            run_from<Full, HasIntensity>(run, [&](auto field) { return __shfl_sync(group, field, from); });
+        if ((int)(threadIdx.x & 31) == leader)
+            absorb<Full, HasIntensity>(run, other);
     }
 }
 
@@ -212,28 +228,9 @@ template <bool Full, bool HasIntensity>
 __device__ void reduce_warp(Run<Full> &run)
 {
 #pragma unroll
-    for (int offset = 16; offset; offset /= 2) {
-        run.voxels += __shfl_xor_sync(0xffffffffu, run.voxels, offset);
-        run.x_first = min(run.x_first, __shfl_xor_sync(0xffffffffu, run.x_first, offset));
-        run.x_last = max(run.x_last, __shfl_xor_sync(0xffffffffu, run.x_last, offset));
-        run.sum_x += __shfl_xor_sync(0xffffffffu, run.sum_x, offset);
-        if (HasIntensity) {
-            run.sum += __shfl_xor_sync(0xffffffffu, run.sum, offset);
-            run.sum_squares += __shfl_xor_sync(0xffffffffu, run.sum_squares, offset);
-            run.weighted_x += __shfl_xor_sync(0xffffffffu, run.weighted_x, offset);
-            const double low = __shfl_xor_sync(0xffffffffu, run.low, offset);
-            const double high = __shfl_xor_sync(0xffffffffu, run.high, offset);
-            run.low = low < run.low ? low : run.low;
-            run.high = high > run.high ? high : run.high;
-        }
-        if constexpr (Full) {
-            run.sum_xx += __shfl_xor_sync(0xffffffffu, run.sum_xx, offset);
-            run.border += __shfl_xor_sync(0xffffffffu, run.border, offset);
-#pragma unroll
-            for (int c = 0; c < kDirections; c++)
-                run.pairs[c] += __shfl_xor_sync(0xffffffffu, run.pairs[c], offset);
-        }
-    }
+    for (int offset = 16; offset; offset /= 2)
+        absorb<Full, HasIntensity>(
+            run, run_from<Full, HasIntensity>(run, [&](auto field) { return __shfl_xor_sync(0xffffffffu, field, offset); }));
 }
 
 struct PassParameters {
