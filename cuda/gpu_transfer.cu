@@ -125,17 +125,22 @@ void *move_slice(void *argument)
     return nullptr;
 }
 
+/* Small copies, one CPU thread, or no pinned memory: the driver's own pageable copy. */
+cudaError_t plain_copy(char *host, char *device, size_t bytes, bool upload)
+{
+    return upload ? cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice)
+                  : cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost);
+}
+
 cudaError_t staged_copy(char *host, char *device, size_t bytes, bool upload)
 {
     const int threads = std::min(kWorkers, vl_cpu_thread_count(0));
     if (bytes < 4 * kChunk || threads < 2)
-        return upload ? cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice)
-                      : cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost);
+        return plain_copy(host, device, bytes, upload);
     pthread_mutex_lock(&staging_lock);
     if (!prepare(staging)) {
         pthread_mutex_unlock(&staging_lock);
-        return upload ? cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice)
-                      : cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost);
+        return plain_copy(host, device, bytes, upload);
     }
     /* Work submitted earlier on the default stream must be done before the workers' streams read. */
     cudaError_t error = cudaDeviceSynchronize();
