@@ -11,7 +11,7 @@ namespace vlccl {
 
 /* Scratch of the block union-find: the blocks with foreground, in launch order, while they fit in
  * `capacity` (sparse volumes); *count is how many there were. Phase 1 sets `listed` (host) to that
- * count when the list held them all, else to kEmpty (and always kEmpty for 4 and 6). */
+ * count when the list held them all, else to kEmpty. */
 struct BlockList {
     uint32_t *entries;
     uint32_t *count;
@@ -20,13 +20,16 @@ struct BlockList {
 };
 
 /* Phase 1: the forest: slot0 of every unit's representative (ccl_block_grid.cuh) := a parent;
- * segment_roots[s] := number of roots in counting segment s (zeroed by the caller). Tiles for 4 and 6
- * (ccl_tiles.cu; they set every node's slot0, kEmpty for empty nodes), node blocks for 8, 18 and 26
- * (union_find_blocks, ccl_blocks.cu). */
+ * segment_roots[s] := number of roots in counting segment s (zeroed by the caller). Node blocks
+ * (union_find_blocks, ccl_blocks.cu) for 8, 18 and 26, and for 4 and 6 when the block list holds every
+ * foreground node; else, under 4 and 6, tiles (ccl_tiles.cu; they set every node's slot0, kEmpty for
+ * empty nodes). */
 cudaError_t union_find_nodes(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels,
                              uint32_t *segment_roots, BlockList &list, const Grid &g, cudaStream_t stream);
+/* used := false when, under 4 or 6, the list overflowed and nothing was united (the tiles' turn). */
 cudaError_t union_find_blocks(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels,
-                              uint32_t *segment_roots, BlockList &list, const Grid &g, cudaStream_t stream);
+                              uint32_t *segment_roots, BlockList &list, const Grid &g, cudaStream_t stream,
+                              bool &used);
 
 /* Phase 2 (ccl_relabel.cu): every unit's representative := its root; root_bits (one bit per node,
  * zeroed by the caller) := the roots. Visits only the listed blocks when phase 1 listed them all. */

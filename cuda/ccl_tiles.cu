@@ -1,7 +1,7 @@
-/* Union-find phase of the CUDA labeller for connectivity 4 and 6: label 32x8x8-voxel tiles in shared
- * memory, then join the tiles across their faces with a lock-free union-find in global memory (see
- * ccl_common.cuh for the node grid and why roots end up at the minimum-key node). Connectivity 8, 18
- * and 26 go to node blocks (ccl_blocks.cu). */
+/* Union-find phase of the CUDA labeller for connectivity 4 and 6 on dense volumes: label 32x8x8-voxel
+ * tiles in shared memory, then join the tiles across their faces with a lock-free union-find in global
+ * memory (see ccl_common.cuh for the node grid and why roots end up at the minimum-key node). Sparse
+ * volumes under 4 and 6, and every volume under 8, 18 and 26, go to node blocks (ccl_blocks.cu). */
 #include "ccl_common.cuh"
 #include "ccl_kernels.cuh"
 
@@ -302,13 +302,17 @@ cudaError_t union_find_nodes(int connectivity, bool xy, const uint8_t *mask, uin
                              uint32_t *segment_roots, BlockList &list, const Grid &g, cudaStream_t stream)
 {
     list.listed = kEmpty;
+    bool used = false;
+    const cudaError_t error = union_find_blocks(connectivity, xy, mask, labels, segment_roots, list, g, stream, used);
+    if (error != cudaSuccess || used)
+        return error;
     switch (connectivity * 2 + (xy ? 1 : 0)) {
     case 4 * 2: return launch_union_find<4, false>(mask, labels, segment_roots, g, stream);
     case 4 * 2 + 1: return launch_union_find<4, true>(mask, labels, segment_roots, g, stream);
     case 6 * 2: return launch_union_find<6, false>(mask, labels, segment_roots, g, stream);
     case 6 * 2 + 1: return launch_union_find<6, true>(mask, labels, segment_roots, g, stream);
     }
-    return union_find_blocks(connectivity, xy, mask, labels, segment_roots, list, g, stream);
+    return cudaErrorInvalidValue;
 }
 
 } // namespace vlccl
