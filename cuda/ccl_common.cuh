@@ -239,6 +239,19 @@ __device__ uint32_t union_global(uint32_t *labels, const Grid &g, uint32_t a, ui
     }
 }
 
+/* Joins the trees of a and b (a != b) by linking the larger under the smaller, without finding the roots
+ * first: the caller passes roots it has just found, so one atomicMin usually settles it. A root is the
+ * smallest node of its tree, so when the larger one is still a root the smaller cannot be in its tree
+ * and the link makes no cycle; when it no longer is a root, the parent it had (old) and the smaller
+ * one are joined the long way. Returns the root that stopped being a root through this call, or kEmpty. */
+template <bool XY>
+__device__ uint32_t union_roots(uint32_t *labels, const Grid &g, uint32_t a, uint32_t b)
+{
+    const uint32_t low = min(a, b), high = max(a, b);
+    const uint32_t old = atomicMin(labels + slot0_of<XY>(g, high), low);
+    return old == high ? high : union_global<XY>(labels, g, old, low);
+}
+
 } // namespace vlccl
 
 #endif
