@@ -1,7 +1,7 @@
-/* Union-find phase of the CUDA labeller on blocks of nodes: always for connectivity 8, 18 and 26; for 4
- * and 6 only on sparse volumes, whose foreground nodes fit the block list (dense ones go to the
- * shared-memory tiles of ccl_tiles.cu: on the H200 the union took 5.5 ms in tiles against 6.0 in blocks
- * on 512^3 noise 0.5 at conn 6, and 0.74 against 0.48 ms on the CT-like volume).
+/* Union-find phase of the CUDA labeller, on blocks of nodes, for every connectivity. (Shared-memory
+ * tiles, which this replaced under 4 and 6, measured slower on the H200: conn 6 matlab order, 6.67
+ * against 6.03 ms on 512^3 noise 0.5, 4.12 against 4.16 on noise 0.2 and 0.66 against 0.74 ms on the
+ * CT-like volume; the tiles of blocks tried for 26 and 18 are in docs/gpu.md.)
  *
  * Blocks (ccl_block_grid.cuh) are 2x2x2 voxels under 26, a 2x2 square of one slice under 18 and 8, and
  * one node under 6 and 4. Every foreground voxel of a block is connected to every other one under its
@@ -99,7 +99,8 @@ __host__ __device__ constexpr bool offset_used(int o)
 }
 
 /* Init stores a block's bits in its first node's slot1 under 8, 18 and 26, where they stand for 4 or 8
- * voxels. A single node's 2 bits are read from the mask: storing them would cost init a write per node. */
+ * voxels. A single node's 2 bits (4, 6) are read from the mask: storing them would cost init a write
+ * per node. */
 template <int CONN>
 constexpr bool kBitsStored = kBlock1<CONN> > 1;
 
@@ -140,25 +141,34 @@ __device__ __forceinline__ void for_each_foreground_block(const uint8_t *__restr
     }
 }
 
-/* Under 4 and 6 blocks are used only when the list holds every foreground block (else the caller
- * takes the tiles), so init stops as soon as the list overflows. */
-template <int CONN>
-constexpr bool kSparseOnly = CONN == 4 || CONN == 6;
+/* Foreground blocks a thread block of init gathers in shared memory before it appends them to the list
+ * with one global atomic: one atomic per step of every thread block was the cost of init on sparse
+ * volumes. */
+constexpr uint32_t kStaged = 2048;
+
+/* Under 4 and 6 (a block is one node, so a slab has 4 to 8 times more) about 4096 thread blocks walk z
+ * and each gathers many steps before appending: on the CT-like volume at conn 6 the labelling took
+ * 0.66 ms against 0.74 with a thread block per slab. Under 8, 18 and 26 a thread block per slab
+ * measured faster (CT-like conn 26: init 119 against 138 us). */
+template <int CONN, bool XY>
+inline dim3 init_launch_grid(const Grid &g)
+{
+    const dim3 plane = block_launch_grid<CONN, XY>(g, 1);
+    return block_launch_grid<CONN, XY>(g, kBitsStored<CONN> ? 65535 : 4096 / (plane.x * plane.y) + 1);
+}
 
 template <int CONN, bool XY>
 __global__ void __launch_bounds__(256) init_blocks_kernel(const uint8_t *__restrict__ mask,
                                                           uint32_t *__restrict__ labels, BlockList list, Grid g)
 {
-    __shared__ uint32_t block_found, block_base, list_full;
+    __shared__ uint32_t staged[kStaged];
+    __shared__ uint32_t staged_count, staged_base;
     const int t = threadIdx.y * 32 + threadIdx.x;
+    if (t == 0)
+        staged_count = 0;
+    __syncthreads();
+    uint32_t count = 0; /* = staged_count, kept by every thread: read from shared memory it could race */
     for (uint32_t d = blockIdx.z; d < z_blocks<CONN>(g); d += gridDim.z) {
-        if constexpr (kSparseOnly<CONN>) {
-            if (t == 0)
-                list_full = __ldcg(list.count) > list.capacity;
-            __syncthreads();
-            if (list_full)
-                return;
-        }
         BlockAt k;
         const bool inside = block_of_thread<CONN, XY>(g, d, k);
         const uint32_t f = inside ? block_bits_from_mask<CONN, XY>(mask, g, k) : 0;
@@ -168,24 +178,28 @@ __global__ void __launch_bounds__(256) init_blocks_kernel(const uint8_t *__restr
         }
         if (kBitsStored<CONN> && inside && 2 * k.b + 1 < g.n0)
             labels[voxel_index<XY>(g, k.b, kBlock1<CONN> * k.c, kBlockZ<CONN> * k.d, 1)] = f;
-        /* Append the foreground blocks with one global atomic per thread block (a dense volume would
-         * otherwise queue hundreds of thousands on one counter); a warp's blocks stay together. */
-        __syncthreads();
-        if (t == 0)
-            block_found = 0;
-        __syncthreads();
+        /* Stage this step's foreground blocks (a warp's stay together), and append the stage to the list
+         * when the next step might not fit, or at the last step. */
         const unsigned found = __ballot_sync(0xFFFFFFFFu, f != 0);
         uint32_t warp_offset = 0;
         if (found && threadIdx.x == 0)
-            warp_offset = atomicAdd(&block_found, (uint32_t)__popc(found));
+            warp_offset = atomicAdd(&staged_count, (uint32_t)__popc(found));
         warp_offset = __shfl_sync(0xFFFFFFFFu, warp_offset, 0);
-        __syncthreads();
-        if (t == 0)
-            block_base = block_found ? atomicAdd(list.count, block_found) : 0;
-        __syncthreads();
-        const uint32_t at = block_base + warp_offset + __popc(found & ((1u << threadIdx.x) - 1));
-        if (f && at < list.capacity)
-            list.entries[at] = block_number<CONN>(g, k);
+        if (f)
+            staged[warp_offset + __popc(found & ((1u << threadIdx.x) - 1))] = block_number<CONN>(g, k);
+        count += __syncthreads_count(f != 0);
+        if (count > kStaged - 256 || d + gridDim.z >= z_blocks<CONN>(g)) {
+            if (t == 0)
+                staged_base = count ? atomicAdd(list.count, count) : 0;
+            __syncthreads();
+            for (uint32_t i = t; i < count && staged_base + i < list.capacity; i += 256)
+                list.entries[staged_base + i] = staged[i];
+            __syncthreads();
+            if (t == 0)
+                staged_count = 0;
+            count = 0;
+            __syncthreads();
+        }
     }
 }
 
@@ -363,18 +377,14 @@ __global__ void __launch_bounds__(256) merge_blocks_kernel(const uint8_t *__rest
 
 template <int CONN, bool XY>
 cudaError_t launch_blocks(const uint8_t *mask, uint32_t *labels, uint32_t *segment_roots, BlockList &list,
-                          const Grid &g, cudaStream_t stream, bool &used)
+                          const Grid &g, cudaStream_t stream)
 {
     const dim3 grid = block_launch_grid<CONN, XY>(g, 65535), threads(32, 8);
     const FastDiv div_nc = make_fastdiv((g.n1 + kBlock1<CONN> - 1) / kBlock1<CONN>);
     cudaError_t error = cudaMemsetAsync(list.count, 0, sizeof *list.count, stream);
     if (error != cudaSuccess)
         return error;
-    /* Under 4 and 6 init may stop early, so about 4096 thread blocks walk z: a dense volume then costs
-     * their first steps, not a launch of every slab's thread blocks. */
-    const dim3 plane = block_launch_grid<CONN, XY>(g, 1);
-    const dim3 init_grid = kSparseOnly<CONN> ? block_launch_grid<CONN, XY>(g, 4096 / (plane.x * plane.y) + 1) : grid;
-    init_blocks_kernel<CONN, XY><<<init_grid, threads, 0, stream>>>(mask, labels, list, g);
+    init_blocks_kernel<CONN, XY><<<init_launch_grid<CONN, XY>(g), threads, 0, stream>>>(mask, labels, list, g);
     /* One 4-byte read-back picks the variant: a thread per listed block, or the whole grid. */
     uint32_t listed = 0;
     error = cudaMemcpyAsync(&listed, list.count, sizeof listed, cudaMemcpyDeviceToHost, stream);
@@ -383,8 +393,7 @@ cudaError_t launch_blocks(const uint8_t *mask, uint32_t *labels, uint32_t *segme
     if (error != cudaSuccess)
         return error;
     list.listed = listed <= list.capacity ? listed : kEmpty;
-    used = !kSparseOnly<CONN> || listed <= list.capacity;
-    if (listed == 0 || !used)
+    if (listed == 0)
         return cudaGetLastError();
     if (listed <= list.capacity) {
         const dim3 list_grid((listed + 255) / 256);
@@ -393,7 +402,7 @@ cudaError_t launch_blocks(const uint8_t *mask, uint32_t *labels, uint32_t *segme
             <<<list_grid, threads, 0, stream>>>(mask, labels, segment_roots, list, listed, g, div_nc);
         merge_blocks_kernel<CONN, XY, true>
             <<<list_grid, threads, 0, stream>>>(mask, labels, segment_roots, list, listed, g, div_nc);
-    } else if constexpr (!kSparseOnly<CONN>) {
+    } else {
         link_blocks_kernel<CONN, XY, false><<<grid, threads, 0, stream>>>(mask, labels, list, 0, g, div_nc);
         compress_blocks_kernel<CONN, XY, false>
             <<<grid, threads, 0, stream>>>(mask, labels, segment_roots, list, 0, g, div_nc);
@@ -406,19 +415,19 @@ cudaError_t launch_blocks(const uint8_t *mask, uint32_t *labels, uint32_t *segme
 } // namespace
 
 cudaError_t union_find_blocks(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels,
-                              uint32_t *segment_roots, BlockList &list, const Grid &g, cudaStream_t stream, bool &used)
+                              uint32_t *segment_roots, BlockList &list, const Grid &g, cudaStream_t stream)
 {
     switch (connectivity * 2 + (xy ? 1 : 0)) {
-    case 4 * 2: return launch_blocks<4, false>(mask, labels, segment_roots, list, g, stream, used);
-    case 4 * 2 + 1: return launch_blocks<4, true>(mask, labels, segment_roots, list, g, stream, used);
-    case 6 * 2: return launch_blocks<6, false>(mask, labels, segment_roots, list, g, stream, used);
-    case 6 * 2 + 1: return launch_blocks<6, true>(mask, labels, segment_roots, list, g, stream, used);
-    case 8 * 2: return launch_blocks<8, false>(mask, labels, segment_roots, list, g, stream, used);
-    case 8 * 2 + 1: return launch_blocks<8, true>(mask, labels, segment_roots, list, g, stream, used);
-    case 18 * 2: return launch_blocks<18, false>(mask, labels, segment_roots, list, g, stream, used);
-    case 18 * 2 + 1: return launch_blocks<18, true>(mask, labels, segment_roots, list, g, stream, used);
-    case 26 * 2: return launch_blocks<26, false>(mask, labels, segment_roots, list, g, stream, used);
-    case 26 * 2 + 1: return launch_blocks<26, true>(mask, labels, segment_roots, list, g, stream, used);
+    case 4 * 2: return launch_blocks<4, false>(mask, labels, segment_roots, list, g, stream);
+    case 4 * 2 + 1: return launch_blocks<4, true>(mask, labels, segment_roots, list, g, stream);
+    case 6 * 2: return launch_blocks<6, false>(mask, labels, segment_roots, list, g, stream);
+    case 6 * 2 + 1: return launch_blocks<6, true>(mask, labels, segment_roots, list, g, stream);
+    case 8 * 2: return launch_blocks<8, false>(mask, labels, segment_roots, list, g, stream);
+    case 8 * 2 + 1: return launch_blocks<8, true>(mask, labels, segment_roots, list, g, stream);
+    case 18 * 2: return launch_blocks<18, false>(mask, labels, segment_roots, list, g, stream);
+    case 18 * 2 + 1: return launch_blocks<18, true>(mask, labels, segment_roots, list, g, stream);
+    case 26 * 2: return launch_blocks<26, false>(mask, labels, segment_roots, list, g, stream);
+    case 26 * 2 + 1: return launch_blocks<26, true>(mask, labels, segment_roots, list, g, stream);
     }
     return cudaErrorInvalidValue;
 }

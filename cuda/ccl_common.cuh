@@ -21,7 +21,7 @@
 
 namespace vlccl {
 
-/* slot0 of a node with no foreground voxel. */
+/* No node: an empty entry of the labeller's tables. */
 constexpr uint32_t kEmpty = 0xFFFFFFFFu;
 /* Nodes per counting segment of a line: roots are counted per segment, then ranked inside it. */
 constexpr uint32_t kSegment = 128;
@@ -102,39 +102,6 @@ __device__ __forceinline__ uint32_t segment_of(const Grid &g, uint32_t b, uint32
     return (z * g.n1 + i1) * g.nseg + b / kSegment;
 }
 
-/* Tiles of 32x8x8 voxels (1024 nodes, 4 per thread) for the union-find phase under 4 and 6. */
-constexpr int kTileX = 32, kTileY = 8, kTileZ = 8;
-constexpr int kTileThreads = 256;
-constexpr int kTileNodes = kTileX * kTileY * kTileZ / 2;
-
-/* Node extents of a tile: TB nodes along the paired axis, T1 along the other in-plane axis. */
-template <bool XY>
-struct Tile {
-    static constexpr int TB = XY ? kTileX / 2 : kTileY / 2;
-    static constexpr int T1 = XY ? kTileY : kTileX;
-    static constexpr int TZ = kTileZ;
-    static __device__ __forceinline__ int local(int lb, int l1, int lz) { return (lz * T1 + l1) * TB + lb; }
-    /* Node k (0..3) of thread t, laid out so that a warp walks along x in memory. */
-    static __device__ __forceinline__ void of_thread(int t, int k, int &lb, int &l1, int &lz)
-    {
-        if (XY) {
-            lb = t & 15;
-            l1 = (t >> 4) & 7;
-        } else {
-            l1 = t & 31;
-            lb = (t >> 5) & 3;
-        }
-        lz = (t >> 7) + 2 * k;
-    }
-    /* First global node coordinates of this block's tile. */
-    static __device__ __forceinline__ void origin(uint32_t &b0, uint32_t &i10, uint32_t &z0)
-    {
-        b0 = XY ? blockIdx.x * TB : blockIdx.y * TB;
-        i10 = XY ? blockIdx.y * T1 : blockIdx.x * T1;
-        z0 = blockIdx.z * TZ;
-    }
-};
-
 /* Are two voxels (d0, d1, dz) apart neighbours under CONN (d0 along the paired axis)? */
 template <int CONN>
 __host__ __device__ constexpr bool voxel_step_ok(int d0, int d1, int dz)
@@ -144,27 +111,6 @@ __host__ __device__ constexpr bool voxel_step_ok(int d0, int d1, int dz)
          : ((d0 != 0) + (d1 != 0) + (dz != 0)) <= ((CONN == 6 || CONN == 4) ? 1 : (CONN == 18 || CONN == 8) ? 2 : 3);
 }
 
-/* Does CONN join some voxel of node A (foreground bits fa) to some voxel of node B (fb) when
- * B = A + (db, d1, dz) in node coordinates? Bit t of a node's bits is voxel a0 = 2b + t. */
-template <int CONN>
-__host__ __device__ constexpr bool nodes_connected(uint32_t fa, uint32_t fb, int db, int d1, int dz)
-{
-    bool joined = false;
-    for (int ta = 0; ta < 2; ta++)
-        for (int tb = 0; tb < 2; tb++)
-            if (voxel_step_ok<CONN>(2 * db + tb - ta, d1, dz))
-                joined = joined || ((fa >> ta) & (fb >> tb) & 1u) != 0;
-    return joined;
-}
-
-/* Can two nodes at this offset be joined at all under CONN? (prunes the 13 backward offsets) */
-template <int CONN>
-__host__ __device__ constexpr bool offset_possible(int db, int d1, int dz)
-{
-    return voxel_step_ok<CONN>(2 * db - 1, d1, dz) || voxel_step_ok<CONN>(2 * db, d1, dz) ||
-           voxel_step_ok<CONN>(2 * db + 1, d1, dz);
-}
-
 /* The 13 backward node offsets (db, d1, dz): those that precede (0,0,0) in node order. */
 __host__ __device__ constexpr int backward_offset(int k, int axis)
 {
@@ -172,19 +118,6 @@ __host__ __device__ constexpr int backward_offset(int k, int axis)
     return k < 9 ? (axis == 2 ? -1 : axis == 1 ? k / 3 - 1 : k % 3 - 1)
          : k < 12 ? (axis == 2 ? 0 : axis == 1 ? -1 : (k - 9) - 1)
          : (axis == 0 ? -1 : 0);
-}
-
-/* Bit fa*4 + fb is set when backward offset o joins a node with foreground bits fa to one with fb
- * (0: the offset never joins under CONN). The tile kernels keep the 13 masks in shared memory. */
-template <int CONN>
-__host__ __device__ constexpr uint32_t connection_mask(int o)
-{
-    uint32_t mask = 0;
-    for (uint32_t fa = 0; fa < 4; fa++)
-        for (uint32_t fb = 0; fb < 4; fb++)
-            if (nodes_connected<CONN>(fa, fb, backward_offset(o, 0), backward_offset(o, 1), backward_offset(o, 2)))
-                mask |= 1u << (fa * 4 + fb);
-    return mask;
 }
 
 /* Union-find in global memory on the parent cells (slot0) of the labels buffer. Parents only ever

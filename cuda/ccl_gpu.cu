@@ -1,5 +1,5 @@
 /* The CUDA labeller's driver: device buffers in (vl_gpu_label_device) and the host-volume entry
- * behind vl_label_volume (vl_label_volume_gpu). Phases: union-find (ccl_tiles.cu, ccl_blocks.cu),
+ * behind vl_label_volume (vl_label_volume_gpu). Phases: union-find (ccl_blocks.cu),
  * flatten + root bitmask, per-segment root counts -> CUB exclusive scan, labels + sizes
  * (ccl_relabel.cu), and for `size` order a CUB sort (ccl_size_order.cu). Device memory beyond mask +
  * labels: two u32 per 128-voxel-pair segment, one bit per voxel pair (roots), one u32 per 32 voxel
@@ -76,7 +76,8 @@ extern "C" int vl_gpu_label_shape_ok(int64_t nx, int64_t ny, int64_t nz)
 {
     if (nx < 1 || ny < 1 || nz < 1 || nx > 0x7FFFFFFF || ny > 0x7FFFFFFF || nz > 0x7FFFFFFF)
         return 0;
-    /* Tile grid limits (65535 blocks of 8 along y and z) and nodes below 2^32 in both orders. */
+    /* Launch grids of at most 65535 thread blocks of 8 rows along y (nz is held to the same bound, the
+     * deepest the tests cover), and nodes below 2^32 in both orders. */
     if (ny > 65535 * 8 || nz > 65535 * 8)
         return 0;
     uint64_t pairs_x = (uint64_t)(nx + 1) / 2 * (uint64_t)ny * (uint64_t)nz;
@@ -108,7 +109,8 @@ extern "C" vl_status vl_gpu_label_device(const uint8_t *mask, uint32_t *labels, 
     void *cub_temp = nullptr, *order_temp = nullptr;
     size_t scan_bytes = 0;
     const size_t root_bits_bytes = ((size_t)g.nodes + 31) / 32 * sizeof(uint32_t);
-    /* Block list: room for one block in 8 (26) or 16 (18, 8); denser volumes walk the whole grid. */
+    /* Block list: room for one block in 8 (26), 16 (18, 8) or 32 (6, 4); denser volumes walk the whole
+     * grid. */
     BlockList list{nullptr, nullptr, g.nodes / 32 + 32, kEmpty};
     uint32_t count = 0;
 
@@ -151,7 +153,7 @@ extern "C" vl_status vl_gpu_label_device(const uint8_t *mask, uint32_t *labels, 
         VL_CUDA_TRY(cudaEventRecord(events[0], stream), "recording an event");
     VL_CUDA_TRY(cudaMemsetAsync(segment_roots, 0, (segments + 1) * sizeof(uint32_t), stream), "clearing counts");
     VL_CUDA_TRY(cudaMemsetAsync(root_bits, 0, root_bits_bytes, stream), "clearing root bits");
-    VL_CUDA_TRY(union_find_nodes(connectivity, xy, mask, labels, segment_roots, list, g, stream),
+    VL_CUDA_TRY(union_find_blocks(connectivity, xy, mask, labels, segment_roots, list, g, stream),
                 "union-find kernels");
     if (timed)
         VL_CUDA_TRY(cudaEventRecord(events[1], stream), "recording an event");

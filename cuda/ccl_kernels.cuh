@@ -1,4 +1,4 @@
-/* Launchers of the labeller's phases, one file each (ccl_tiles.cu, ccl_blocks.cu, ccl_relabel.cu), driven by
+/* Launchers of the labeller's phases (ccl_blocks.cu, ccl_relabel.cu, ccl_size_order.cu), driven by
  * ccl_gpu.cu. All are asynchronous on `stream` and return the launch error. */
 #ifndef VL_CCL_KERNELS_CUH
 #define VL_CCL_KERNELS_CUH
@@ -19,17 +19,10 @@ struct BlockList {
     uint32_t listed;
 };
 
-/* Phase 1: the forest: slot0 of every unit's representative (ccl_block_grid.cuh) := a parent;
- * segment_roots[s] := number of roots in counting segment s (zeroed by the caller). Node blocks
- * (union_find_blocks, ccl_blocks.cu) for 8, 18 and 26, and for 4 and 6 when the block list holds every
- * foreground node; else, under 4 and 6, tiles (ccl_tiles.cu; they set every node's slot0, kEmpty for
- * empty nodes). */
-cudaError_t union_find_nodes(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels,
-                             uint32_t *segment_roots, BlockList &list, const Grid &g, cudaStream_t stream);
-/* used := false when, under 4 or 6, the list overflowed and nothing was united (the tiles' turn). */
+/* Phase 1 (ccl_blocks.cu): the forest: slot0 of every unit's representative (ccl_block_grid.cuh) := a
+ * parent; segment_roots[s] := number of roots in counting segment s (zeroed by the caller). */
 cudaError_t union_find_blocks(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels,
-                              uint32_t *segment_roots, BlockList &list, const Grid &g, cudaStream_t stream,
-                              bool &used);
+                              uint32_t *segment_roots, BlockList &list, const Grid &g, cudaStream_t stream);
 
 /* Phase 2 (ccl_relabel.cu): every unit's representative := its root; root_bits (one bit per node,
  * zeroed by the caller) := the roots. Visits only the listed blocks when phase 1 listed them all. */
