@@ -26,9 +26,10 @@ constexpr uint32_t kEmpty = 0xFFFFFFFFu;
 /* Nodes per counting segment of a line: roots are counted per segment, then ranked inside it. */
 constexpr uint32_t kSegment = 128;
 
-/* Unsigned 32-bit division by a run-time constant (Granlund & Montgomery 1994, fig. 4.1). */
+/* Unsigned 32-bit division by a run-time constant (Granlund & Montgomery 1994, fig. 4.1); a power of
+ * two (m == 1, as for 512-voxel lines) takes one shift. */
 struct FastDiv {
-    uint32_t d, m, sh1, sh2;
+    uint32_t d, m, sh1, sh2, log2;
 };
 
 inline FastDiv make_fastdiv(uint32_t d)
@@ -41,11 +42,14 @@ inline FastDiv make_fastdiv(uint32_t d)
     f.m = (uint32_t)((((1ull << l) - d) << 32) / d + 1);
     f.sh1 = l < 1 ? l : 1;
     f.sh2 = l > 1 ? l - 1 : 0;
+    f.log2 = l;
     return f;
 }
 
 __device__ __forceinline__ uint32_t fdiv(uint32_t n, FastDiv f)
 {
+    if (f.m == 1)
+        return n >> f.log2;
     uint32_t t = __umulhi(f.m, n);
     return (t + ((n - t) >> f.sh1)) >> f.sh2;
 }
