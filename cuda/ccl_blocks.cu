@@ -1,6 +1,6 @@
 /* Union-find phase of the CUDA labeller, on blocks of nodes, for every connectivity. (Shared-memory
  * tiles, which this replaced under 4 and 6, measured slower on the H200: conn 6 matlab order, 6.67
- * against 6.03 ms on 512^3 noise 0.5, 4.12 against 4.16 on noise 0.2 and 0.66 against 0.74 ms on the
+ * against 5.91 ms on 512^3 noise 0.5, 4.12 against 4.07 on noise 0.2 and 0.66 against 0.62 ms on the
  * CT-like volume; the tiles of blocks tried for 26 and 18 are in docs/gpu.md.)
  *
  * Blocks (ccl_block_grid.cuh) are 2x2x2 voxels under 26, a 2x2 square of one slice under 18 and 8, and
