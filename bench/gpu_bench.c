@@ -1,7 +1,7 @@
 /* GPU labelling benchmark (issue 3 item 7, DESIGN §10): the fixed volumes of bench/make_volumes.c
  * (512^3 Bernoulli 0.5 and 0.2, CT-like phantom 512x512x400 >= 100 HU), conn 6/18/26, on one GPU.
  * Per volume and connectivity, with CUDA events, median of REPEATS runs after 3 warm-ups:
- *   union     tiles + face merge (the component forest is complete; no label image yet)
+ *   union     union-find (the component forest is complete; no label image yet)
  *   total     union + relabel to 1..N (matlab, matlab-xy, size orders) + sizes: the kernel figure
  *   e2e       vl_label_volume(GPU) from host mask to host labels + sizes (wall clock, median of 5)
  *   floor     one pass that reads the u8 mask and writes u32 (bench/gpu_floor.cu), same run

@@ -15,7 +15,7 @@ extern "C" {
 typedef struct vl_gpu_label_run {
     uint32_t count;                  /* N: labels are 1..N */
     unsigned long long *sizes;       /* device array of N voxel counts; free with vl_gpu_label_run_free */
-    float union_ms;                  /* tiles + face merge: the component forest is complete */
+    float union_ms;                  /* union-find: the component forest is complete */
     float total_ms;                  /* union-find + relabel to 1..N in the order + sizes */
     size_t scratch_bytes;            /* device bytes used beyond the mask and the labels */
 } vl_gpu_label_run;
