@@ -98,11 +98,15 @@ __host__ __device__ constexpr bool offset_used(int o)
     return blocks_touch<CONN>(o, ~0u, ~0u);
 }
 
+/* Under 4 and 6 a block is a single node. */
+template <int CONN>
+constexpr bool kOneNode = kBlock1<CONN> == 1 && kBlockZ<CONN> == 1;
+
 /* Init stores a block's bits in its first node's slot1 under 8, 18 and 26, where they stand for 4 or 8
  * voxels. A single node's 2 bits (4, 6) are read from the mask: storing them would cost init a write
  * per node. */
 template <int CONN>
-constexpr bool kBitsStored = kBlock1<CONN> > 1;
+constexpr bool kBitsStored = !kOneNode<CONN>;
 
 /* After init: a block's bits, from its first node's slot1 (or the mask where the line ends in a
  * single voxel and there is no slot1). */
@@ -154,7 +158,7 @@ template <int CONN, bool XY>
 inline dim3 init_launch_grid(const Grid &g)
 {
     const dim3 plane = block_launch_grid<CONN, XY>(g, 1);
-    return block_launch_grid<CONN, XY>(g, kBitsStored<CONN> ? 65535 : 4096 / (plane.x * plane.y) + 1);
+    return block_launch_grid<CONN, XY>(g, kOneNode<CONN> ? 4096 / (plane.x * plane.y) + 1 : 65535);
 }
 
 template <int CONN, bool XY>
