@@ -5,8 +5,9 @@
  *   total     union + relabel to 1..N (matlab, matlab-xy, size orders) + sizes: the kernel figure
  *   e2e       vl_label_volume(GPU) from host mask to host labels + sizes (wall clock, median of 5)
  *   floor     one pass that reads the u8 mask and writes u32 (bench/gpu_floor.cu), same run
- * usage: gpu_bench [--write DIR] [--only NAME CONN] [REPEATS]
+ * usage: gpu_bench [--write DIR] [--only NAME CONN] [--quick] [REPEATS]
  *   --write  also stores the masks as DIR/<name>.raw for the CuPy peer (bench/gpu_cupy_peer.py)
+ *   --quick  matlab order only, no e2e (the other columns read 0): for comparing builds in one run
  *   --only   one labelling call (matlab order) of one volume and connectivity, for a profiler
  * Output: one tab-separated RESULT line per (volume, conn), then a readable table. */
 #define _POSIX_C_SOURCE 200809L
@@ -147,7 +148,7 @@ static float time_end_to_end(const vl_volume *mask, int conn)
 int main(int argc, char **argv)
 {
     const char *write_directory = NULL, *only = NULL;
-    int repeats = 20, only_conn = 0;
+    int repeats = 20, only_conn = 0, quick = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--write") == 0 && i + 1 < argc)
             write_directory = argv[++i];
@@ -155,10 +156,12 @@ int main(int argc, char **argv)
             only = argv[++i];
             only_conn = atoi(argv[++i]);
         }
+        else if (strcmp(argv[i], "--quick") == 0)
+            quick = 1;
         else if (atoi(argv[i]) > 0)
             repeats = atoi(argv[i]);
         else {
-            fprintf(stderr, "usage: gpu_bench [--write DIR] [--only NAME CONN] [REPEATS]\n");
+            fprintf(stderr, "usage: gpu_bench [--write DIR] [--only NAME CONN] [--quick] [REPEATS]\n");
             return 2;
         }
     }
@@ -228,11 +231,11 @@ int main(int argc, char **argv)
         }
         static const int conns[] = {6, 18, 26};
         for (int c = 0; c < 3; c++) {
-            order_time t[3];
-            for (int o = 0; o < 3; o++)
+            order_time t[3] = {{0}};
+            for (int o = 0; o < (quick ? 1 : 3); o++)
                 if (!time_order(d_mask, d_labels, &mask, conns[c], (vl_label_order)o, repeats, &t[o]))
                     return 1;
-            const float e2e = time_end_to_end(&mask, conns[c]);
+            const float e2e = quick ? 0 : time_end_to_end(&mask, conns[c]);
             printf("RESULT\t%s\t%d\t%u\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.3f\t%zu\n", names[v], conns[c], t[0].count,
                    t[0].union_ms, t[0].total_ms, t[1].total_ms, t[2].total_ms, floor_ms, e2e, t[0].scratch);
             printf("%-8s %4d %9u %9.3f %9.3f %9.3f %9.3f %8.1f %8.2f %9.4f %9.2f %8.2fMB\n", names[v], conns[c],
