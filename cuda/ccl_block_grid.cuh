@@ -6,7 +6,13 @@
  *
  * Block bits: bit 2p + t is voxel a0 = 2b + t of the block's node p = jz*B1 + j1, which is node
  * (b, B1*c + j1, BZ*d + jz). Nodes p are numbered in node order, so a block's first foreground node
- * (its representative) is its minimum-key node. */
+ * (its representative) is its minimum-key node.
+ *
+ * Storage during union-find: a block's parent (that of its representative) lives in the labels buffer
+ * at its first cell (voxel t = 0 of node 0), and under 8, 18 and 26 its bits in the next cell along
+ * memory x (node 0's second voxel under matlab-xy, node 1's first under matlab), when the block has
+ * one there. So a block's union-find state is 8 adjacent bytes, and the blocks of a row of lanes fill
+ * whole sectors: the passes touch a quarter (26) or half (18, 8) of the labels buffer's sectors. */
 #ifndef VL_CCL_BLOCK_GRID_CUH
 #define VL_CCL_BLOCK_GRID_CUH
 
@@ -63,6 +69,34 @@ __device__ __forceinline__ void for_each_block_voxel(const Grid &g, BlockAt k, V
         }
 }
 
+/* Under 4 and 6 a block is a single node. */
+template <int CONN>
+constexpr bool kOneNode = kBlock1<CONN> == 1 && kBlockZ<CONN> == 1;
+
+/* A block's first cell: its parent during union-find. */
+template <int CONN, bool XY>
+__device__ __forceinline__ int64_t parent_cell(const Grid &g, BlockAt k)
+{
+    return voxel_index<XY>(g, k.b, kBlock1<CONN> * k.c, kBlockZ<CONN> * k.d, 0);
+}
+
+/* The parent cell of the block holding node n. */
+template <int CONN, bool XY>
+__device__ __forceinline__ int64_t parent_cell_of(const Grid &g, uint32_t n)
+{
+    const NodeAt c = node_coords<XY>(g, n);
+    return voxel_index<XY>(g, c.b, c.i1 - c.i1 % kBlock1<CONN>, c.z - c.z % kBlockZ<CONN>, 0);
+}
+
+/* Does block k keep its bits at parent_cell + 1? Under 8, 18 and 26, unless the block ends the line
+ * along memory x there. A single node's 2 bits (4, 6) are read from the mask: storing them would cost
+ * init a write per node. */
+template <int CONN, bool XY>
+__device__ __forceinline__ bool has_bits_cell(const Grid &g, BlockAt k)
+{
+    return !kOneNode<CONN> && (XY ? 2 * k.b + 1 < g.n0 : kBlock1<CONN> * k.c + 1 < g.n1);
+}
+
 template <int CONN, bool XY>
 __device__ __forceinline__ uint32_t block_bits_from_mask(const uint8_t *__restrict__ mask, const Grid &g, BlockAt k)
 {
@@ -71,18 +105,34 @@ __device__ __forceinline__ uint32_t block_bits_from_mask(const uint8_t *__restri
     return bits;
 }
 
-/* The first foreground node of a block with bits f != 0: its number and its parent cell (slot0). */
+/* A block's bits after init (from its bits cell, else from the mask); labels from init on, until the
+ * write pass overwrites the block. */
+template <int CONN, bool XY>
+__device__ __forceinline__ uint32_t block_bits(const uint8_t *__restrict__ mask, const uint32_t *labels,
+                                               const Grid &g, BlockAt k)
+{
+    return has_bits_cell<CONN, XY>(g, k) ? labels[parent_cell<CONN, XY>(g, k) + 1]
+                                         : block_bits_from_mask<CONN, XY>(mask, g, k);
+}
+
+/* The first foreground node of a block with bits f != 0 (its number), and the block's parent cell. */
 struct Representative {
     uint32_t node;
     int64_t slot;
 };
 
+/* Index of the representative among the block's nodes. */
+__device__ __forceinline__ uint32_t representative_node(uint32_t f)
+{
+    return (__ffs((f | f >> 1) & 0x55u) - 1) / 2;
+}
+
 template <int CONN, bool XY>
 __device__ __forceinline__ Representative representative(const Grid &g, BlockAt k, uint32_t f)
 {
-    const int p = (__ffs((f | f >> 1) & 0x55u) - 1) / 2;
+    const uint32_t p = representative_node(f);
     const uint32_t i1 = kBlock1<CONN> * k.c + p % kBlock1<CONN>, z = kBlockZ<CONN> * k.d + p / kBlock1<CONN>;
-    return Representative{node_number(g, k.b, i1, z), voxel_index<XY>(g, k.b, i1, z, 0)};
+    return Representative{node_number(g, k.b, i1, z), parent_cell<CONN, XY>(g, k)};
 }
 
 /* Threads (32 x 8 per thread block) walk memory x: lanes along i1 blocks for `matlab`, along b for

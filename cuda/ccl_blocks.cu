@@ -24,8 +24,8 @@
  *   merge     connected neighbours whose roots still differ are united (atomicMin union-find).
  * Neighbours are addressed by grid steps from the block (Neighbourhood): link and merge are bound by
  * instruction issue on dense volumes, and this took noise20 conn 18 from 5.79 to 4.68 ms on the H200. */
-#include "ccl_block_grid.cuh"
 #include "ccl_kernels.cuh"
+#include "ccl_union_find.cuh"
 
 namespace vlccl {
 namespace {
@@ -98,27 +98,6 @@ __host__ __device__ constexpr bool offset_used(int o)
     return blocks_touch<CONN>(o, ~0u, ~0u);
 }
 
-/* Under 4 and 6 a block is a single node. */
-template <int CONN>
-constexpr bool kOneNode = kBlock1<CONN> == 1 && kBlockZ<CONN> == 1;
-
-/* Init stores a block's bits in its first node's slot1 under 8, 18 and 26, where they stand for 4 or 8
- * voxels. A single node's 2 bits (4, 6) are read from the mask: storing them would cost init a write
- * per node. */
-template <int CONN>
-constexpr bool kBitsStored = !kOneNode<CONN>;
-
-/* After init: a block's bits, from its first node's slot1 (or the mask where the line ends in a
- * single voxel and there is no slot1). */
-template <int CONN, bool XY>
-__device__ __forceinline__ uint32_t block_bits(const uint8_t *__restrict__ mask, const uint32_t *labels,
-                                               const Grid &g, BlockAt k)
-{
-    if (kBitsStored<CONN> && 2 * k.b + 1 < g.n0)
-        return labels[voxel_index<XY>(g, k.b, kBlock1<CONN> * k.c, kBlockZ<CONN> * k.d, 1)];
-    return block_bits_from_mask<CONN, XY>(mask, g, k);
-}
-
 /* Calls body(k, f) for every block k with foreground (bits f, read after init): LISTED, from the
  * `listed` entries of the list (sparse volumes: every lane gets a foreground block), else from the
  * whole grid. Two instantiations, chosen by the host: one kernel with both paths needed more
@@ -169,56 +148,28 @@ __device__ __forceinline__ bool sector_needs(bool need, unsigned lanes)
     return needed >> (threadIdx.x & ~(lanes - 1)) & ((1u << lanes) - 1);
 }
 
-/* Init's writes for block k (bits f): the representative's parent cell := itself, and under 8, 18 and
- * 26 the block's bits := its first node's slot1 (read by its neighbours, so written for every block,
- * empty or not). Cells are written in whole 32-byte sectors: where some lane of a sector needs a cell,
- * every lane writes its cells of that row, each slot0 cell with its own node number (so every node
- * written is its own root, and no cell that union-find reads holds anything else) and each slot1 cell
- * with the bits. A sector written in part costs a DRAM read to fill the rest. All lanes call it. */
+/* Init's writes for block k (bits f): its parent cell := its representative, and under 8, 18 and 26 its
+ * bits cell := f, for every block of the grid (neighbours read the bits of empty blocks too), so that
+ * the lanes of a row fill whole sectors: a sector written in part costs a DRAM read to fill the rest.
+ * Under 4 and 6, where only foreground nodes need a parent, every lane of a sector with one writes its
+ * node's own number. All lanes call it. */
 template <int CONN, bool XY>
 __device__ __forceinline__ void write_init_cells(uint32_t *labels, const Grid &g, BlockAt k, bool inside, uint32_t f)
 {
-    const int rep_p = f ? (__ffs((f | f >> 1) & 0x55u) - 1) / 2 : -1;
-    if constexpr (XY) {
-        /* Node p's slot0 and slot1 are side by side along x; a lane writes 8 bytes. */
-        const bool pair = 2 * k.b + 1 < g.n0;
-#pragma unroll
-        for (int p = 0; p < kBlock1<CONN> * kBlockZ<CONN>; p++) {
-            const uint32_t i1 = kBlock1<CONN> * k.c + p % kBlock1<CONN>, z = kBlockZ<CONN> * k.d + p / kBlock1<CONN>;
-            const bool here = inside && i1 < g.n1 && z < (uint32_t)g.nz;
-            if (!sector_needs(here && (p == rep_p || (kBitsStored<CONN> && p == 0 && pair)), 4) || !here)
-                continue;
-            const int64_t v = voxel_index<XY>(g, k.b, i1, z, 0);
-            labels[v] = node_number(g, k.b, i1, z);
-            if (pair)
-                labels[v + 1] = f;
-        }
-    } else if constexpr (kOneNode<CONN>) {
-        /* Lanes write neighbouring cells of one row. */
-        if (sector_needs(f != 0, 8) && inside)
-            labels[voxel_index<XY>(g, k.b, k.c, k.d, 0)] = node_number(g, k.b, k.c, k.d);
-    } else {
-        /* The block's two nodes of a slice are side by side along x: a row of slot0 cells per slice and a
-         * row of slot1 cells. */
-        const uint32_t i1 = 2 * k.c;
-        const bool pair = i1 + 1 < g.n1;
-#pragma unroll
-        for (int jz = 0; jz < kBlockZ<CONN>; jz++) {
-            const uint32_t z = kBlockZ<CONN> * k.d + jz;
-            const bool here = inside && z < (uint32_t)g.nz;
-            if (!sector_needs(here && rep_p >= 0 && rep_p / 2 == jz, 4) || !here)
-                continue;
-            const int64_t v = voxel_index<XY>(g, k.b, i1, z, 0);
-            labels[v] = node_number(g, k.b, i1, z);
-            if (pair)
-                labels[v + 1] = node_number(g, k.b, i1 + 1, z);
-        }
-        if (inside && 2 * k.b + 1 < g.n0) {
-            const int64_t v = voxel_index<XY>(g, k.b, i1, kBlockZ<CONN> * k.d, 1);
-            labels[v] = f;
-            if (pair)
-                labels[v + 1] = f;
-        }
+    if constexpr (kOneNode<CONN>) {
+        /* Matlab order: lanes write neighbouring cells; matlab-xy: every other cell, the one between
+         * belonging to the same node. */
+        if (!sector_needs(f != 0, XY ? 4 : 8) || !inside)
+            return;
+        const int64_t cell = parent_cell<CONN, XY>(g, k);
+        labels[cell] = node_number(g, k.b, k.c, k.d);
+        if (XY && 2 * k.b + 1 < g.n0)
+            labels[cell + 1] = f;
+    } else if (inside) {
+        const int64_t cell = parent_cell<CONN, XY>(g, k);
+        labels[cell] = f ? representative<CONN, XY>(g, k, f).node : kEmpty;
+        if (has_bits_cell<CONN, XY>(g, k))
+            labels[cell + 1] = f;
     }
 }
 
@@ -269,21 +220,26 @@ __global__ void __launch_bounds__(256) init_blocks_kernel(const uint8_t *__restr
 template <int CONN, bool XY>
 struct Neighbourhood {
     BlockAt k;
-    int64_t cell;   /* voxel index of voxel t = 0 of block k's node 0 */
+    int64_t cell;   /* block k's parent cell (ccl_block_grid.cuh) */
     uint32_t node;  /* node number of block k's node 0 */
     uint32_t edges; /* kFirstB ... kNextSingle */
 
     static constexpr uint32_t kFirstB = 1, kLastB = 2, kFirstC = 4, kLastC = 8, kFirstD = 16;
-    /* No slot1 (the line ends in a single voxel) in block b, or in block b + 1. */
+    /* The cell after the parent cell along memory x: under 4 and 6 a node's second voxel (along the
+     * paired axis b), else the bits cell (along b under matlab-xy, c under matlab). kSingle: block k
+     * has none; kNextSingle: the block after it along that axis has none. */
+    static constexpr int kPairAxis = XY || kOneNode<CONN> ? 0 : 1;
     static constexpr uint32_t kSingle = 32, kNextSingle = 64;
 
     __device__ __forceinline__ Neighbourhood(const Grid &g, BlockAt at)
-        : k(at), cell(voxel_index<XY>(g, at.b, kBlock1<CONN> * at.c, kBlockZ<CONN> * at.d, 0)),
+        : k(at), cell(parent_cell<CONN, XY>(g, at)),
           node(node_number(g, at.b, kBlock1<CONN> * at.c, kBlockZ<CONN> * at.d))
     {
+        const uint32_t last = kPairAxis == 0 ? 2 * at.b + 1 : kBlock1<CONN> * at.c + 1;
+        const uint32_t end = kPairAxis == 0 ? g.n0 : g.n1, step = kPairAxis == 0 ? 2 : kBlock1<CONN>;
         edges = (at.b == 0 ? kFirstB : 0) | (at.b + 1 == g.h0 ? kLastB : 0) | (at.c == 0 ? kFirstC : 0) |
                 (at.c + 1 == i1_blocks<CONN>(g) ? kLastC : 0) | (at.d == 0 ? kFirstD : 0) |
-                (2 * at.b + 1 >= g.n0 ? kSingle : 0) | (2 * at.b + 3 >= g.n0 ? kNextSingle : 0);
+                (last >= end ? kSingle : 0) | (last + step >= end ? kNextSingle : 0);
     }
 
     __device__ __forceinline__ static int64_t cell_step(const Grid &g, int o)
@@ -311,28 +267,26 @@ struct Neighbourhood {
     __device__ __forceinline__ uint32_t bits(const uint8_t *__restrict__ mask, const uint32_t *labels, const Grid &g,
                                              int o) const
     {
-        const int db = backward_offset(o, 0);
-        const bool single = edges & (db == 0 ? kSingle : db > 0 ? kNextSingle : 0);
+        const int d = backward_offset(o, kPairAxis);
+        const bool single = edges & (d == 0 ? kSingle : d > 0 ? kNextSingle : 0);
         const int64_t at = cell + cell_step(g, o);
-        if constexpr (!kBitsStored<CONN>)
+        if constexpr (kOneNode<CONN>)
             return (mask[at] != 0) | (!single && mask[at + (XY ? 1 : g.nx)] != 0) << 1;
         if (!single)
-            return labels[at + (XY ? 1 : g.nx)];
-        return block_bits_from_mask<CONN, XY>(mask, g,
-                                              BlockAt{k.b + db, k.c + backward_offset(o, 1), k.d + backward_offset(o, 2)});
+            return labels[at + 1];
+        return block_bits_from_mask<CONN, XY>(
+            mask, g, BlockAt{k.b + backward_offset(o, 0), k.c + backward_offset(o, 1), k.d + backward_offset(o, 2)});
     }
 
-    /* The representative of neighbour o with bits fn != 0 (o = kSelf: block k itself). */
+    __device__ __forceinline__ int64_t cell_of(const Grid &g, int o) const { return cell + cell_step(g, o); }
+
+    /* The representative of neighbour o with bits fn != 0, and the neighbour's parent cell. */
     __device__ __forceinline__ Representative representative(const Grid &g, int o, uint32_t fn) const
     {
-        const uint32_t p = (__ffs((fn | fn >> 1) & 0x55u) - 1) / 2;
-        const uint32_t j1 = p % kBlock1<CONN>, jz = p / kBlock1<CONN>;
-        const uint32_t n = node + (o == kSelf ? 0 : node_step(g, o)) + j1 * g.h0 + jz * (g.n1 * g.h0);
-        const int64_t slot = cell + (o == kSelf ? 0 : cell_step(g, o)) + j1 * (XY ? g.nx : 1) + jz * g.sxy;
-        return Representative{n, slot};
+        const uint32_t p = representative_node(fn);
+        const uint32_t n = node + node_step(g, o) + p % kBlock1<CONN> * g.h0 + p / kBlock1<CONN> * (g.n1 * g.h0);
+        return Representative{n, cell_of(g, o)};
     }
-
-    static constexpr int kSelf = -1;
 };
 
 /* Calls body(o, rep) for every backward neighbour block o (representative rep) that CONN connects to
@@ -365,7 +319,7 @@ __device__ __forceinline__ LinkCandidate link_candidate(const uint8_t *__restric
                                                         const Grid &g, BlockAt k, uint32_t f)
 {
     const Neighbourhood<CONN, XY> around(g, k);
-    LinkCandidate c{around.representative(g, around.kSelf, f), 0, 0};
+    LinkCandidate c{representative<CONN, XY>(g, k, f), 0, 0};
     c.smallest = c.own.node;
     for_each_connected_neighbour<CONN, XY>(mask, labels, g, around, f, [&](int o, Representative other) {
         c.smallest = min(c.smallest, other.node);
@@ -482,7 +436,7 @@ __global__ void __launch_bounds__(256) compress_blocks_kernel(const uint8_t *__r
             const NodeAt c = node_coords<XY>(g, rep.node);
             atomicAdd(&segment_roots[segment_of(g, c.b, c.i1, c.z)], 1u);
         } else {
-            labels[rep.slot] = find_root_readonly<XY>(labels, g, parent);
+            labels[rep.slot] = find_root_readonly<CONN, XY>(labels, g, parent);
         }
     });
 }
@@ -499,7 +453,7 @@ __global__ void __launch_bounds__(256) merge_blocks_kernel(const uint8_t *__rest
 {
     for_each_foreground_block<CONN, XY, LISTED>(mask, labels, list, listed, g, div_nc, [&](BlockAt k, uint32_t f) {
         const Neighbourhood<CONN, XY> around(g, k);
-        uint32_t own_root = labels[around.representative(g, around.kSelf, f).slot];
+        uint32_t own_root = labels[representative<CONN, XY>(g, k, f).slot];
         uint32_t pending = 0;
         for_each_connected_neighbour<CONN, XY>(mask, labels, g, around, f, [&](int o, Representative other) {
             if (labels[other.slot] != own_root)
@@ -510,19 +464,19 @@ __global__ void __launch_bounds__(256) merge_blocks_kernel(const uint8_t *__rest
          * union. */
         uint32_t joined[2] = {kEmpty, kEmpty};
         if (pending)
-            own_root = find_root_global<XY>(labels, g, own_root);
+            own_root = find_root_global<CONN, XY>(labels, g, own_root);
         while (pending) {
             const int o = __ffs(pending) - 1;
             pending &= pending - 1;
-            const uint32_t parent = labels[around.representative(g, o, around.bits(mask, labels, g, o)).slot];
+            const uint32_t parent = labels[around.cell_of(g, o)];
             if (parent == joined[0] || parent == joined[1])
                 continue;
             joined[1] = joined[0];
             joined[0] = parent;
-            const uint32_t other_root = find_root_global<XY>(labels, g, parent);
+            const uint32_t other_root = find_root_global<CONN, XY>(labels, g, parent);
             if (other_root == own_root)
                 continue;
-            const uint32_t gone = union_roots<XY>(labels, g, own_root, other_root);
+            const uint32_t gone = union_roots<CONN, XY>(labels, g, own_root, other_root);
             if (gone != kEmpty) {
                 const NodeAt at = node_coords<XY>(g, gone);
                 atomicSub(&segment_roots[segment_of(g, at.b, at.i1, at.z)], 1u);

@@ -1,4 +1,4 @@
-/* Shared pieces of the CUDA labeller: the node grid, neighbourhoods and the union-find.
+/* Shared pieces of the CUDA labeller: the node grid and its neighbourhoods.
  *
  * Nodes. Voxels are paired along the FASTEST axis of the order's key (y for `matlab`, x for
  * `matlab-xy`): node (b, i1, z) holds the voxels with a0 = 2b and 2b+1 (a0 = key-fastest axis, i1 =
@@ -10,9 +10,8 @@
  * key's fastest axis), so "link toward the smaller node" leaves every component rooted at its
  * minimum-key node, and the rank of a root among all roots in node order is its label minus one.
  *
- * Storage. The union-find parent of node n lives in the labels buffer at the node's first voxel
- * (slot0); the second voxel's cell (slot1) holds the foreground bits of the node's block during
- * union-find (ccl_blocks.cu). Beyond the mask and the labels, the labeller needs O(components), the
+ * Storage. During union-find the labels buffer holds each block's parent and foreground bits
+ * (ccl_block_grid.cuh). Beyond the mask and the labels, the labeller needs O(components), the
  * per-segment root counts, one bit per node and the block list (ccl_gpu.cu). */
 #ifndef VL_CCL_COMMON_CUH
 #define VL_CCL_COMMON_CUH
@@ -88,13 +87,6 @@ __device__ __forceinline__ int64_t voxel_index(const Grid &g, uint32_t b, uint32
               : (int64_t)z * g.sxy + a0 * g.nx + (int64_t)i1;
 }
 
-template <bool XY>
-__device__ __forceinline__ int64_t slot0_of(const Grid &g, uint32_t n)
-{
-    NodeAt c = node_coords<XY>(g, n);
-    return voxel_index<XY>(g, c.b, c.i1, c.z, 0);
-}
-
 __device__ __forceinline__ uint32_t node_number(const Grid &g, uint32_t b, uint32_t i1, uint32_t z)
 {
     return (z * g.n1 + i1) * g.h0 + b;
@@ -122,71 +114,6 @@ __host__ __device__ constexpr int backward_offset(int k, int axis)
     return k < 9 ? (axis == 2 ? -1 : axis == 1 ? k / 3 - 1 : k % 3 - 1)
          : k < 12 ? (axis == 2 ? 0 : axis == 1 ? -1 : (k - 9) - 1)
          : (axis == 0 ? -1 : 0);
-}
-
-/* Union-find in global memory on the parent cells (slot0) of the labels buffer. Parents only ever
- * decrease, so a stale read is still a valid ancestor and the loops below converge. */
-template <bool XY>
-__device__ __forceinline__ uint32_t find_root_global(uint32_t *labels, const Grid &g, uint32_t n)
-{
-    /* Path halving: point n at its grandparent on the way up. The plain store may race with an
-     * atomicMin on the same cell, but both values are ancestors in n's component, and union_global
-     * re-unites whatever a lost update leaves apart. */
-    for (;;) {
-        const int64_t slot = slot0_of<XY>(g, n);
-        const uint32_t p = __ldcg(labels + slot);
-        if (p == n)
-            return n;
-        const uint32_t gp = __ldcg(labels + slot0_of<XY>(g, p));
-        if (gp == p)
-            return p;
-        __stcg(labels + slot, gp);
-        n = gp;
-    }
-}
-
-/* The root above n, by a walk that only reads (each read from L2: other threads may be linking). */
-template <bool XY>
-__device__ __forceinline__ uint32_t find_root_readonly(const uint32_t *labels, const Grid &g, uint32_t n)
-{
-    for (uint32_t p = __ldcg(labels + slot0_of<XY>(g, n)); p != n; p = __ldcg(labels + slot0_of<XY>(g, n)))
-        n = p;
-    return n;
-}
-
-/* Joins the trees of a and b, linking the larger root under the smaller. Returns the root that
- * stopped being a root through this call's own successful link, or kEmpty. */
-template <bool XY>
-__device__ uint32_t union_global(uint32_t *labels, const Grid &g, uint32_t a, uint32_t b)
-{
-    for (;;) {
-        a = find_root_global<XY>(labels, g, a);
-        b = find_root_global<XY>(labels, g, b);
-        if (a == b)
-            return kEmpty;
-        if (a > b) {
-            uint32_t t = a;
-            a = b;
-            b = t;
-        }
-        uint32_t old = atomicMin(labels + slot0_of<XY>(g, b), a);
-        if (old == b)
-            return b;
-        b = old;
-    }
-}
-
-/* Joins the trees of a and b (a != b) by linking the larger under the smaller, without finding the roots
- * first: the caller passes roots it has just found, so one atomicMin usually settles it. A root is the
- * smallest node of its tree, so when the larger one is still a root the smaller cannot be in its tree
- * and the link makes no cycle; when it no longer is a root, the parent it had (old) and the smaller
- * one are joined the long way. Returns the root that stopped being a root through this call, or kEmpty. */
-template <bool XY>
-__device__ uint32_t union_roots(uint32_t *labels, const Grid &g, uint32_t a, uint32_t b)
-{
-    const uint32_t low = min(a, b), high = max(a, b);
-    const uint32_t old = atomicMin(labels + slot0_of<XY>(g, high), low);
-    return old == high ? high : union_global<XY>(labels, g, old, low);
 }
 
 } // namespace vlccl

@@ -7,8 +7,8 @@
  *            root counts) + the roots before it in its segment (popcount over the bitmask), so no pass
  *            has to store labels anywhere before the voxels get them. Each thread reads only its own
  *            unit's cells before overwriting them, so nothing it writes is read by another thread. */
-#include "ccl_block_grid.cuh"
 #include "ccl_kernels.cuh"
+#include "ccl_union_find.cuh"
 
 namespace vlccl {
 namespace {
@@ -25,7 +25,7 @@ __device__ __forceinline__ void flatten_unit(uint32_t *labels, uint32_t *root_bi
     if (parent == rep.node) {
         atomicOr(root_bits + rep.node / 32, 1u << (rep.node % 32));
     } else {
-        const uint32_t root = find_root_readonly<XY>(labels, g, parent);
+        const uint32_t root = find_root_readonly<CONN, XY>(labels, g, parent);
         if (root != parent)
             labels[rep.slot] = root;
     }
@@ -39,7 +39,7 @@ __global__ void __launch_bounds__(256) flatten_kernel(const uint8_t *__restrict_
         BlockAt k;
         if (!block_of_thread<CONN, XY>(g, d, k))
             continue;
-        const uint32_t f = block_bits_from_mask<CONN, XY>(mask, g, k);
+        const uint32_t f = block_bits<CONN, XY>(mask, labels, g, k);
         if (f)
             flatten_unit<CONN, XY>(labels, root_bits, g, k, f);
     }
@@ -54,7 +54,7 @@ __global__ void __launch_bounds__(256) flatten_listed_kernel(const uint8_t *__re
 {
     for (uint64_t i = launch_thread(); i < list.listed; i += launch_threads()) {
         const BlockAt k = block_at_number<CONN>(g, list.entries[i], div_nc);
-        flatten_unit<CONN, XY>(labels, root_bits, g, k, block_bits_from_mask<CONN, XY>(mask, g, k));
+        flatten_unit<CONN, XY>(labels, root_bits, g, k, block_bits<CONN, XY>(mask, labels, g, k));
     }
 }
 
@@ -109,7 +109,7 @@ __global__ void __launch_bounds__(256) write_kernel(const uint8_t *__restrict__ 
         BlockAt k;
         uint32_t label = 0, count = 0;
         if (block_of_thread<CONN, XY>(g, d, k)) {
-            const uint32_t f = block_bits_from_mask<CONN, XY>(mask, g, k);
+            const uint32_t f = block_bits<CONN, XY>(mask, labels, g, k);
             if (f) {
                 label = root_label<XY>(root_bits, segment_offset, g, labels[representative<CONN, XY>(g, k, f).slot]);
                 count = __popc(f);
