@@ -31,7 +31,7 @@ namespace vlccl {
 namespace {
 
 /* Can some voxel of a block touch some voxel of the block at backward offset o under CONN, given the
- * voxels present (bit masks fa, fb; all of them when fa = fb = ~0)? Brute force, for the tables. */
+ * voxels present (bit masks fa, fb; all of them when fa = fb = ~0)? Brute force, evaluated at compile time. */
 template <int CONN>
 constexpr bool blocks_touch(int o, uint32_t fa, uint32_t fb)
 {
@@ -48,28 +48,20 @@ constexpr bool blocks_touch(int o, uint32_t fa, uint32_t fb)
     return false;
 }
 
-/* For 18, 8, 6 and 4: bit fa*16 + fb of row o says whether blocks with bits fa and fb at backward
- * offset o are connected. 26 uses BUF's facing-sides rule instead. */
-struct ConnectionTable {
-    uint32_t bits[13][8];
-};
-
+/* For 18, 8, 6 and 4: the voxels of the block at backward offset o (a bit mask, in that block's bit
+ * numbering) that voxel v of this block touches. Constant once the loops over o and v are unrolled, so
+ * a connection test is a few ORs. A 16x16-bit table per offset in constant memory, indexed by both
+ * blocks' bits (lanes of a warp read different words of it), was slower: H200, matlab order, noise50/18
+ * 2.92 -> 2.45 ms and noise20/18 3.41 -> 3.00 ms with this. */
 template <int CONN>
-constexpr ConnectionTable make_connection_table()
+__host__ __device__ constexpr uint32_t touched_by_voxel(int o, int v)
 {
-    ConnectionTable table{};
-    for (int o = 0; o < 13; o++)
-        for (uint32_t fa = 0; fa < 16; fa++)
-            for (uint32_t fb = 0; fb < 16; fb++)
-                if (CONN != 26 && blocks_touch<CONN>(o, fa, fb))
-                    table.bits[o][(fa * 16 + fb) / 32] |= 1u << ((fa * 16 + fb) % 32);
-    return table;
+    uint32_t reach = 0;
+    for (int w = 0; w < 2 * kBlock1<CONN> * kBlockZ<CONN>; w++)
+        if (blocks_touch<CONN>(o, 1u << v, 1u << w))
+            reach |= 1u << w;
+    return reach;
 }
-
-__constant__ ConnectionTable kTable18 = make_connection_table<18>();
-__constant__ ConnectionTable kTable8 = make_connection_table<8>();
-__constant__ ConnectionTable kTable6 = make_connection_table<6>();
-__constant__ ConnectionTable kTable4 = make_connection_table<4>();
 
 /* Bits of the side of a 2x2x2 block that faces offset d (-1, 0, +1) along the b, i1 and z axes. */
 __device__ __forceinline__ uint32_t facing(int d, uint32_t low, uint32_t high)
@@ -86,9 +78,12 @@ __device__ __forceinline__ bool blocks_connected(int o, uint32_t fa, uint32_t fb
         const uint32_t b = facing(-db, 0x55, 0xAA) & facing(-d1, 0x33, 0xCC) & facing(-dz, 0x0F, 0xF0);
         return (fa & a) && (fb & b);
     }
-    const ConnectionTable &table = CONN == 18 ? kTable18 : CONN == 8 ? kTable8 : CONN == 6 ? kTable6 : kTable4;
-    const uint32_t bit = fa * 16 + fb;
-    return table.bits[o][bit / 32] >> (bit % 32) & 1u;
+    uint32_t reach = 0;
+#pragma unroll
+    for (int v = 0; v < 2 * kBlock1<CONN> * kBlockZ<CONN>; v++)
+        if (fa >> v & 1u)
+            reach |= touched_by_voxel<CONN>(o, v);
+    return reach & fb;
 }
 
 /* Offsets that can never connect under CONN are skipped at compile time. */
@@ -364,20 +359,36 @@ __device__ __forceinline__ uint32_t run_minimum(uint32_t v, bool joins_previous)
     return __shfl_sync(0xFFFFFFFFu, v, last);
 }
 
-/* Rounds of exchange between the warps of a tile in link. H200, matlab order, label+relabel+sizes:
- * noise50/26 2.20 ms with none, 2.03 with one, 2.03 with two; noise20/18 4.11, 3.95, 4.15 ms. */
-constexpr int kLinkRounds = 1;
+/* Slabs a thread block of link walks in order, passing each block's final target to the connected
+ * blocks of the slab above in its tile. H200, matlab order, label+relabel+sizes, 1 / 4 / 16 slabs:
+ * noise50/18 3.08 / 2.87 / 2.91 ms, noise20/18 3.46 / 3.37 / 3.33; noise50/26 1.57 / 1.61 / 1.70,
+ * noise20/26 2.07 / 2.04 / 2.03; noise50/6 4.27 / 4.31 / 4.20, noise20/6 3.60 / 3.76 / 3.71 (fewer
+ * thread blocks, each a chain of slabs, against fewer trees for merge). */
+template <int CONN>
+constexpr uint32_t kLinkSlabs = CONN == 18 || CONN == 8 ? 4 : 1;
+
+/* link's launch grid: every tile of a slab, one thread block per kLinkSlabs<CONN> slabs (at most 65535 deep). */
+template <int CONN, bool XY>
+inline dim3 link_launch_grid(const Grid &g)
+{
+    dim3 grid = block_launch_grid<CONN, XY>(g, 1);
+    const uint64_t groups = ((uint64_t)(g.nz + kBlockZ<CONN> - 1) / kBlockZ<CONN> + kLinkSlabs<CONN> - 1) / kLinkSlabs<CONN>;
+    grid.z = (unsigned)(groups < 65535 ? groups : 65535);
+    return grid;
+}
 
 /* Each representative points at a smaller node of its component, so the pointers make a forest without
- * atomics. Listed blocks (sparse volumes) point at their smallest connected neighbour. On the grid, each
- * block's candidate is first the smallest node among the run of blocks it lies in (lanes that each
- * join the previous lane's block), then, kLinkRounds times, also among its connected neighbours in the
- * rows of the tile above and below, and again over the run. Every value a block takes is a node of its
- * own component, so the forest stays valid whatever the order of the shared-memory updates, and the
- * trees that reach merge are pieces of tiles instead of chains. A CPU model of the forest on 256^3
- * noise 0.5 under 26 counts 24 % of the connected pairs in different trees after compress with the
- * smallest neighbour alone, 13 % with runs and 6 % with one round. H200: noise50/26 went from 2.60 to
- * 2.03 ms (Nsight, with two rounds: merge 1.08 -> 0.53 ms, link 0.49 -> 0.58 ms). */
+ * atomics. Listed blocks (sparse volumes) point at their smallest connected neighbour. On the grid, a
+ * block's target is the smallest node among: itself, its connected neighbours, the final targets of its
+ * connected neighbours in the slab below when the thread block labelled that slab too (kLinkSlabs);
+ * then the smallest over its run (lanes that each join the previous lane's block); then, in one round
+ * of shared-memory atomicMin, also over its connected neighbours in the tile's rows above and below;
+ * and again over its run. Every value a block takes is a node of its own component, so the forest stays
+ * valid whatever the order of the updates, and the trees that reach merge are pieces of tiles instead
+ * of chains. A CPU model of the forest on 256^3 noise 0.5 under 26 counts 24 % of the connected pairs in
+ * different trees after compress with the smallest neighbour alone, 13 % with runs and 6 % with the
+ * round. H200, noise50/26: 2.60 ms with the smallest neighbour alone, 2.20 with runs, 2.03 with one
+ * round and with two (noise20/18: 4.11, 3.95 and 4.15 ms). */
 template <int CONN, bool XY, bool LISTED>
 __global__ void __launch_bounds__(256) link_blocks_kernel(const uint8_t *__restrict__ mask,
                                                           uint32_t *__restrict__ labels, BlockList list,
@@ -390,17 +401,25 @@ __global__ void __launch_bounds__(256) link_blocks_kernel(const uint8_t *__restr
                 labels[c.own.slot] = c.smallest;
         });
     } else {
-        __shared__ uint32_t tile[8][32];
+        __shared__ uint32_t tile[8][32], previous_slab[8][32];
         const int row = threadIdx.y, lane = threadIdx.x;
-        for (uint32_t d = blockIdx.z; d < z_blocks<CONN>(g); d += gridDim.z) {
-            BlockAt k;
-            const uint32_t f = block_of_thread<CONN, XY>(g, d, k) ? block_bits<CONN, XY>(mask, labels, g, k) : 0;
-            LinkCandidate c{{kEmpty, 0}, kEmpty, 0};
-            if (f)
-                c = link_candidate<CONN, XY>(mask, labels, g, k, f);
-            const bool joins_previous = c.connected >> kPreviousLane<XY> & 1u;
-            uint32_t target = run_minimum(c.smallest, joins_previous);
-            for (int round = 0; round < kLinkRounds; round++) {
+        const uint32_t slabs = z_blocks<CONN>(g);
+        for (uint32_t first = blockIdx.z * kLinkSlabs<CONN>; first < slabs; first += gridDim.z * kLinkSlabs<CONN>) {
+            for (uint32_t d = first; d < first + kLinkSlabs<CONN> && d < slabs; d++) {
+                BlockAt k;
+                const uint32_t f = block_of_thread<CONN, XY>(g, d, k) ? block_bits<CONN, XY>(mask, labels, g, k) : 0;
+                LinkCandidate c{{kEmpty, 0}, kEmpty, 0};
+                if (f)
+                    c = link_candidate<CONN, XY>(mask, labels, g, k, f);
+                /* Connected blocks of the slab below, in this tile: their final targets. */
+#pragma unroll
+                for (int o = 0; o < 9; o++) {
+                    const int r = row + tile_row_step<XY>(o), l = lane + tile_lane_step<XY>(o);
+                    if (d > first && (c.connected >> o & 1u) && r >= 0 && r < 8 && l >= 0 && l < 32)
+                        c.smallest = min(c.smallest, previous_slab[r][l]);
+                }
+                const bool joins_previous = c.connected >> kPreviousLane<XY> & 1u;
+                uint32_t target = run_minimum(c.smallest, joins_previous);
                 tile[row][lane] = target;
                 __syncthreads();
 #pragma unroll
@@ -413,10 +432,11 @@ __global__ void __launch_bounds__(256) link_blocks_kernel(const uint8_t *__restr
                 atomicMin(&tile[row][lane], target);
                 __syncthreads();
                 target = run_minimum(tile[row][lane], joins_previous);
+                previous_slab[row][lane] = target;
                 __syncthreads();
+                if (target < c.own.node)
+                    labels[c.own.slot] = target;
             }
-            if (target < c.own.node)
-                labels[c.own.slot] = target;
         }
     }
 }
@@ -516,7 +536,8 @@ cudaError_t launch_blocks(const uint8_t *mask, uint32_t *labels, uint32_t *segme
         merge_blocks_kernel<CONN, XY, true>
             <<<list_grid, threads, 0, stream>>>(mask, labels, segment_roots, list, listed, g, div_nc);
     } else {
-        link_blocks_kernel<CONN, XY, false><<<grid, threads, 0, stream>>>(mask, labels, list, 0, g, div_nc);
+        link_blocks_kernel<CONN, XY, false>
+            <<<link_launch_grid<CONN, XY>(g), threads, 0, stream>>>(mask, labels, list, 0, g, div_nc);
         compress_blocks_kernel<CONN, XY, false>
             <<<grid, threads, 0, stream>>>(mask, labels, segment_roots, list, 0, g, div_nc);
         merge_blocks_kernel<CONN, XY, false>
