@@ -268,7 +268,7 @@ struct Neighbourhood {
         if constexpr (kOneNode<CONN>)
             return (mask[at] != 0) | (!single && mask[at + (XY ? 1 : g.nx)] != 0) << 1;
         if (!single)
-            return labels[at + 1];
+            return labels[at + 1] & 0xFFu;
         return block_bits_from_mask<CONN, XY>(
             mask, g, BlockAt{k.b + backward_offset(o, 0), k.c + backward_offset(o, 1), k.d + backward_offset(o, 2)});
     }
@@ -323,6 +323,17 @@ __device__ __forceinline__ LinkCandidate link_candidate(const uint8_t *__restric
     return c;
 }
 
+/* Link stores which backward neighbours block k (with foreground) is connected to beside its bits, so
+ * that merge reads them instead of each neighbour's bits (under 4 and 6, or where the block has no bits
+ * cell, merge tests the neighbours again). Neighbours reading the bits meanwhile mask them. */
+template <int CONN, bool XY>
+__device__ __forceinline__ void keep_connected(uint32_t *labels, const Grid &g, BlockAt k, uint32_t f,
+                                               const LinkCandidate &c)
+{
+    if (has_bits_cell<CONN, XY>(g, k))
+        labels[c.own.slot + 1] = f | c.connected << kConnectedShift;
+}
+
 /* A thread block of the grid walks a tile of 32 x 8 blocks of one z slab: lanes along memory x, warps
  * along the other in-plane axis. Backward offset o (9 to 12, in the slab) seen as a step between tile
  * cells: rows (warps) and lanes. */
@@ -360,12 +371,13 @@ __device__ __forceinline__ uint32_t run_minimum(uint32_t v, bool joins_previous)
 }
 
 /* Slabs a thread block of link walks in order, passing each block's final target to the connected
- * blocks of the slab above in its tile. H200, matlab order, label+relabel+sizes, 1 / 4 / 16 slabs:
- * noise50/18 3.08 / 2.87 / 2.91 ms, noise20/18 3.46 / 3.37 / 3.33; noise50/26 1.57 / 1.61 / 1.70,
- * noise20/26 2.07 / 2.04 / 2.03; noise50/6 4.27 / 4.31 / 4.20, noise20/6 3.60 / 3.76 / 3.71 (fewer
- * thread blocks, each a chain of slabs, against fewer trees for merge). */
+ * blocks of the slab above in its tile: fewer thread blocks, each a chain of slabs, against fewer trees
+ * for merge. H200, matlab order, label+relabel+sizes, with 1 / 4 / 16 slabs (before link kept the
+ * connections for merge): noise50/18 3.08 / 2.87 / 2.91 ms, noise20/18 3.46 / 3.37 / 3.33, noise50/6
+ * 4.27 / 4.31 / 4.20, noise20/6 3.60 / 3.76 / 3.71; after, under 26 with 1 / 4: noise50/26 1.41-1.43 /
+ * 1.45-1.47, noise20/26 1.92-1.95 / 1.88-1.91 (4 kept: noise20 is the closer to its target). */
 template <int CONN>
-constexpr uint32_t kLinkSlabs = CONN == 18 || CONN == 8 ? 4 : 1;
+constexpr uint32_t kLinkSlabs = kOneNode<CONN> ? 1 : 4;
 
 /* link's launch grid: every tile of a slab, one thread block per kLinkSlabs<CONN> slabs (at most 65535 deep). */
 template <int CONN, bool XY>
@@ -399,6 +411,7 @@ __global__ void __launch_bounds__(256) link_blocks_kernel(const uint8_t *__restr
             const LinkCandidate c = link_candidate<CONN, XY>(mask, labels, g, k, f);
             if (c.smallest != c.own.node)
                 labels[c.own.slot] = c.smallest;
+            keep_connected<CONN, XY>(labels, g, k, f, c);
         });
     } else {
         __shared__ uint32_t tile[8][32], previous_slab[8][32];
@@ -436,6 +449,8 @@ __global__ void __launch_bounds__(256) link_blocks_kernel(const uint8_t *__restr
                 __syncthreads();
                 if (target < c.own.node)
                     labels[c.own.slot] = target;
+                if (f)
+                    keep_connected<CONN, XY>(labels, g, k, f, c);
             }
         }
     }
@@ -473,12 +488,18 @@ __global__ void __launch_bounds__(256) merge_blocks_kernel(const uint8_t *__rest
 {
     for_each_foreground_block<CONN, XY, LISTED>(mask, labels, list, listed, g, div_nc, [&](BlockAt k, uint32_t f) {
         const Neighbourhood<CONN, XY> around(g, k);
-        uint32_t own_root = labels[representative<CONN, XY>(g, k, f).slot];
+        uint32_t own_root = labels[around.cell];
+        uint32_t connected = 0;
+        if (has_bits_cell<CONN, XY>(g, k))
+            connected = labels[around.cell + 1] >> kConnectedShift;
+        else
+            for_each_connected_neighbour<CONN, XY>(mask, labels, g, around, f,
+                                                   [&](int o, Representative) { connected |= 1u << o; });
         uint32_t pending = 0;
-        for_each_connected_neighbour<CONN, XY>(mask, labels, g, around, f, [&](int o, Representative other) {
-            if (labels[other.slot] != own_root)
+#pragma unroll
+        for (int o = 0; o < 13; o++)
+            if (offset_used<CONN>(o) && (connected >> o & 1u) && labels[around.cell_of(g, o)] != own_root)
                 pending |= 1u << o;
-        });
         /* Most of these pairs were joined meanwhile through another pair of the same two trees: skip
          * parents already joined by this thread, and compare the current roots before paying for a
          * union. */
