@@ -12,6 +12,7 @@ shift 3
 stages=${*:-tests design sanitizer large bench}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
+mkdir -p "$out"
 log=$out/gpu.log
 status=0
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,clocks.mem --format=csv | tee -a "$log"

@@ -9,6 +9,7 @@ set -uo pipefail
 bin=$1 out=$2
 shift 2
 stages=${*:-tests sanitizer bench}
+mkdir -p "$out"
 log=$out/stats.log
 status=0
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee -a "$log"
