@@ -9,17 +9,17 @@
  * at most 13 backward neighbours (3 under 6).
  *
  * A block's representative is its first foreground node in node order (= key order), so linking
- * toward the smaller representative still leaves each component rooted at its minimum-key node. Only
- * representatives have a parent (slot0): the relabel finds a block's representative from its bits.
+ * toward the smaller representative still leaves each component rooted at its minimum-key node. A block
+ * keeps its representative's parent in its parent cell and, under 8, 18 and 26, its bits (and from link
+ * on its connected backward neighbours) in the bits cell beside it (ccl_block_grid.cuh).
  *
  * Four launches (after Allegretti, Bolelli and Grana's BKE, TPDS 2020):
- *   init      each representative's parent := itself; under 8, 18 and 26 the block's foreground bits
- *             go to the first node's slot1 (free until the relabel), so neighbours read one word, not
- *             4 or 8 voxels; the
- *             foreground blocks are listed, and when the list holds them all (sparse volumes) the
- *             next three kernels and the relabel's flatten run one thread per listed block;
- *   link      each representative points at the smallest representative among its connected backward
- *             neighbours when that is smaller: a forest without atomics;
+ *   init      every block's parent cell := its representative, its bits cell := its bits, in whole
+ *             sectors; the foreground blocks are listed, and when the list holds them all (sparse
+ *             volumes) the next three kernels and the relabel's flatten run one thread per listed block;
+ *   link      each representative points at a smaller node of its component, found over the block's
+ *             connected neighbours, its run of lanes and its tile (see link_blocks_kernel): a forest
+ *             without atomics; the connected neighbours go to the bits cell;
  *   compress  every representative := its root; roots are counted per segment;
  *   merge     connected neighbours whose roots still differ are united (atomicMin union-find).
  * Neighbours are addressed by grid steps from the block (Neighbourhood): link and merge are bound by

@@ -19,8 +19,8 @@ struct BlockList {
     uint32_t listed;
 };
 
-/* Phase 1 (ccl_blocks.cu): the forest: slot0 of every unit's representative (ccl_block_grid.cuh) := a
- * parent; segment_roots[s] := number of roots in counting segment s (zeroed by the caller). */
+/* Phase 1 (ccl_blocks.cu): the forest: every unit's parent cell (ccl_block_grid.cuh) := a parent of its
+ * representative; segment_roots[s] := number of roots in counting segment s (zeroed by the caller). */
 cudaError_t union_find_blocks(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels,
                               uint32_t *segment_roots, BlockList &list, const Grid &g, cudaStream_t stream);
 
