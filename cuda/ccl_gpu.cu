@@ -76,9 +76,9 @@ extern "C" int vl_gpu_label_shape_ok(int64_t nx, int64_t ny, int64_t nz)
 {
     if (nx < 1 || ny < 1 || nz < 1 || nx > 0x7FFFFFFF || ny > 0x7FFFFFFF || nz > 0x7FFFFFFF)
         return 0;
-    /* Launch grids of at most 65535 thread blocks of 8 rows along y (nz is held to the same bound, the
-     * deepest the tests cover), and nodes below 2^32 in both orders. */
-    if (ny > 65535 * 8 || nz > 65535 * 8)
+    /* Launch grids of at most 65535 thread blocks of 8 rows along y (every kernel loops over z), and
+     * nodes below 2^32 in both orders. */
+    if (ny > 65535 * 8)
         return 0;
     uint64_t pairs_x = (uint64_t)(nx + 1) / 2 * (uint64_t)ny * (uint64_t)nz;
     uint64_t pairs_y = (uint64_t)(ny + 1) / 2 * (uint64_t)nx * (uint64_t)nz;
