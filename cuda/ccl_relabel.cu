@@ -2,11 +2,14 @@
  * under 18 and 8, voxel pairs under 6 and 4). Two launches:
  *   flatten  every unit's representative := its root (a walk that only reads, then one write of the
  *            thread's own cell); roots set their bit in a node bitmask;
- *   write    every voxel := its component's label, and the sizes. A root's label is
- *            1 + (roots before it in node order) = its segment's offset (the scan of the per-segment
- *            root counts) + the roots before it in its segment (popcount over the bitmask), so no pass
- *            has to store labels anywhere before the voxels get them. Each thread reads only its own
- *            unit's cells before overwriting them, so nothing it writes is read by another thread. */
+ *   write    every voxel := its component's label, and the sizes (or, for the `size` order under 26,
+ *            18 and 8, the sizes in one pass and the voxels through the size-order table in another).
+ *            A root's label is 1 + (roots before it in node order) = its segment's offset (the scan of
+ *            the per-segment root counts) + the roots before it in its segment (popcount over the
+ *            bitmask), so no pass has to store labels anywhere before the voxels get them. Each thread
+ *            reads only its own unit's cells before overwriting them, so nothing it writes is read by
+ *            another thread.
+ * Under 6 and 4 the `size` order renumbers the written labels with remap_kernel. */
 #include "ccl_kernels.cuh"
 #include "ccl_union_find.cuh"
 
@@ -91,20 +94,47 @@ __device__ __forceinline__ void add_size(uint32_t *cache_label, unsigned long lo
         atomicAdd(sizes + label - 1, count);
 }
 
-template <int CONN, bool XY>
+/* Warp aggregation of the sizes: lanes with the same label add their counts (up to 8, four bits) once.
+ * All lanes call it; count 0 for lanes without a unit. */
+__device__ __forceinline__ void add_unit_sizes(uint32_t *cache_label, unsigned long long *cache_count,
+                                               unsigned long long *sizes, uint32_t label, uint32_t count)
+{
+    unsigned count_bits[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+        count_bits[i] = __ballot_sync(0xFFFFFFFFu, count >> i & 1u);
+    const unsigned active = __ballot_sync(0xFFFFFFFFu, count != 0);
+    if (count) {
+        const unsigned peers = __match_any_sync(active, label);
+        if (threadIdx.x == (unsigned)(__ffs(peers) - 1)) {
+            unsigned long long total = 0;
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                total += (unsigned long long)__popc(peers & count_bits[i]) << i;
+            add_size(cache_label, cache_count, sizes, label, total);
+        }
+    }
+}
+
+/* COUNT: add the units' voxels to the sizes; STORE: write the voxels (through new_label when it is not
+ * null). */
+template <int CONN, bool XY, bool COUNT, bool STORE>
 __global__ void __launch_bounds__(256) write_kernel(const uint8_t *__restrict__ mask, uint32_t *__restrict__ labels,
                                                     const uint32_t *__restrict__ root_bits,
                                                     const uint32_t *__restrict__ segment_offset,
-                                                    unsigned long long *__restrict__ sizes, Grid g)
+                                                    unsigned long long *__restrict__ sizes,
+                                                    const uint32_t *__restrict__ new_label, Grid g)
 {
     __shared__ uint32_t cache_label[kSizeCache];
     __shared__ unsigned long long cache_count[kSizeCache];
     const int t = threadIdx.y * 32 + threadIdx.x;
-    if (t < kSizeCache) {
-        cache_label[t] = 0;
-        cache_count[t] = 0;
+    if constexpr (COUNT) {
+        if (t < kSizeCache) {
+            cache_label[t] = 0;
+            cache_count[t] = 0;
+        }
+        __syncthreads();
     }
-    __syncthreads();
     for (uint32_t d = blockIdx.z; d < z_blocks<CONN>(g); d += gridDim.z) {
         BlockAt k;
         uint32_t label = 0, count = 0;
@@ -114,28 +144,19 @@ __global__ void __launch_bounds__(256) write_kernel(const uint8_t *__restrict__ 
                 label = root_label<XY>(root_bits, segment_offset, g, labels[representative<CONN, XY>(g, k, f).slot]);
                 count = __popc(f);
             }
-            for_each_block_voxel<CONN, XY>(g, k, [&](int bit, int64_t v) { labels[v] = f >> bit & 1u ? label : 0; });
-        }
-        /* Warp aggregation: lanes with the same label add their counts (up to 8, four bits) once. */
-        unsigned count_bits[4];
-#pragma unroll
-        for (int i = 0; i < 4; i++)
-            count_bits[i] = __ballot_sync(0xFFFFFFFFu, count >> i & 1u);
-        const unsigned active = __ballot_sync(0xFFFFFFFFu, count != 0);
-        if (count) {
-            const unsigned peers = __match_any_sync(active, label);
-            if (threadIdx.x == (unsigned)(__ffs(peers) - 1)) {
-                unsigned long long total = 0;
-#pragma unroll
-                for (int i = 0; i < 4; i++)
-                    total += (unsigned long long)__popc(peers & count_bits[i]) << i;
-                add_size(cache_label, cache_count, sizes, label, total);
+            if constexpr (STORE) {
+                const uint32_t stored = new_label && label ? new_label[label - 1] : label;
+                for_each_block_voxel<CONN, XY>(g, k, [&](int bit, int64_t v) { labels[v] = f >> bit & 1u ? stored : 0; });
             }
         }
+        if constexpr (COUNT)
+            add_unit_sizes(cache_label, cache_count, sizes, label, count);
     }
-    __syncthreads();
-    if (t < kSizeCache && cache_label[t])
-        atomicAdd(sizes + cache_label[t] - 1, cache_count[t]);
+    if constexpr (COUNT) {
+        __syncthreads();
+        if (t < kSizeCache && cache_label[t])
+            atomicAdd(sizes + cache_label[t] - 1, cache_count[t]);
+    }
 }
 
 __global__ void remap_kernel(uint32_t *__restrict__ labels, int64_t voxels, const uint32_t *__restrict__ new_label)
@@ -193,15 +214,23 @@ cudaError_t flatten_roots(int connectivity, bool xy, const uint8_t *mask, uint32
 }
 
 cudaError_t write_labels(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels, const uint32_t *root_bits,
-                         const uint32_t *segment_offset, unsigned long long *sizes, const Grid &g, cudaStream_t stream)
+                         const uint32_t *segment_offset, unsigned long long *sizes, const uint32_t *new_label,
+                         bool store, const Grid &g, cudaStream_t stream)
 {
     return for_unit_shape(connectivity, xy, [&](auto unit) {
         using U = decltype(unit);
         /* Fewer, longer-lived thread blocks for the sizes: each flushes its cache once. */
         const dim3 plane = block_launch_grid<U::conn, U::xy>(g, 1);
         const dim3 grid = block_launch_grid<U::conn, U::xy>(g, (1u << 16) / (plane.x * plane.y) + 1);
-        write_kernel<U::conn, U::xy>
-            <<<grid, dim3(32, 8), 0, stream>>>(mask, labels, root_bits, segment_offset, sizes, g);
+        if (sizes && store)
+            write_kernel<U::conn, U::xy, true, true>
+                <<<grid, dim3(32, 8), 0, stream>>>(mask, labels, root_bits, segment_offset, sizes, new_label, g);
+        else if (sizes)
+            write_kernel<U::conn, U::xy, true, false>
+                <<<grid, dim3(32, 8), 0, stream>>>(mask, labels, root_bits, segment_offset, sizes, new_label, g);
+        else
+            write_kernel<U::conn, U::xy, false, true>
+                <<<grid, dim3(32, 8), 0, stream>>>(mask, labels, root_bits, segment_offset, sizes, new_label, g);
     });
 }
 

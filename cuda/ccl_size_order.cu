@@ -1,5 +1,6 @@
 /* `size` order on the device: a stable descending radix sort of the component sizes (CUB) over labels
- * that are already in `matlab` order, so equal sizes keep the matlab key as tie-break. */
+ * numbered in `matlab` order, so equal sizes keep the matlab key as tie-break. The result is a table from
+ * matlab label to size-order label, which the write pass applies. */
 #include <cub/device/device_radix_sort.cuh>
 
 #include "ccl_size_order.cuh"
@@ -45,8 +46,8 @@ size_t size_order_scratch_bytes(uint32_t count, int64_t voxels)
     return ((sort_bytes + 255) / 256) * 256 + (size_t)count * (sizeof(unsigned long long) + 3 * sizeof(uint32_t)) + 1024;
 }
 
-cudaError_t order_by_size(uint32_t *labels, int64_t voxels, unsigned long long *sizes, uint32_t count,
-                          void *scratch, cudaStream_t stream)
+cudaError_t order_by_size(unsigned long long *sizes, uint32_t count, int64_t voxels, void *scratch,
+                          const uint32_t **new_label, cudaStream_t stream)
 {
     const int end_bit = size_end_bit(voxels);
     size_t sort_bytes = 0;
@@ -64,17 +65,15 @@ cudaError_t order_by_size(uint32_t *labels, int64_t voxels, unsigned long long *
     cursor += ((size_t)count * sizeof(uint32_t) + 255) / 256 * 256;
     uint32_t *old_sorted = reinterpret_cast<uint32_t *>(cursor);
     cursor += ((size_t)count * sizeof(uint32_t) + 255) / 256 * 256;
-    uint32_t *new_label = reinterpret_cast<uint32_t *>(cursor);
+    uint32_t *table = reinterpret_cast<uint32_t *>(cursor);
 
     iota_kernel<<<blocks_for(count), 256, 0, stream>>>(old_in, count);
     error = cub::DeviceRadixSort::SortPairsDescending(sort_temp, sort_bytes, sizes, sorted_sizes, old_in, old_sorted,
                                                       count, 0, end_bit, stream);
     if (error != cudaSuccess)
         return error;
-    invert_kernel<<<blocks_for(count), 256, 0, stream>>>(old_sorted, new_label, count);
-    error = remap_labels(labels, voxels, new_label, stream);
-    if (error != cudaSuccess)
-        return error;
+    invert_kernel<<<blocks_for(count), 256, 0, stream>>>(old_sorted, table, count);
+    *new_label = table;
     return cudaMemcpyAsync(sizes, sorted_sizes, (size_t)count * sizeof(unsigned long long), cudaMemcpyDeviceToDevice,
                            stream);
 }

@@ -11,10 +11,11 @@ namespace vlccl {
 /* Device scratch that order_by_size needs for `count` components. */
 size_t size_order_scratch_bytes(uint32_t count, int64_t voxels);
 
-/* Renumbers labels (1..count, matlab order, with their sizes) by descending size, ties by the
- * current label; permutes `sizes` to match. */
-cudaError_t order_by_size(uint32_t *labels, int64_t voxels, unsigned long long *sizes, uint32_t count,
-                          void *scratch, cudaStream_t stream);
+/* For labels 1..count in matlab order with their sizes: *new_label (in scratch) := each label's number
+ * in descending size order, ties by the current label; `sizes` is permuted to match. The labels
+ * themselves are written afterwards, through the table (write_labels). */
+cudaError_t order_by_size(unsigned long long *sizes, uint32_t count, int64_t voxels, void *scratch,
+                          const uint32_t **new_label, cudaStream_t stream);
 
 } // namespace vlccl
 
