@@ -196,34 +196,24 @@ int cmd_stats(int argc, char **argv)
     cli_gpu_warm_up gpu_warm_up;
     cli_gpu_warm_up_start(&gpu_warm_up, args.stats.device, args.stats.gpu_index);
     cli_input labels, intensity;
+    memset(&labels, 0, sizeof labels);
     memset(&intensity, 0, sizeof intensity);
-    if ((code = cli_input_load(args.labels_path, &args.input, &labels))) {
-        cli_gpu_warm_up_finish(&gpu_warm_up);
-        return code;
-    }
+    vl_component_stats *stats = NULL;
     uint32_t count = 0;
-    if ((code = prepare_labels(args.labels_path, &labels.volume, &count))) {
-        cli_gpu_warm_up_finish(&gpu_warm_up);
-        cli_input_free(&labels);
-        return code;
-    }
+    if ((code = cli_input_load(args.labels_path, &args.input, &labels)) ||
+        (code = prepare_labels(args.labels_path, &labels.volume, &count)))
+        goto done;
     if (args.intensity_path) {
         cli_input_options intensity_input = args.input;
         intensity_input.raw_dtype = args.intensity_raw_type;
-        if ((code = cli_input_load(args.intensity_path, &intensity_input, &intensity))) {
-            cli_gpu_warm_up_finish(&gpu_warm_up);
-            cli_input_free(&labels);
-            return code;
-        }
+        if ((code = cli_input_load(args.intensity_path, &intensity_input, &intensity)))
+            goto done;
         const vl_volume *a = &labels.volume, *b = &intensity.volume;
         if (a->nx != b->nx || a->ny != b->ny || a->nz != b->nz) {
             code = cli_error(CLI_EXIT_INPUT, "%s: is %lldx%lldx%lld but %s is %lldx%lldx%lld", args.intensity_path,
                              (long long)b->nx, (long long)b->ny, (long long)b->nz, args.labels_path, (long long)a->nx,
                              (long long)a->ny, (long long)a->nz);
-            cli_gpu_warm_up_finish(&gpu_warm_up);
-            cli_input_free(&labels);
-            cli_input_free(&intensity);
-            return code;
+            goto done;
         }
         for (int axis = 0; axis < 3; axis++)
             if (fabs(a->geometry.spacing[axis] - b->geometry.spacing[axis]) > 1e-3 ||
@@ -235,7 +225,6 @@ int cmd_stats(int argc, char **argv)
     }
     args.csv.level = args.stats.level;
     args.csv.intensity = args.intensity_path != NULL;
-    vl_component_stats *stats = NULL;
     cli_gpu_warm_up_finish(&gpu_warm_up);
     status = vl_component_stats_compute(&labels.volume, args.intensity_path ? &intensity.volume : NULL, count,
                                         &args.stats, &stats);
@@ -245,9 +234,12 @@ int cmd_stats(int argc, char **argv)
     code = status == VL_OK ? CLI_EXIT_OK : cli_status_error(status);
     if (status == VL_OK)
         cli_note("%u components -> %s", count, args.output_path);
+
+done:
+    /* Every path waits for the warm-up and frees what it loaded (freeing an empty input is a no-op). */
+    cli_gpu_warm_up_finish(&gpu_warm_up);
     vl_component_stats_free(stats);
     cli_input_free(&labels);
-    if (args.intensity_path)
-        cli_input_free(&intensity);
+    cli_input_free(&intensity);
     return code;
 }
