@@ -105,8 +105,9 @@ __device__ __forceinline__ uint32_t block_bits_from_mask(const uint8_t *__restri
     return bits;
 }
 
-/* The bits cell holds the block's bits in its low byte and, from link on, the backward neighbours it
- * is connected to (bit o of the offsets in ccl_common.cuh) from bit kConnectedShift. */
+/* The bits cell holds the block's bits in its low byte (kBitsMask) and, from link on, the backward
+ * neighbours it is connected to (bit o of the offsets in ccl_common.cuh) from bit kConnectedShift. */
+constexpr uint32_t kBitsMask = 0xFFu;
 constexpr int kConnectedShift = 8;
 
 /* A block's bits after init (from its bits cell, else from the mask); labels from init on, until the
@@ -115,7 +116,7 @@ template <int CONN, bool XY>
 __device__ __forceinline__ uint32_t block_bits(const uint8_t *__restrict__ mask, const uint32_t *labels,
                                                const Grid &g, BlockAt k)
 {
-    return has_bits_cell<CONN, XY>(g, k) ? labels[parent_cell<CONN, XY>(g, k) + 1] & 0xFFu
+    return has_bits_cell<CONN, XY>(g, k) ? labels[parent_cell<CONN, XY>(g, k) + 1] & kBitsMask
                                          : block_bits_from_mask<CONN, XY>(mask, g, k);
 }
 

@@ -268,7 +268,7 @@ struct Neighbourhood {
         if constexpr (kOneNode<CONN>)
             return (mask[at] != 0) | (!single && mask[at + (XY ? 1 : g.nx)] != 0) << 1;
         if (!single)
-            return labels[at + 1] & 0xFFu;
+            return labels[at + 1] & kBitsMask;
         return block_bits_from_mask<CONN, XY>(
             mask, g, BlockAt{k.b + backward_offset(o, 0), k.c + backward_offset(o, 1), k.d + backward_offset(o, 2)});
     }

@@ -222,15 +222,10 @@ cudaError_t write_labels(int connectivity, bool xy, const uint8_t *mask, uint32_
         /* Fewer, longer-lived thread blocks for the sizes: each flushes its cache once. */
         const dim3 plane = block_launch_grid<U::conn, U::xy>(g, 1);
         const dim3 grid = block_launch_grid<U::conn, U::xy>(g, (1u << 16) / (plane.x * plane.y) + 1);
-        if (sizes && store)
-            write_kernel<U::conn, U::xy, true, true>
-                <<<grid, dim3(32, 8), 0, stream>>>(mask, labels, root_bits, segment_offset, sizes, new_label, g);
-        else if (sizes)
-            write_kernel<U::conn, U::xy, true, false>
-                <<<grid, dim3(32, 8), 0, stream>>>(mask, labels, root_bits, segment_offset, sizes, new_label, g);
-        else
-            write_kernel<U::conn, U::xy, false, true>
-                <<<grid, dim3(32, 8), 0, stream>>>(mask, labels, root_bits, segment_offset, sizes, new_label, g);
+        const auto kernel = !sizes ? write_kernel<U::conn, U::xy, false, true>
+                          : store  ? write_kernel<U::conn, U::xy, true, true>
+                                   : write_kernel<U::conn, U::xy, true, false>;
+        kernel<<<grid, dim3(32, 8), 0, stream>>>(mask, labels, root_bits, segment_offset, sizes, new_label, g);
     });
 }
 
