@@ -60,16 +60,21 @@ bool prepare(Staging &s)
     release(s);
     for (int w = 0; w < kWorkers; w++) {
         Worker &k = s.worker[w];
-        k.pinned[0] = k.pinned[1] = nullptr;
+        k = Worker{{nullptr, nullptr}, nullptr, {nullptr, nullptr}};
         const bool ok = cudaHostAlloc((void **)&k.pinned[0], kChunk, cudaHostAllocPortable) == cudaSuccess &&
                         cudaHostAlloc((void **)&k.pinned[1], kChunk, cudaHostAllocPortable) == cudaSuccess &&
                         cudaStreamCreateWithFlags(&k.stream, cudaStreamNonBlocking) == cudaSuccess &&
                         cudaEventCreateWithFlags(&k.landed[0], cudaEventDisableTiming) == cudaSuccess &&
                         cudaEventCreateWithFlags(&k.landed[1], cudaEventDisableTiming) == cudaSuccess;
         if (!ok) {
-            cudaGetLastError();
+            /* This worker is not counted in s.workers: free what it got before the failure here. */
             cudaFreeHost(k.pinned[0]);
             cudaFreeHost(k.pinned[1]);
+            if (k.stream)
+                cudaStreamDestroy(k.stream);
+            if (k.landed[0])
+                cudaEventDestroy(k.landed[0]);
+            cudaGetLastError();
             s.workers = w;
             release(s);
             return false;
