@@ -1,18 +1,22 @@
 /* Node blocks: the units of the block union-find (ccl_blocks.cu) and of the relabel (ccl_relabel.cu).
  *
- * A block is 1 x B1 x BZ nodes (b, i1, z) of the node grid (ccl_common.cuh), chosen per connectivity
- * so that every foreground voxel of a block touches every other one: 2x2x2 voxels under 26, a 2x2
- * square of one slice under 18 and 8, a single node (voxel pair) under 6 and 4.
+ * A block is 1 x 2 x BZ nodes (b, i1, z) of the node grid (ccl_common.cuh): 2x2x2 voxels under 26, a
+ * 2x2 square of one slice under 18, 8, 6 and 4. Under 26, 18 and 8 every foreground voxel of a block
+ * touches every other one, so the block is one *piece*. Under 6 and 4 its two nodes touch unless they
+ * meet only at a corner (bits 0b1001 or 0b0110): such a *split* block holds two pieces, its nodes.
  *
- * Block bits: bit 2p + t is voxel a0 = 2b + t of the block's node p = jz*B1 + j1, which is node
- * (b, B1*c + j1, BZ*d + jz). Nodes p are numbered in node order, so a block's first foreground node
- * (its representative) is its minimum-key node.
+ * Block bits: bit 2p + t is voxel a0 = 2b + t of the block's node p = jz*2 + j1, which is node
+ * (b, 2c + j1, BZ*d + jz). Nodes p are numbered in node order, so a piece's first foreground node (its
+ * representative) is its minimum-key node. A block's *main* piece holds its first foreground node; a
+ * split block's second piece is its node 1.
  *
- * Storage during union-find: a block's parent (that of its representative) lives in the labels buffer
- * at its first cell (voxel t = 0 of node 0), and under 8, 18 and 26 its bits in the next cell along
+ * Storage during union-find, in the labels buffer: under 8, 18 and 26 a block's parent (that of its
+ * representative) lives at its first cell (voxel t = 0 of node 0) and its bits in the next cell along
  * memory x (node 0's second voxel under matlab-xy, node 1's first under matlab), when the block has
  * one there. So a block's union-find state is 8 adjacent bytes, and the blocks of a row of lanes fill
- * whole sectors: the passes touch a quarter (26) or half (18, 8) of the labels buffer's sectors. */
+ * whole sectors: the passes touch a quarter (26) or half (18, 8) of the labels buffer's sectors. Under 6
+ * and 4 a representative's parent lives at its own first voxel (a split block has two), and the bits at
+ * node 0's second voxel. */
 #ifndef VL_CCL_BLOCK_GRID_CUH
 #define VL_CCL_BLOCK_GRID_CUH
 
@@ -22,10 +26,19 @@
 
 namespace vlccl {
 
-template <int CONN>
-constexpr int kBlock1 = CONN == 26 || CONN == 18 || CONN == 8 ? 2 : 1;
+constexpr int kBlock1 = 2;
 template <int CONN>
 constexpr int kBlockZ = CONN == 26 ? 2 : 1;
+
+/* Can a block's foreground be two pieces? */
+template <int CONN>
+constexpr bool kSplits = CONN == 6 || CONN == 4;
+
+template <int CONN>
+__device__ __forceinline__ bool is_split(uint32_t f)
+{
+    return kSplits<CONN> && (f == 0x9u || f == 0x6u);
+}
 
 struct BlockAt {
     uint32_t b, c, d;
@@ -34,7 +47,7 @@ struct BlockAt {
 template <int CONN>
 __device__ __forceinline__ uint32_t i1_blocks(const Grid &g)
 {
-    return (g.n1 + kBlock1<CONN> - 1) / kBlock1<CONN>;
+    return (g.n1 + kBlock1 - 1) / kBlock1;
 }
 
 template <int CONN>
@@ -57,44 +70,57 @@ __device__ __forceinline__ void for_each_block_voxel(const Grid &g, BlockAt k, V
 #pragma unroll
     for (int jz = 0; jz < kBlockZ<CONN>; jz++)
 #pragma unroll
-        for (int j1 = 0; j1 < kBlock1<CONN>; j1++) {
-            const uint32_t i1 = kBlock1<CONN> * k.c + j1, z = kBlockZ<CONN> * k.d + jz;
+        for (int j1 = 0; j1 < kBlock1; j1++) {
+            const uint32_t i1 = kBlock1 * k.c + j1, z = kBlockZ<CONN> * k.d + jz;
             if (i1 >= g.n1 || z >= (uint32_t)g.nz)
                 continue;
             const int64_t v = voxel_index<XY>(g, k.b, i1, z, 0);
-            const int bit = 2 * (jz * kBlock1<CONN> + j1);
+            const int bit = 2 * (jz * kBlock1 + j1);
             visit(bit, v);
             if (2 * k.b + 1 < g.n0)
                 visit(bit + 1, v + (XY ? 1 : g.nx));
         }
 }
 
-/* Under 4 and 6 a block is a single node. */
-template <int CONN>
-constexpr bool kOneNode = kBlock1<CONN> == 1 && kBlockZ<CONN> == 1;
-
-/* A block's first cell: its parent during union-find. */
+/* A block's first cell: the parent of its representative during union-find (under 6 and 4, when that
+ * is node 0). */
 template <int CONN, bool XY>
 __device__ __forceinline__ int64_t parent_cell(const Grid &g, BlockAt k)
 {
-    return voxel_index<XY>(g, k.b, kBlock1<CONN> * k.c, kBlockZ<CONN> * k.d, 0);
+    return voxel_index<XY>(g, k.b, kBlock1 * k.c, kBlockZ<CONN> * k.d, 0);
 }
 
-/* The parent cell of the block holding node n. */
+/* Where the parent of representative n lives: its block's first cell, or under 6 and 4 its own first
+ * voxel. */
 template <int CONN, bool XY>
 __device__ __forceinline__ int64_t parent_cell_of(const Grid &g, uint32_t n)
 {
     const NodeAt c = node_coords<XY>(g, n);
-    return voxel_index<XY>(g, c.b, c.i1 - c.i1 % kBlock1<CONN>, c.z - c.z % kBlockZ<CONN>, 0);
+    if constexpr (kSplits<CONN>)
+        return voxel_index<XY>(g, c.b, c.i1, c.z, 0);
+    return voxel_index<XY>(g, c.b, c.i1 - c.i1 % kBlock1, c.z - c.z % kBlockZ<CONN>, 0);
 }
 
-/* Does block k keep its bits at parent_cell + 1? Under 8, 18 and 26, unless the block ends the line
- * along memory x there. A single node's 2 bits (4, 6) are read from the mask: storing them would cost
- * init a write per node. */
+/* From a block's first cell to node 1's first voxel. */
+template <bool XY>
+__device__ __forceinline__ int64_t node1_step(const Grid &g)
+{
+    return XY ? g.nx : 1;
+}
+
+/* From a block's first cell to its bits cell: the next cell along memory x, or under 6 and 4 (where
+ * node 1's first voxel may hold a parent) node 0's second voxel. */
+template <int CONN, bool XY>
+__device__ __forceinline__ int64_t bits_step(const Grid &g)
+{
+    return kSplits<CONN> && !XY ? g.nx : 1;
+}
+
+/* Does block k have a bits cell? Not where the line ends at the block's first cell. */
 template <int CONN, bool XY>
 __device__ __forceinline__ bool has_bits_cell(const Grid &g, BlockAt k)
 {
-    return !kOneNode<CONN> && (XY ? 2 * k.b + 1 < g.n0 : kBlock1<CONN> * k.c + 1 < g.n1);
+    return XY || kSplits<CONN> ? 2 * k.b + 1 < g.n0 : kBlock1 * k.c + 1 < g.n1;
 }
 
 template <int CONN, bool XY>
@@ -110,17 +136,24 @@ __device__ __forceinline__ uint32_t block_bits_from_mask(const uint8_t *__restri
 constexpr uint32_t kBitsMask = 0xFFu;
 constexpr int kConnectedShift = 8;
 
-/* A block's bits after init (from its bits cell, else from the mask); labels from init on, until the
- * write pass overwrites the block. */
+/* A block's bits cell after init (else its bits from the mask): the bits and, from link on, the kept
+ * connections; labels from init on, until the write pass overwrites the block. */
+template <int CONN, bool XY>
+__device__ __forceinline__ uint32_t block_word(const uint8_t *__restrict__ mask, const uint32_t *labels,
+                                               const Grid &g, BlockAt k)
+{
+    return has_bits_cell<CONN, XY>(g, k) ? labels[parent_cell<CONN, XY>(g, k) + bits_step<CONN, XY>(g)]
+                                         : block_bits_from_mask<CONN, XY>(mask, g, k);
+}
+
 template <int CONN, bool XY>
 __device__ __forceinline__ uint32_t block_bits(const uint8_t *__restrict__ mask, const uint32_t *labels,
                                                const Grid &g, BlockAt k)
 {
-    return has_bits_cell<CONN, XY>(g, k) ? labels[parent_cell<CONN, XY>(g, k) + 1] & kBitsMask
-                                         : block_bits_from_mask<CONN, XY>(mask, g, k);
+    return block_word<CONN, XY>(mask, labels, g, k) & kBitsMask;
 }
 
-/* The first foreground node of a block with bits f != 0 (its number), and the block's parent cell. */
+/* A piece's representative (its node number) and the cell holding its parent. */
 struct Representative {
     uint32_t node;
     int64_t slot;
@@ -132,12 +165,34 @@ __device__ __forceinline__ uint32_t representative_node(uint32_t f)
     return (__ffs((f | f >> 1) & 0x55u) - 1) / 2;
 }
 
+/* The representative of block k's main piece (bits f != 0). */
 template <int CONN, bool XY>
 __device__ __forceinline__ Representative representative(const Grid &g, BlockAt k, uint32_t f)
 {
     const uint32_t p = representative_node(f);
-    const uint32_t i1 = kBlock1<CONN> * k.c + p % kBlock1<CONN>, z = kBlockZ<CONN> * k.d + p / kBlock1<CONN>;
-    return Representative{node_number(g, k.b, i1, z), parent_cell<CONN, XY>(g, k)};
+    const uint32_t i1 = kBlock1 * k.c + p % kBlock1, z = kBlockZ<CONN> * k.d + p / kBlock1;
+    const int64_t cell = parent_cell<CONN, XY>(g, k);
+    return Representative{node_number(g, k.b, i1, z), kSplits<CONN> && p ? cell + node1_step<XY>(g) : cell};
+}
+
+/* A split block's second piece: its node 1. */
+template <int CONN, bool XY>
+__device__ __forceinline__ Representative second_piece(const Grid &g, BlockAt k)
+{
+    return Representative{node_number(g, k.b, kBlock1 * k.c + 1, k.d), parent_cell<CONN, XY>(g, k) + node1_step<XY>(g)};
+}
+
+/* Bits of a block's main piece and, for a split block, of its second piece (else 0). */
+template <int CONN>
+__device__ __forceinline__ uint32_t main_bits(uint32_t f)
+{
+    return is_split<CONN>(f) ? f & 0x3u : f;
+}
+
+template <int CONN>
+__device__ __forceinline__ uint32_t second_bits(uint32_t f)
+{
+    return is_split<CONN>(f) ? f & 0xCu : 0;
 }
 
 /* Threads (32 x 8 per thread block) walk memory x: lanes along i1 blocks for `matlab`, along b for
@@ -179,7 +234,7 @@ __device__ __forceinline__ uint64_t launch_threads() { return (uint64_t)gridDim.
 template <int CONN, bool XY>
 inline dim3 block_launch_grid(const Grid &g, uint64_t max_z)
 {
-    const uint32_t blocks1 = (g.n1 + kBlock1<CONN> - 1) / kBlock1<CONN>;
+    const uint32_t blocks1 = (g.n1 + kBlock1 - 1) / kBlock1;
     const uint32_t fast = XY ? g.h0 : blocks1, slow = XY ? blocks1 : g.h0;
     uint64_t depth = (uint64_t)(g.nz + kBlockZ<CONN> - 1) / kBlockZ<CONN>;
     depth = depth < max_z ? depth : max_z;

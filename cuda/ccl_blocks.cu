@@ -1,17 +1,19 @@
 /* Union-find phase of the CUDA labeller, on blocks of nodes, for every connectivity. (Shared-memory
- * tiles, which this replaced under 4 and 6, measured slower on the H200: conn 6 matlab order, 6.67
+ * tiles, which blocks replaced under 4 and 6, measured slower on the H200: conn 6 matlab order, 6.67
  * against 5.91 ms on 512^3 noise 0.5, 4.12 against 4.07 on noise 0.2 and 0.66 against 0.62 ms on the
  * CT-like volume; the tiles of blocks tried for 26 and 18 are in docs/gpu.md.)
  *
- * Blocks (ccl_block_grid.cuh) are 2x2x2 voxels under 26, a 2x2 square of one slice under 18 and 8, and
- * one node under 6 and 4. Every foreground voxel of a block is connected to every other one under its
- * connectivity, so union-find can run on blocks: a quarter (26) or half (18, 8) of the nodes, each with
- * at most 13 backward neighbours (3 under 6).
+ * Blocks (ccl_block_grid.cuh) are 2x2x2 voxels under 26 and a 2x2 square of one slice otherwise. Under
+ * 26, 18 and 8 every foreground voxel of a block is connected to every other one; under 6 and 4 a block
+ * whose two nodes meet only at a corner holds two pieces. So union-find runs on pieces of blocks: about a
+ * quarter (26) or half (18, 8, 6, 4) of the nodes, each with at most 13 backward neighbours (3 under 6).
+ * Under 6, 2x2 blocks instead of single nodes took noise50/6 from 4.19 to 3.70 ms, noise20/6 from 3.49
+ * to 2.89 (H200, matlab order, label+relabel+sizes).
  *
- * A block's representative is its first foreground node in node order (= key order), so linking
- * toward the smaller representative still leaves each component rooted at its minimum-key node. A block
- * keeps its representative's parent in its parent cell and, under 8, 18 and 26, its bits (and from link
- * on its connected backward neighbours) in the bits cell beside it (ccl_block_grid.cuh).
+ * A piece's representative is its first foreground node in node order (= key order), so linking toward
+ * the smaller representative still leaves each component rooted at its minimum-key node. A block keeps
+ * its representative's parent in its parent cell (under 6 and 4 a representative node 1 in its own first
+ * voxel) and its bits (and from link on its kept connections) in the bits cell (ccl_block_grid.cuh).
  *
  * Four launches (after Allegretti, Bolelli and Grana's BKE, TPDS 2020):
  *   init      every block's parent cell := its representative, its bits cell := its bits, in whole
@@ -35,13 +37,13 @@ namespace {
 template <int CONN>
 constexpr bool blocks_touch(int o, uint32_t fa, uint32_t fb)
 {
-    constexpr int voxels = 2 * kBlock1<CONN> * kBlockZ<CONN>;
+    constexpr int voxels = 2 * kBlock1 * kBlockZ<CONN>;
     for (int va = 0; va < voxels; va++)
         for (int vb = 0; vb < voxels; vb++) {
             const int pa = va / 2, pb = vb / 2;
             const int d0 = 2 * backward_offset(o, 0) + vb % 2 - va % 2;
-            const int d1 = kBlock1<CONN> * backward_offset(o, 1) + pb % kBlock1<CONN> - pa % kBlock1<CONN>;
-            const int dz = kBlockZ<CONN> * backward_offset(o, 2) + pb / kBlock1<CONN> - pa / kBlock1<CONN>;
+            const int d1 = kBlock1 * backward_offset(o, 1) + pb % kBlock1 - pa % kBlock1;
+            const int dz = kBlockZ<CONN> * backward_offset(o, 2) + pb / kBlock1 - pa / kBlock1;
             if ((fa >> va & 1u) && (fb >> vb & 1u) && voxel_step_ok<CONN>(d0, d1, dz))
                 return true;
         }
@@ -57,7 +59,7 @@ template <int CONN>
 __host__ __device__ constexpr uint32_t touched_by_voxel(int o, int v)
 {
     uint32_t reach = 0;
-    for (int w = 0; w < 2 * kBlock1<CONN> * kBlockZ<CONN>; w++)
+    for (int w = 0; w < 2 * kBlock1 * kBlockZ<CONN>; w++)
         if (blocks_touch<CONN>(o, 1u << v, 1u << w))
             reach |= 1u << w;
     return reach;
@@ -80,7 +82,7 @@ __device__ __forceinline__ bool blocks_connected(int o, uint32_t fa, uint32_t fb
     }
     uint32_t reach = 0;
 #pragma unroll
-    for (int v = 0; v < 2 * kBlock1<CONN> * kBlockZ<CONN>; v++)
+    for (int v = 0; v < 2 * kBlock1 * kBlockZ<CONN>; v++)
         if (fa >> v & 1u)
             reach |= touched_by_voxel<CONN>(o, v);
     return reach & fb;
@@ -93,7 +95,8 @@ __host__ __device__ constexpr bool offset_used(int o)
     return blocks_touch<CONN>(o, ~0u, ~0u);
 }
 
-/* Calls body(k, f) for every block k with foreground (bits f, read after init): LISTED, from the
+/* Calls body(k, f, kept) for every block k with foreground (bits f and kept connections, read from its
+ * bits cell after init, else from the mask with kept = 0): LISTED, from the
  * `listed` entries of the list (sparse volumes: every lane gets a foreground block), else from the
  * whole grid. Two instantiations, chosen by the host: one kernel with both paths needed more
  * registers and ran 13 % slower on dense volumes. */
@@ -105,16 +108,17 @@ __device__ __forceinline__ void for_each_foreground_block(const uint8_t *__restr
     if constexpr (LISTED) {
         for (uint64_t i = launch_thread(); i < listed; i += launch_threads()) {
             const BlockAt k = block_at_number<CONN>(g, list.entries[i], div_nc);
-            body(k, block_bits<CONN, XY>(mask, labels, g, k));
+            const uint32_t word = block_word<CONN, XY>(mask, labels, g, k);
+            body(k, word & kBitsMask, word >> kConnectedShift);
         }
     } else {
         for (uint32_t d = blockIdx.z; d < z_blocks<CONN>(g); d += gridDim.z) {
             BlockAt k;
             if (!block_of_thread<CONN, XY>(g, d, k))
                 continue;
-            const uint32_t f = block_bits<CONN, XY>(mask, labels, g, k);
-            if (f)
-                body(k, f);
+            const uint32_t word = block_word<CONN, XY>(mask, labels, g, k);
+            if (word & kBitsMask)
+                body(k, word & kBitsMask, word >> kConnectedShift);
         }
     }
 }
@@ -124,47 +128,29 @@ __device__ __forceinline__ void for_each_foreground_block(const uint8_t *__restr
  * volumes. */
 constexpr uint32_t kStaged = 2048;
 
-/* Under 4 and 6 (a block is one node, so a slab has 4 to 8 times more) about 4096 thread blocks walk z
- * and each gathers many steps before appending: on the CT-like volume at conn 6 the labelling took
- * 0.66 ms against 0.74 with a thread block per slab. Under 8, 18 and 26 a thread block per slab
- * measured faster (CT-like conn 26: init 119 against 138 us). */
+/* Init's writes for block k (bits f): its parent cell := its representative and its bits cell := f, for
+ * every block of the grid (neighbours read the bits of empty blocks too), so that the lanes of a row
+ * fill whole sectors: a sector written in part costs a DRAM read to fill the rest. Under 6 and 4 both
+ * nodes' first voxels (either may hold a parent) and the block's fourth cell too, so both of the
+ * block's rows are written whole. */
 template <int CONN, bool XY>
-inline dim3 init_launch_grid(const Grid &g)
+__device__ __forceinline__ void write_init_cells(uint32_t *labels, const Grid &g, BlockAt k, uint32_t f)
 {
-    const dim3 plane = block_launch_grid<CONN, XY>(g, 1);
-    return block_launch_grid<CONN, XY>(g, kOneNode<CONN> ? 4096 / (plane.x * plane.y) + 1 : 65535);
-}
-
-/* Does some lane of this lane's 32-byte sector (`lanes` lanes of it) need its cells written? All lanes
- * call it. */
-__device__ __forceinline__ bool sector_needs(bool need, unsigned lanes)
-{
-    const unsigned needed = __ballot_sync(0xFFFFFFFFu, need);
-    return needed >> (threadIdx.x & ~(lanes - 1)) & ((1u << lanes) - 1);
-}
-
-/* Init's writes for block k (bits f): its parent cell := its representative, and under 8, 18 and 26 its
- * bits cell := f, for every block of the grid (neighbours read the bits of empty blocks too), so that
- * the lanes of a row fill whole sectors: a sector written in part costs a DRAM read to fill the rest.
- * Under 4 and 6, where only foreground nodes need a parent, every lane of a sector with one writes its
- * node's own number. All lanes call it. */
-template <int CONN, bool XY>
-__device__ __forceinline__ void write_init_cells(uint32_t *labels, const Grid &g, BlockAt k, bool inside, uint32_t f)
-{
-    if constexpr (kOneNode<CONN>) {
-        /* Matlab order: lanes write neighbouring cells; matlab-xy: every other cell, the one between
-         * belonging to the same node. */
-        if (!sector_needs(f != 0, XY ? 4 : 8) || !inside)
-            return;
-        const int64_t cell = parent_cell<CONN, XY>(g, k);
-        labels[cell] = node_number(g, k.b, k.c, k.d);
-        if (XY && 2 * k.b + 1 < g.n0)
-            labels[cell + 1] = f;
-    } else if (inside) {
-        const int64_t cell = parent_cell<CONN, XY>(g, k);
+    const int64_t cell = parent_cell<CONN, XY>(g, k);
+    const bool bits_cell = has_bits_cell<CONN, XY>(g, k);
+    if (bits_cell)
+        labels[cell + bits_step<CONN, XY>(g)] = f;
+    if constexpr (kSplits<CONN>) {
+        const uint32_t node0 = node_number(g, k.b, kBlock1 * k.c, k.d);
+        labels[cell] = f & 0x3u ? node0 : kEmpty;
+        if (kBlock1 * k.c + 1 < g.n1) {
+            const int64_t cell1 = cell + node1_step<XY>(g);
+            labels[cell1] = f & 0xCu ? node0 + g.h0 : kEmpty;
+            if (bits_cell)
+                labels[cell1 + bits_step<CONN, XY>(g)] = kEmpty;
+        }
+    } else {
         labels[cell] = f ? representative<CONN, XY>(g, k, f).node : kEmpty;
-        if (has_bits_cell<CONN, XY>(g, k))
-            labels[cell + 1] = f;
     }
 }
 
@@ -183,7 +169,8 @@ __global__ void __launch_bounds__(256) init_blocks_kernel(const uint8_t *__restr
         BlockAt k;
         const bool inside = block_of_thread<CONN, XY>(g, d, k);
         const uint32_t f = inside ? block_bits_from_mask<CONN, XY>(mask, g, k) : 0;
-        write_init_cells<CONN, XY>(labels, g, k, inside, f);
+        if (inside)
+            write_init_cells<CONN, XY>(labels, g, k, f);
         /* Stage this step's foreground blocks (a warp's stay together), and append the stage to the list
          * when the next step might not fit, or at the last step. */
         const unsigned found = __ballot_sync(0xFFFFFFFFu, f != 0);
@@ -220,18 +207,18 @@ struct Neighbourhood {
     uint32_t edges; /* kFirstB ... kNextSingle */
 
     static constexpr uint32_t kFirstB = 1, kLastB = 2, kFirstC = 4, kLastC = 8, kFirstD = 16;
-    /* The cell after the parent cell along memory x: under 4 and 6 a node's second voxel (along the
-     * paired axis b), else the bits cell (along b under matlab-xy, c under matlab). kSingle: block k
-     * has none; kNextSingle: the block after it along that axis has none. */
-    static constexpr int kPairAxis = XY || kOneNode<CONN> ? 0 : 1;
+    /* The axis along which a block's bits cell follows its first cell (has_bits_cell): b under
+     * matlab-xy, 6 and 4, else c. kSingle: block k has no bits cell; kNextSingle: the block after it
+     * along that axis has none. */
+    static constexpr int kPairAxis = XY || kSplits<CONN> ? 0 : 1;
     static constexpr uint32_t kSingle = 32, kNextSingle = 64;
 
     __device__ __forceinline__ Neighbourhood(const Grid &g, BlockAt at)
         : k(at), cell(parent_cell<CONN, XY>(g, at)),
-          node(node_number(g, at.b, kBlock1<CONN> * at.c, kBlockZ<CONN> * at.d))
+          node(node_number(g, at.b, kBlock1 * at.c, kBlockZ<CONN> * at.d))
     {
-        const uint32_t last = kPairAxis == 0 ? 2 * at.b + 1 : kBlock1<CONN> * at.c + 1;
-        const uint32_t end = kPairAxis == 0 ? g.n0 : g.n1, step = kPairAxis == 0 ? 2 : kBlock1<CONN>;
+        const uint32_t last = kPairAxis == 0 ? 2 * at.b + 1 : kBlock1 * at.c + 1;
+        const uint32_t end = kPairAxis == 0 ? g.n0 : g.n1, step = kPairAxis == 0 ? 2 : kBlock1;
         edges = (at.b == 0 ? kFirstB : 0) | (at.b + 1 == g.h0 ? kLastB : 0) | (at.c == 0 ? kFirstC : 0) |
                 (at.c + 1 == i1_blocks<CONN>(g) ? kLastC : 0) | (at.d == 0 ? kFirstD : 0) |
                 (last >= end ? kSingle : 0) | (last + step >= end ? kNextSingle : 0);
@@ -240,14 +227,14 @@ struct Neighbourhood {
     __device__ __forceinline__ static int64_t cell_step(const Grid &g, int o)
     {
         const int db = backward_offset(o, 0), dc = backward_offset(o, 1), dz = backward_offset(o, 2);
-        return db * (XY ? 2 : 2 * g.nx) + dc * (XY ? kBlock1<CONN> * g.nx : kBlock1<CONN>) +
+        return db * (XY ? 2 : 2 * g.nx) + dc * (XY ? kBlock1 * g.nx : kBlock1) +
                dz * (kBlockZ<CONN> * g.sxy);
     }
 
     __device__ __forceinline__ static uint32_t node_step(const Grid &g, int o)
     {
         const int db = backward_offset(o, 0), dc = backward_offset(o, 1), dz = backward_offset(o, 2);
-        return (uint32_t)db + (uint32_t)dc * (kBlock1<CONN> * g.h0) + (uint32_t)dz * (kBlockZ<CONN> * g.n1 * g.h0);
+        return (uint32_t)db + (uint32_t)dc * (kBlock1 * g.h0) + (uint32_t)dz * (kBlockZ<CONN> * g.n1 * g.h0);
     }
 
     __device__ __forceinline__ bool inside(int o) const
@@ -265,24 +252,53 @@ struct Neighbourhood {
         const int d = backward_offset(o, kPairAxis);
         const bool single = edges & (d == 0 ? kSingle : d > 0 ? kNextSingle : 0);
         const int64_t at = cell + cell_step(g, o);
-        if constexpr (kOneNode<CONN>)
-            return (mask[at] != 0) | (!single && mask[at + (XY ? 1 : g.nx)] != 0) << 1;
         if (!single)
-            return labels[at + 1] & kBitsMask;
+            return labels[at + bits_step<CONN, XY>(g)] & kBitsMask;
         return block_bits_from_mask<CONN, XY>(
             mask, g, BlockAt{k.b + backward_offset(o, 0), k.c + backward_offset(o, 1), k.d + backward_offset(o, 2)});
     }
 
     __device__ __forceinline__ int64_t cell_of(const Grid &g, int o) const { return cell + cell_step(g, o); }
 
-    /* The representative of neighbour o with bits fn != 0, and the neighbour's parent cell. */
+    /* The representative of neighbour o's main piece (bits fn != 0). */
     __device__ __forceinline__ Representative representative(const Grid &g, int o, uint32_t fn) const
     {
         const uint32_t p = representative_node(fn);
-        const uint32_t n = node + node_step(g, o) + p % kBlock1<CONN> * g.h0 + p / kBlock1<CONN> * (g.n1 * g.h0);
-        return Representative{n, cell_of(g, o)};
+        const uint32_t n = node + node_step(g, o) + p % kBlock1 * g.h0 + p / kBlock1 * (g.n1 * g.h0);
+        return Representative{n, kSplits<CONN> && p ? cell_of(g, o) + node1_step<XY>(g) : cell_of(g, o)};
     }
 };
+
+/* Under 6 and 4 a block touches three backward neighbours (two under 4), numbered s = 0, 1, 2. */
+__host__ __device__ constexpr int split_offset(int s)
+{
+    return s == 0 ? 4 : s == 1 ? 10 : 12;
+}
+
+/* Kept connections (the bits cell from kConnectedShift). Under 8, 18 and 26 bit o: the block touches
+ * backward neighbour o. Under 6 and 4 bit 4s + 2a + p: the block's piece a (0 main, 1 second) touches
+ * the piece of neighbour split_offset(s) whose representative is that block's node p. */
+template <int CONN>
+__host__ __device__ constexpr bool kept_bit_used(int i)
+{
+    return kSplits<CONN> ? i < 12 && offset_used<CONN>(split_offset(i / 4)) : offset_used<CONN>(i);
+}
+
+/* Kept connections of piece a. */
+template <int CONN>
+__host__ __device__ constexpr uint32_t piece_connections(int a)
+{
+    return kSplits<CONN> ? (a ? 0xCCCu : 0x333u) : 0x1FFFu;
+}
+
+/* The cell holding the parent of the neighbour piece of kept connection i. */
+template <int CONN, bool XY>
+__device__ __forceinline__ int64_t kept_cell(const Grid &g, const Neighbourhood<CONN, XY> &around, int i)
+{
+    if constexpr (kSplits<CONN>)
+        return around.cell_of(g, split_offset(i / 4)) + (i & 1 ? node1_step<XY>(g) : 0);
+    return around.cell_of(g, i);
+}
 
 /* Calls body(o, rep) for every backward neighbour block o (representative rep) that CONN connects to
  * block k (bits f). Unrolled so that the 13 neighbours' loads are in flight together. */
@@ -301,12 +317,17 @@ __device__ __forceinline__ void for_each_connected_neighbour(const uint8_t *__re
     }
 }
 
-/* Block k (bits f != 0): its representative, the smallest representative among it and its connected
- * backward neighbours, and which of those neighbours are connected (bit o). */
+/* Block k (bits f != 0): its main piece's representative, the smallest representative among it and the
+ * backward neighbour pieces it touches, which neighbours' main pieces it touches (bit o), and the kept
+ * connections of both pieces; for a split block also its second piece and the smallest representative
+ * among it and the neighbour pieces it touches (else kEmpty for both). */
 struct LinkCandidate {
     Representative own;
     uint32_t smallest;
     uint32_t connected;
+    uint32_t kept;
+    Representative second;
+    uint32_t second_smallest;
 };
 
 template <int CONN, bool XY>
@@ -314,24 +335,66 @@ __device__ __forceinline__ LinkCandidate link_candidate(const uint8_t *__restric
                                                         const Grid &g, BlockAt k, uint32_t f)
 {
     const Neighbourhood<CONN, XY> around(g, k);
-    LinkCandidate c{representative<CONN, XY>(g, k, f), 0, 0};
+    LinkCandidate c{representative<CONN, XY>(g, k, f), 0, 0, 0, {kEmpty, 0}, kEmpty};
     c.smallest = c.own.node;
-    for_each_connected_neighbour<CONN, XY>(mask, labels, g, around, f, [&](int o, Representative other) {
-        c.smallest = min(c.smallest, other.node);
-        c.connected |= 1u << o;
-    });
+    if constexpr (kSplits<CONN>) {
+        const uint32_t piece_bits[2] = {main_bits<CONN>(f), second_bits<CONN>(f)};
+        if (piece_bits[1]) {
+            c.second = second_piece<CONN, XY>(g, k);
+            c.second_smallest = c.second.node;
+        }
+#pragma unroll
+        for (int s = 0; s < 3; s++) {
+            const int o = split_offset(s);
+            if (!offset_used<CONN>(o) || !around.inside(o))
+                continue;
+            const uint32_t fn = around.bits(mask, labels, g, o), main_node = representative_node(fn);
+#pragma unroll
+            for (uint32_t p = 0; p < 2; p++) {
+                const uint32_t other = is_split<CONN>(fn) ? fn & (p ? 0xCu : 0x3u) : p == main_node ? fn : 0;
+                if (!other)
+                    continue;
+                const uint32_t node = around.node + around.node_step(g, o) + p * g.h0;
+#pragma unroll
+                for (int a = 0; a < 2; a++) {
+                    if (!blocks_connected<CONN>(o, piece_bits[a], other))
+                        continue;
+                    c.kept |= 1u << (4 * s + 2 * a + p);
+                    if (a == 0) {
+                        c.smallest = min(c.smallest, node);
+                        c.connected |= (p == main_node ? 1u : 0u) << o;
+                    } else {
+                        c.second_smallest = min(c.second_smallest, node);
+                    }
+                }
+            }
+        }
+    } else {
+        for_each_connected_neighbour<CONN, XY>(mask, labels, g, around, f, [&](int o, Representative other) {
+            c.smallest = min(c.smallest, other.node);
+            c.connected |= 1u << o;
+        });
+        c.kept = c.connected;
+    }
     return c;
 }
 
-/* Link stores which backward neighbours block k (with foreground) is connected to beside its bits, so
- * that merge reads them instead of each neighbour's bits (under 4 and 6, or where the block has no bits
- * cell, merge tests the neighbours again). Neighbours reading the bits meanwhile mask them. */
+/* A split block's second piece points at the smallest neighbour piece it touches. */
+__device__ __forceinline__ void link_second_piece(uint32_t *labels, const LinkCandidate &c)
+{
+    if (c.second_smallest < c.second.node)
+        labels[c.second.slot] = c.second_smallest;
+}
+
+/* Link stores block k's kept connections beside its bits, so that merge reads them instead of each
+ * neighbour's bits (where the block has no bits cell, merge tests the neighbours again). Neighbours
+ * reading the bits meanwhile mask them. */
 template <int CONN, bool XY>
 __device__ __forceinline__ void keep_connected(uint32_t *labels, const Grid &g, BlockAt k, uint32_t f,
                                                const LinkCandidate &c)
 {
     if (has_bits_cell<CONN, XY>(g, k))
-        labels[c.own.slot + 1] = f | c.connected << kConnectedShift;
+        labels[parent_cell<CONN, XY>(g, k) + bits_step<CONN, XY>(g)] = f | c.kept << kConnectedShift;
 }
 
 /* A thread block of the grid walks a tile of 32 x 8 blocks of one z slab: lanes along memory x, warps
@@ -374,17 +437,17 @@ __device__ __forceinline__ uint32_t run_minimum(uint32_t v, bool joins_previous)
  * blocks of the slab above in its tile: fewer thread blocks, each a chain of slabs, against fewer trees
  * for merge. H200, matlab order, label+relabel+sizes, with 1 / 4 / 16 slabs (before link kept the
  * connections for merge): noise50/18 3.08 / 2.87 / 2.91 ms, noise20/18 3.46 / 3.37 / 3.33, noise50/6
- * 4.27 / 4.31 / 4.20, noise20/6 3.60 / 3.76 / 3.71; after, under 26 with 1 / 4: noise50/26 1.41-1.43 /
- * 1.45-1.47, noise20/26 1.92-1.95 / 1.88-1.91 (4 kept: noise20 is the closer to its target). */
-template <int CONN>
-constexpr uint32_t kLinkSlabs = kOneNode<CONN> ? 1 : 4;
+ * 4.27 / 4.31 / 4.20, noise20/6 3.60 / 3.76 / 3.71 (a block then one node); after, under 26 with 1 / 4:
+ * noise50/26 1.41-1.43 / 1.45-1.47, noise20/26 1.92-1.95 / 1.88-1.91 (4 kept: noise20 is the closer to
+ * its target); under 6 with 2x2 blocks: noise50/6 3.86 / 3.70, noise20/6 2.85 / 2.89, CT/6 0.65 / 0.65. */
+constexpr uint32_t kLinkSlabs = 4;
 
-/* link's launch grid: every tile of a slab, one thread block per kLinkSlabs<CONN> slabs (at most 65535 deep). */
+/* link's launch grid: every tile of a slab, one thread block per kLinkSlabs slabs (at most 65535 deep). */
 template <int CONN, bool XY>
 inline dim3 link_launch_grid(const Grid &g)
 {
     dim3 grid = block_launch_grid<CONN, XY>(g, 1);
-    const uint64_t groups = ((uint64_t)(g.nz + kBlockZ<CONN> - 1) / kBlockZ<CONN> + kLinkSlabs<CONN> - 1) / kLinkSlabs<CONN>;
+    const uint64_t groups = ((uint64_t)(g.nz + kBlockZ<CONN> - 1) / kBlockZ<CONN> + kLinkSlabs - 1) / kLinkSlabs;
     grid.z = (unsigned)(groups < 65535 ? groups : 65535);
     return grid;
 }
@@ -407,23 +470,27 @@ __global__ void __launch_bounds__(256) link_blocks_kernel(const uint8_t *__restr
                                                           uint32_t listed, Grid g, FastDiv div_nc)
 {
     if constexpr (LISTED) {
-        for_each_foreground_block<CONN, XY, true>(mask, labels, list, listed, g, div_nc, [&](BlockAt k, uint32_t f) {
-            const LinkCandidate c = link_candidate<CONN, XY>(mask, labels, g, k, f);
-            if (c.smallest != c.own.node)
-                labels[c.own.slot] = c.smallest;
-            keep_connected<CONN, XY>(labels, g, k, f, c);
-        });
+        for_each_foreground_block<CONN, XY, true>(mask, labels, list, listed, g, div_nc,
+                                                  [&](BlockAt k, uint32_t f, uint32_t) {
+                                                      const LinkCandidate c = link_candidate<CONN, XY>(mask, labels, g, k, f);
+                                                      if (c.smallest != c.own.node)
+                                                          labels[c.own.slot] = c.smallest;
+                                                      link_second_piece(labels, c);
+                                                      keep_connected<CONN, XY>(labels, g, k, f, c);
+                                                  });
     } else {
         __shared__ uint32_t tile[8][32], previous_slab[8][32];
         const int row = threadIdx.y, lane = threadIdx.x;
         const uint32_t slabs = z_blocks<CONN>(g);
-        for (uint32_t first = blockIdx.z * kLinkSlabs<CONN>; first < slabs; first += gridDim.z * kLinkSlabs<CONN>) {
-            for (uint32_t d = first; d < first + kLinkSlabs<CONN> && d < slabs; d++) {
+        for (uint32_t first = blockIdx.z * kLinkSlabs; first < slabs; first += gridDim.z * kLinkSlabs) {
+            for (uint32_t d = first; d < first + kLinkSlabs && d < slabs; d++) {
                 BlockAt k;
                 const uint32_t f = block_of_thread<CONN, XY>(g, d, k) ? block_bits<CONN, XY>(mask, labels, g, k) : 0;
-                LinkCandidate c{{kEmpty, 0}, kEmpty, 0};
-                if (f)
+                LinkCandidate c{{kEmpty, 0}, kEmpty, 0, 0, {kEmpty, 0}, kEmpty};
+                if (f) {
                     c = link_candidate<CONN, XY>(mask, labels, g, k, f);
+                    link_second_piece(labels, c);
+                }
                 /* Connected blocks of the slab below, in this tile: their final targets. */
 #pragma unroll
                 for (int o = 0; o < 9; o++) {
@@ -456,7 +523,21 @@ __global__ void __launch_bounds__(256) link_blocks_kernel(const uint8_t *__restr
     }
 }
 
-/* Every representative := its root. The walk only reads, and each thread writes only its own cell
+/* Representative rep := its root, or its segment's root count + 1 if it is one. */
+template <int CONN, bool XY>
+__device__ __forceinline__ void compress_piece(uint32_t *labels, uint32_t *segment_roots, const Grid &g,
+                                               Representative rep)
+{
+    const uint32_t parent = __ldcg(labels + rep.slot);
+    if (parent == rep.node) {
+        const NodeAt c = node_coords<XY>(g, rep.node);
+        atomicAdd(&segment_roots[segment_of(g, c.b, c.i1, c.z)], 1u);
+    } else {
+        labels[rep.slot] = find_root_readonly<CONN, XY>(labels, g, parent);
+    }
+}
+
+/* Every representative := its root. The walk only reads, and each thread writes only its own cells
  * (with the root), so no write can put back a stale ancestor after another thread's root. */
 template <int CONN, bool XY, bool LISTED>
 __global__ void __launch_bounds__(256) compress_blocks_kernel(const uint8_t *__restrict__ mask,
@@ -464,68 +545,76 @@ __global__ void __launch_bounds__(256) compress_blocks_kernel(const uint8_t *__r
                                                               uint32_t *__restrict__ segment_roots, BlockList list,
                                                               uint32_t listed, Grid g, FastDiv div_nc)
 {
-    for_each_foreground_block<CONN, XY, LISTED>(mask, labels, list, listed, g, div_nc, [&](BlockAt k, uint32_t f) {
-        const Representative rep = representative<CONN, XY>(g, k, f);
-        const uint32_t parent = __ldcg(labels + rep.slot);
-        if (parent == rep.node) {
-            const NodeAt c = node_coords<XY>(g, rep.node);
-            atomicAdd(&segment_roots[segment_of(g, c.b, c.i1, c.z)], 1u);
-        } else {
-            labels[rep.slot] = find_root_readonly<CONN, XY>(labels, g, parent);
-        }
-    });
+    for_each_foreground_block<CONN, XY, LISTED>(mask, labels, list, listed, g, div_nc,
+                                                [&](BlockAt k, uint32_t f, uint32_t) {
+                                                    compress_piece<CONN, XY>(labels, segment_roots, g,
+                                                                             representative<CONN, XY>(g, k, f));
+                                                    if (is_split<CONN>(f))
+                                                        compress_piece<CONN, XY>(labels, segment_roots, g,
+                                                                                 second_piece<CONN, XY>(g, k));
+                                                });
 }
 
-/* Unites connected neighbours whose roots still differ. After compress most parents are roots, so a
- * plain (L1) read of both sides settles most pairs: a stale parent is still an ancestor, and equal
- * ancestors prove one tree. The rest walk to their roots (halving the paths on the way) and are linked
- * with one atomicMin (union_roots). */
+/* Unites piece `own` (its parent cell) with the neighbour pieces of its kept connections whose roots
+ * still differ. After compress most parents are roots, so a plain (L1) read of both sides settles most
+ * pairs: a stale parent is still an ancestor, and equal ancestors prove one tree. The rest walk to their
+ * roots (halving the paths on the way) and are linked with one atomicMin (union_roots). */
+template <int CONN, bool XY>
+__device__ __forceinline__ void merge_piece(uint32_t *labels, uint32_t *segment_roots, const Grid &g,
+                                            const Neighbourhood<CONN, XY> &around, int64_t own, uint32_t kept)
+{
+    uint32_t own_root = labels[own];
+    uint32_t pending = 0;
+#pragma unroll
+    for (int i = 0; i < 13; i++)
+        if (kept_bit_used<CONN>(i) && (kept >> i & 1u) && labels[kept_cell(g, around, i)] != own_root)
+            pending |= 1u << i;
+    /* Most of these pairs were joined meanwhile through another pair of the same two trees: skip
+     * parents already joined by this thread, and compare the current roots before paying for a
+     * union. */
+    uint32_t joined[2] = {kEmpty, kEmpty};
+    if (pending)
+        own_root = find_root_global<CONN, XY>(labels, g, own_root);
+    while (pending) {
+        const int i = __ffs(pending) - 1;
+        pending &= pending - 1;
+        const uint32_t parent = labels[kept_cell(g, around, i)];
+        if (parent == joined[0] || parent == joined[1])
+            continue;
+        joined[1] = joined[0];
+        joined[0] = parent;
+        const uint32_t other_root = find_root_global<CONN, XY>(labels, g, parent);
+        if (other_root == own_root)
+            continue;
+        const uint32_t gone = union_roots<CONN, XY>(labels, g, own_root, other_root);
+        if (gone != kEmpty) {
+            const NodeAt at = node_coords<XY>(g, gone);
+            atomicSub(&segment_roots[segment_of(g, at.b, at.i1, at.z)], 1u);
+        }
+        /* Both now lie in one tree, whose root is at most the smaller: a member is enough here, since
+         * a later pair that finds a different root only pays for one more union. */
+        own_root = min(own_root, other_root);
+    }
+}
+
+/* Unites the pieces of every kept connection (read from the bits cell; where a block has none, its
+ * connections are tested again). */
 template <int CONN, bool XY, bool LISTED>
 __global__ void __launch_bounds__(256) merge_blocks_kernel(const uint8_t *__restrict__ mask,
                                                            uint32_t *__restrict__ labels,
                                                            uint32_t *__restrict__ segment_roots, BlockList list,
                                                            uint32_t listed, Grid g, FastDiv div_nc)
 {
-    for_each_foreground_block<CONN, XY, LISTED>(mask, labels, list, listed, g, div_nc, [&](BlockAt k, uint32_t f) {
+    for_each_foreground_block<CONN, XY, LISTED>(mask, labels, list, listed, g, div_nc, [&](BlockAt k, uint32_t f,
+                                                                                          uint32_t kept) {
         const Neighbourhood<CONN, XY> around(g, k);
-        uint32_t own_root = labels[around.cell];
-        uint32_t connected = 0;
-        if (has_bits_cell<CONN, XY>(g, k))
-            connected = labels[around.cell + 1] >> kConnectedShift;
-        else
-            for_each_connected_neighbour<CONN, XY>(mask, labels, g, around, f,
-                                                   [&](int o, Representative) { connected |= 1u << o; });
-        uint32_t pending = 0;
-#pragma unroll
-        for (int o = 0; o < 13; o++)
-            if (offset_used<CONN>(o) && (connected >> o & 1u) && labels[around.cell_of(g, o)] != own_root)
-                pending |= 1u << o;
-        /* Most of these pairs were joined meanwhile through another pair of the same two trees: skip
-         * parents already joined by this thread, and compare the current roots before paying for a
-         * union. */
-        uint32_t joined[2] = {kEmpty, kEmpty};
-        if (pending)
-            own_root = find_root_global<CONN, XY>(labels, g, own_root);
-        while (pending) {
-            const int o = __ffs(pending) - 1;
-            pending &= pending - 1;
-            const uint32_t parent = labels[around.cell_of(g, o)];
-            if (parent == joined[0] || parent == joined[1])
-                continue;
-            joined[1] = joined[0];
-            joined[0] = parent;
-            const uint32_t other_root = find_root_global<CONN, XY>(labels, g, parent);
-            if (other_root == own_root)
-                continue;
-            const uint32_t gone = union_roots<CONN, XY>(labels, g, own_root, other_root);
-            if (gone != kEmpty) {
-                const NodeAt at = node_coords<XY>(g, gone);
-                atomicSub(&segment_roots[segment_of(g, at.b, at.i1, at.z)], 1u);
-            }
-            /* Both now lie in one tree, whose root is at most the smaller: a member is enough here, since
-             * a later pair that finds a different root only pays for one more union. */
-            own_root = min(own_root, other_root);
-        }
+        if (!has_bits_cell<CONN, XY>(g, k))
+            kept = link_candidate<CONN, XY>(mask, labels, g, k, f).kept;
+        merge_piece<CONN, XY>(labels, segment_roots, g, around, representative<CONN, XY>(g, k, f).slot,
+                              kept & piece_connections<CONN>(0));
+        if (is_split<CONN>(f))
+            merge_piece<CONN, XY>(labels, segment_roots, g, around, second_piece<CONN, XY>(g, k).slot,
+                                  kept & piece_connections<CONN>(1));
     });
 }
 
@@ -534,11 +623,11 @@ cudaError_t launch_blocks(const uint8_t *mask, uint32_t *labels, uint32_t *segme
                           const Grid &g, cudaStream_t stream)
 {
     const dim3 grid = block_launch_grid<CONN, XY>(g, 65535), threads(32, 8);
-    const FastDiv div_nc = make_fastdiv((g.n1 + kBlock1<CONN> - 1) / kBlock1<CONN>);
+    const FastDiv div_nc = make_fastdiv((g.n1 + kBlock1 - 1) / kBlock1);
     cudaError_t error = cudaMemsetAsync(list.count, 0, sizeof *list.count, stream);
     if (error != cudaSuccess)
         return error;
-    init_blocks_kernel<CONN, XY><<<init_launch_grid<CONN, XY>(g), threads, 0, stream>>>(mask, labels, list, g);
+    init_blocks_kernel<CONN, XY><<<grid, threads, 0, stream>>>(mask, labels, list, g);
     /* One 4-byte read-back picks the variant: a thread per listed block, or the whole grid. */
     uint32_t listed = 0;
     error = cudaMemcpyAsync(&listed, list.count, sizeof listed, cudaMemcpyDeviceToHost, stream);

@@ -109,11 +109,10 @@ extern "C" vl_status vl_gpu_label_device(const uint8_t *mask, uint32_t *labels, 
     void *cub_temp = nullptr, *order_temp = nullptr;
     size_t scan_bytes = 0;
     const size_t root_bits_bytes = ((size_t)g.nodes + 31) / 32 * sizeof(uint32_t);
-    /* Block list: room for one block in 8 (26), 16 (18, 8) or 32 (6, 4); denser volumes walk the whole
-     * grid. */
+    /* Block list: room for one block in 8 (26) or 16 (18, 8, 6, 4); denser volumes walk the whole grid. */
     BlockList list{nullptr, nullptr, g.nodes / 32 + 32, kEmpty};
     uint32_t count = 0;
-    bool by_size = false, sizes_first = false;
+    bool by_size = false;
     const uint32_t *new_label = nullptr; /* size order: matlab label -> size-order label */
 
 #define VL_CUDA_TRY(call, what)                    \
@@ -176,24 +175,19 @@ extern "C" vl_status vl_gpu_label_device(const uint8_t *mask, uint32_t *labels, 
     }
     VL_CUDA_TRY(cudaMemsetAsync(sizes, 0, (size_t)count * sizeof(unsigned long long), stream), "clearing sizes");
     by_size = order == VL_ORDER_SIZE && count > 0;
-    sizes_first = by_size && connectivity != 6 && connectivity != 4;
-    /* `size` order under 26, 18 and 8: the sizes first, then the voxels straight in size order, instead of
-     * a write and a remap pass over the labels. H200: CT/26 0.72 -> 0.58 ms, noise50/26 1.74 -> 1.56,
-     * noise50/18 2.58 -> 2.47. Under 6 and 4, where a unit is a voxel pair and the write pass costs twice
-     * as much per voxel, the remap measured faster (noise50/6 4.55 against 4.66 ms). */
-    if (sizes_first) {
+    /* `size` order: the sizes first, then the voxels straight in size order, instead of a write and a
+     * remap pass over the labels. H200: CT/26 0.72 -> 0.58 ms, noise50/26 1.74 -> 1.56, noise50/18
+     * 2.58 -> 2.47; under 6 (2x2 blocks) CT/6 0.91 -> 0.83, noise50/6 4.25 -> 4.32, noise20/6
+     * 3.79 -> 3.84. */
+    if (by_size) {
         VL_CUDA_TRY(write_labels(connectivity, xy, mask, labels, root_bits, segment_offset, sizes, nullptr, false, g,
                                  stream),
                     "counting component sizes");
         VL_CUDA_TRY(order_by_size(sizes, count, nx * ny * nz, order_temp, &new_label, stream), "ordering by size");
     }
-    VL_CUDA_TRY(write_labels(connectivity, xy, mask, labels, root_bits, segment_offset, sizes_first ? nullptr : sizes,
+    VL_CUDA_TRY(write_labels(connectivity, xy, mask, labels, root_bits, segment_offset, by_size ? nullptr : sizes,
                              new_label, true, g, stream),
                 "writing labels");
-    if (by_size && !sizes_first) {
-        VL_CUDA_TRY(order_by_size(sizes, count, nx * ny * nz, order_temp, &new_label, stream), "ordering by size");
-        VL_CUDA_TRY(remap_labels(labels, nx * ny * nz, new_label, stream), "renumbering by size");
-    }
     if (timed)
         VL_CUDA_TRY(cudaEventRecord(events[2], stream), "recording an event");
     VL_CUDA_TRY(cudaStreamSynchronize(stream), "labelling");

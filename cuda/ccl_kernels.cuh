@@ -32,14 +32,11 @@ cudaError_t flatten_roots(int connectivity, bool xy, const uint8_t *mask, uint32
 /* Phase 3: a root's label is 1 + (roots before it in node order), from the scanned per-segment root
  * counts and root_bits. One pass over the units, which with `sizes` adds every unit's voxels to
  * sizes[label-1] (zeroed by the caller) and with `store` writes every voxel: new_label[label-1] (or the
- * label itself where new_label is null), 0 for background. The `size` order under 8, 18 and 26 runs it
- * twice: sizes only, then (after order_by_size) the voxels through the table. */
+ * label itself where new_label is null), 0 for background. The `size` order runs it twice: sizes only,
+ * then (after order_by_size) the voxels through the table. */
 cudaError_t write_labels(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels, const uint32_t *root_bits,
                          const uint32_t *segment_offset, unsigned long long *sizes, const uint32_t *new_label,
                          bool store, const Grid &g, cudaStream_t stream);
-
-/* Size order after a full write: labels[v] := new_label[labels[v] - 1] for every foreground voxel. */
-cudaError_t remap_labels(uint32_t *labels, int64_t voxels, const uint32_t *new_label, cudaStream_t stream);
 
 } // namespace vlccl
 

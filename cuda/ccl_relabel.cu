@@ -1,15 +1,14 @@
-/* Relabel phase of the CUDA labeller, on the units of ccl_block_grid.cuh (2x2x2 voxels under 26, 2x2
- * under 18 and 8, voxel pairs under 6 and 4). Two launches:
- *   flatten  every unit's representative := its root (a walk that only reads, then one write of the
+/* Relabel phase of the CUDA labeller, on the blocks of ccl_block_grid.cuh (2x2x2 voxels under 26, 2x2
+ * otherwise; under 6 and 4 a split block holds two pieces). Two launches:
+ *   flatten  every piece's representative := its root (a walk that only reads, then one write of the
  *            thread's own cell); roots set their bit in a node bitmask;
- *   write    every voxel := its component's label, and the sizes (or, for the `size` order under 26,
- *            18 and 8, the sizes in one pass and the voxels through the size-order table in another).
+ *   write    every voxel := its component's label, and the sizes (or, for the `size` order, the sizes
+ *            in one pass and the voxels through the size-order table in another).
  *            A root's label is 1 + (roots before it in node order) = its segment's offset (the scan of
  *            the per-segment root counts) + the roots before it in its segment (popcount over the
  *            bitmask), so no pass has to store labels anywhere before the voxels get them. Each thread
  *            reads only its own unit's cells before overwriting them, so nothing it writes is read by
- *            another thread.
- * Under 6 and 4 the `size` order renumbers the written labels with remap_kernel. */
+ *            another thread. */
 #include "ccl_kernels.cuh"
 #include "ccl_union_find.cuh"
 
@@ -18,12 +17,10 @@ namespace {
 
 constexpr int kSizeCache = 64;
 
-/* The representative of unit k (bits f != 0) := its root, or its bit set if it is one. */
+/* Representative rep := its root, or its bit set if it is one. */
 template <int CONN, bool XY>
-__device__ __forceinline__ void flatten_unit(uint32_t *labels, uint32_t *root_bits, const Grid &g, BlockAt k,
-                                             uint32_t f)
+__device__ __forceinline__ void flatten_piece(uint32_t *labels, uint32_t *root_bits, const Grid &g, Representative rep)
 {
-    const Representative rep = representative<CONN, XY>(g, k, f);
     const uint32_t parent = __ldcg(labels + rep.slot);
     if (parent == rep.node) {
         atomicOr(root_bits + rep.node / 32, 1u << (rep.node % 32));
@@ -32,6 +29,16 @@ __device__ __forceinline__ void flatten_unit(uint32_t *labels, uint32_t *root_bi
         if (root != parent)
             labels[rep.slot] = root;
     }
+}
+
+/* The pieces of block k (bits f != 0). */
+template <int CONN, bool XY>
+__device__ __forceinline__ void flatten_unit(uint32_t *labels, uint32_t *root_bits, const Grid &g, BlockAt k,
+                                             uint32_t f)
+{
+    flatten_piece<CONN, XY>(labels, root_bits, g, representative<CONN, XY>(g, k, f));
+    if (is_split<CONN>(f))
+        flatten_piece<CONN, XY>(labels, root_bits, g, second_piece<CONN, XY>(g, k));
 }
 
 template <int CONN, bool XY>
@@ -137,20 +144,32 @@ __global__ void __launch_bounds__(256) write_kernel(const uint8_t *__restrict__ 
     }
     for (uint32_t d = blockIdx.z; d < z_blocks<CONN>(g); d += gridDim.z) {
         BlockAt k;
-        uint32_t label = 0, count = 0;
+        /* The main piece's label and voxel count; a split block's second piece's. */
+        uint32_t label = 0, count = 0, second_label = 0, second_count = 0;
         if (block_of_thread<CONN, XY>(g, d, k)) {
             const uint32_t f = block_bits<CONN, XY>(mask, labels, g, k);
             if (f) {
                 label = root_label<XY>(root_bits, segment_offset, g, labels[representative<CONN, XY>(g, k, f).slot]);
-                count = __popc(f);
+                count = __popc(main_bits<CONN>(f));
+                if (is_split<CONN>(f)) {
+                    second_label = root_label<XY>(root_bits, segment_offset, g, labels[second_piece<CONN, XY>(g, k).slot]);
+                    second_count = 1; /* one voxel in each node */
+                }
             }
             if constexpr (STORE) {
                 const uint32_t stored = new_label && label ? new_label[label - 1] : label;
-                for_each_block_voxel<CONN, XY>(g, k, [&](int bit, int64_t v) { labels[v] = f >> bit & 1u ? stored : 0; });
+                const uint32_t second_stored = new_label && second_label ? new_label[second_label - 1] : second_label;
+                const uint32_t second = second_bits<CONN>(f);
+                for_each_block_voxel<CONN, XY>(g, k, [&](int bit, int64_t v) {
+                    labels[v] = second >> bit & 1u ? second_stored : f >> bit & 1u ? stored : 0;
+                });
             }
         }
-        if constexpr (COUNT)
+        if constexpr (COUNT) {
             add_unit_sizes(cache_label, cache_count, sizes, label, count);
+            if constexpr (kSplits<CONN>)
+                add_unit_sizes(cache_label, cache_count, sizes, second_label, second_count);
+        }
     }
     if constexpr (COUNT) {
         __syncthreads();
@@ -159,30 +178,14 @@ __global__ void __launch_bounds__(256) write_kernel(const uint8_t *__restrict__ 
     }
 }
 
-__global__ void remap_kernel(uint32_t *__restrict__ labels, int64_t voxels, const uint32_t *__restrict__ new_label)
-{
-    const int64_t quads = voxels / 4;
-    uint4 *quad = reinterpret_cast<uint4 *>(labels);
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < quads; i += (int64_t)gridDim.x * blockDim.x) {
-        uint4 v = quad[i];
-        v.x = v.x ? new_label[v.x - 1] : 0;
-        v.y = v.y ? new_label[v.y - 1] : 0;
-        v.z = v.z ? new_label[v.z - 1] : 0;
-        v.w = v.w ? new_label[v.w - 1] : 0;
-        quad[i] = v;
-    }
-    const int64_t rest = quads * 4 + (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (rest < voxels && labels[rest])
-        labels[rest] = new_label[labels[rest] - 1];
-}
-
 template <int CONN, bool XY>
 struct Unit {
     static constexpr int conn = CONN;
     static constexpr bool xy = XY;
 };
 
-/* Calls launch(Unit<C, XY>{}) with one C per unit shape: 26, 18 (also 8), 6 (also 4). */
+/* Calls launch(Unit<C, XY>{}) with one C per block shape: 26, 18 (also 8), 6 (also 4: the same blocks,
+ * which split where their nodes meet only at a corner). */
 template <typename Launch>
 cudaError_t for_unit_shape(int connectivity, bool xy, Launch launch)
 {
@@ -206,7 +209,7 @@ cudaError_t flatten_roots(int connectivity, bool xy, const uint8_t *mask, uint32
             flatten_kernel<U::conn, U::xy>
                 <<<block_launch_grid<U::conn, U::xy>(g, 65535), dim3(32, 8), 0, stream>>>(mask, labels, root_bits, g);
         } else if (list.listed > 0) {
-            const FastDiv div_nc = make_fastdiv((g.n1 + kBlock1<U::conn> - 1) / kBlock1<U::conn>);
+            const FastDiv div_nc = make_fastdiv((g.n1 + kBlock1 - 1) / kBlock1);
             flatten_listed_kernel<U::conn, U::xy><<<(list.listed + 255) / 256, dim3(32, 8), 0, stream>>>(
                 mask, labels, root_bits, list, g, div_nc);
         }
@@ -227,18 +230,6 @@ cudaError_t write_labels(int connectivity, bool xy, const uint8_t *mask, uint32_
                                    : write_kernel<U::conn, U::xy, true, false>;
         kernel<<<grid, dim3(32, 8), 0, stream>>>(mask, labels, root_bits, segment_offset, sizes, new_label, g);
     });
-}
-
-cudaError_t remap_labels(uint32_t *labels, int64_t voxels, const uint32_t *new_label, cudaStream_t stream)
-{
-    int64_t quads = voxels / 4;
-    int64_t blocks = (quads + 255) / 256;
-    if (blocks < 1)
-        blocks = 1;
-    if (blocks > 4096)
-        blocks = 4096;
-    remap_kernel<<<(unsigned)blocks, 256, 0, stream>>>(labels, voxels, new_label);
-    return cudaGetLastError();
 }
 
 } // namespace vlccl
