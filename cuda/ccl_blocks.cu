@@ -439,15 +439,17 @@ __device__ __forceinline__ uint32_t run_minimum(uint32_t v, bool joins_previous)
  * connections for merge): noise50/18 3.08 / 2.87 / 2.91 ms, noise20/18 3.46 / 3.37 / 3.33, noise50/6
  * 4.27 / 4.31 / 4.20, noise20/6 3.60 / 3.76 / 3.71 (a block then one node); after, under 26 with 1 / 4:
  * noise50/26 1.41-1.43 / 1.45-1.47, noise20/26 1.92-1.95 / 1.88-1.91 (4 kept: noise20 is the closer to
- * its target); under 6 with 2x2 blocks: noise50/6 3.86 / 3.70, noise20/6 2.85 / 2.89, CT/6 0.65 / 0.65. */
-constexpr uint32_t kLinkSlabs = 4;
+ * its target); under 6 with 2x2 blocks, 1 / 4 / 16 / 32 / 64 slabs: noise50/6 3.86 / 3.70 / 3.56 / 3.55 /
+ * 3.58, noise20/6 2.85 / 2.89 / 2.90 / 2.91 / 2.96, CT/6 0.65 / 0.65 / 0.64 / 0.64 / 0.65. */
+template <int CONN>
+constexpr uint32_t kLinkSlabs = kSplits<CONN> ? 16 : 4;
 
-/* link's launch grid: every tile of a slab, one thread block per kLinkSlabs slabs (at most 65535 deep). */
+/* link's launch grid: every tile of a slab, one thread block per kLinkSlabs<CONN> slabs (at most 65535 deep). */
 template <int CONN, bool XY>
 inline dim3 link_launch_grid(const Grid &g)
 {
     dim3 grid = block_launch_grid<CONN, XY>(g, 1);
-    const uint64_t groups = ((uint64_t)(g.nz + kBlockZ<CONN> - 1) / kBlockZ<CONN> + kLinkSlabs - 1) / kLinkSlabs;
+    const uint64_t groups = ((uint64_t)(g.nz + kBlockZ<CONN> - 1) / kBlockZ<CONN> + kLinkSlabs<CONN> - 1) / kLinkSlabs<CONN>;
     grid.z = (unsigned)(groups < 65535 ? groups : 65535);
     return grid;
 }
@@ -455,7 +457,7 @@ inline dim3 link_launch_grid(const Grid &g)
 /* Each representative points at a smaller node of its component, so the pointers make a forest without
  * atomics. Listed blocks (sparse volumes) point at their smallest connected neighbour. On the grid, a
  * block's target is the smallest node among: itself, its connected neighbours, the final targets of its
- * connected neighbours in the slab below when the thread block labelled that slab too (kLinkSlabs);
+ * connected neighbours in the slab below when the thread block labelled that slab too (kLinkSlabs<CONN>);
  * then the smallest over its run (lanes that each join the previous lane's block); then, in one round
  * of shared-memory atomicMin, also over its connected neighbours in the tile's rows above and below;
  * and again over its run. Every value a block takes is a node of its own component, so the forest stays
@@ -482,8 +484,8 @@ __global__ void __launch_bounds__(256) link_blocks_kernel(const uint8_t *__restr
         __shared__ uint32_t tile[8][32], previous_slab[8][32];
         const int row = threadIdx.y, lane = threadIdx.x;
         const uint32_t slabs = z_blocks<CONN>(g);
-        for (uint32_t first = blockIdx.z * kLinkSlabs; first < slabs; first += gridDim.z * kLinkSlabs) {
-            for (uint32_t d = first; d < first + kLinkSlabs && d < slabs; d++) {
+        for (uint32_t first = blockIdx.z * kLinkSlabs<CONN>; first < slabs; first += gridDim.z * kLinkSlabs<CONN>) {
+            for (uint32_t d = first; d < first + kLinkSlabs<CONN> && d < slabs; d++) {
                 BlockAt k;
                 const uint32_t f = block_of_thread<CONN, XY>(g, d, k) ? block_bits<CONN, XY>(mask, labels, g, k) : 0;
                 LinkCandidate c{{kEmpty, 0}, kEmpty, 0, 0, {kEmpty, 0}, kEmpty};
