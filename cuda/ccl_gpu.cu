@@ -154,11 +154,12 @@ extern "C" vl_status vl_gpu_label_device(const uint8_t *mask, uint32_t *labels, 
         VL_CUDA_TRY(cudaEventRecord(events[0], stream), "recording an event");
     VL_CUDA_TRY(cudaMemsetAsync(segment_roots, 0, (segments + 1) * sizeof(uint32_t), stream), "clearing counts");
     VL_CUDA_TRY(cudaMemsetAsync(root_bits, 0, root_bits_bytes, stream), "clearing root bits");
-    VL_CUDA_TRY(union_find_blocks(connectivity, xy, mask, labels, segment_roots, list, g, stream),
+    VL_CUDA_TRY(union_find_blocks(connectivity, xy, mask, labels, list, g, stream),
                 "union-find kernels");
     if (timed)
         VL_CUDA_TRY(cudaEventRecord(events[1], stream), "recording an event");
-    VL_CUDA_TRY(flatten_roots(connectivity, xy, mask, labels, root_bits, list, g, stream), "flattening the forest");
+    VL_CUDA_TRY(flatten_roots(connectivity, xy, mask, labels, root_bits, segment_roots, list, g, stream),
+                "flattening the forest");
     VL_CUDA_TRY(cub::DeviceScan::ExclusiveSum(cub_temp, scan_bytes, segment_roots, segment_offset,
                                               (int64_t)segments + 1, stream),
                 "scanning root counts");

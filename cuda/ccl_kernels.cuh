@@ -19,15 +19,16 @@ struct BlockList {
     uint32_t listed;
 };
 
-/* Phase 1 (ccl_blocks.cu): the forest: every unit's parent cell (ccl_block_grid.cuh) := a parent of its
- * representative; segment_roots[s] := number of roots in counting segment s (zeroed by the caller). */
-cudaError_t union_find_blocks(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels,
-                              uint32_t *segment_roots, BlockList &list, const Grid &g, cudaStream_t stream);
+/* Phase 1 (ccl_blocks.cu): the forest: every piece's parent cell (ccl_block_grid.cuh) := a parent of its
+ * representative. */
+cudaError_t union_find_blocks(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels, BlockList &list,
+                              const Grid &g, cudaStream_t stream);
 
-/* Phase 2 (ccl_relabel.cu): every unit's representative := its root; root_bits (one bit per node,
- * zeroed by the caller) := the roots. Visits only the listed blocks when phase 1 listed them all. */
+/* Phase 2 (ccl_relabel.cu): every piece's representative := its root; root_bits (one bit per node,
+ * zeroed by the caller) := the roots; segment_roots[s] (zeroed by the caller) := the roots in counting
+ * segment s. Visits only the listed blocks when phase 1 listed them all. */
 cudaError_t flatten_roots(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels, uint32_t *root_bits,
-                          const BlockList &list, const Grid &g, cudaStream_t stream);
+                          uint32_t *segment_roots, const BlockList &list, const Grid &g, cudaStream_t stream);
 
 /* Phase 3: a root's label is 1 + (roots before it in node order), from the scanned per-segment root
  * counts and root_bits. One pass over the units, which with `sizes` adds every unit's voxels to

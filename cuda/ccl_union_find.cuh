@@ -36,16 +36,15 @@ __device__ __forceinline__ uint32_t find_root_readonly(const uint32_t *labels, c
     return n;
 }
 
-/* Joins the trees of a and b, linking the larger root under the smaller. Returns the root that
- * stopped being a root through this call's own successful link, or kEmpty. */
+/* Joins the trees of a and b, linking the larger root under the smaller. */
 template <int CONN, bool XY>
-__device__ uint32_t union_global(uint32_t *labels, const Grid &g, uint32_t a, uint32_t b)
+__device__ void union_global(uint32_t *labels, const Grid &g, uint32_t a, uint32_t b)
 {
     for (;;) {
         a = find_root_global<CONN, XY>(labels, g, a);
         b = find_root_global<CONN, XY>(labels, g, b);
         if (a == b)
-            return kEmpty;
+            return;
         if (a > b) {
             uint32_t t = a;
             a = b;
@@ -53,7 +52,7 @@ __device__ uint32_t union_global(uint32_t *labels, const Grid &g, uint32_t a, ui
         }
         uint32_t old = atomicMin(labels + parent_cell_of<CONN, XY>(g, b), a);
         if (old == b)
-            return b;
+            return;
         b = old;
     }
 }
@@ -62,13 +61,14 @@ __device__ uint32_t union_global(uint32_t *labels, const Grid &g, uint32_t a, ui
  * first: the caller passes roots it has just found, so one atomicMin usually settles it. A root is the
  * smallest node of its tree, so when the larger one is still a root the smaller cannot be in its tree
  * and the link makes no cycle; when it no longer is a root, the parent it had (old) and the smaller
- * one are joined the long way. Returns the root that stopped being a root through this call, or kEmpty. */
+ * one are joined the long way. */
 template <int CONN, bool XY>
-__device__ uint32_t union_roots(uint32_t *labels, const Grid &g, uint32_t a, uint32_t b)
+__device__ void union_roots(uint32_t *labels, const Grid &g, uint32_t a, uint32_t b)
 {
     const uint32_t low = min(a, b), high = max(a, b);
     const uint32_t old = atomicMin(labels + parent_cell_of<CONN, XY>(g, high), low);
-    return old == high ? high : union_global<CONN, XY>(labels, g, old, low);
+    if (old != high)
+        union_global<CONN, XY>(labels, g, old, low);
 }
 
 } // namespace vlccl
