@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The CLI end to end on a GPU machine: a phantom CT series, `voxlabel label --stats full --matlab` and
-# `voxlabel stats --json` on the GPU and on the CPU, their outputs compared byte for byte.
+# `voxlabel stats --json` on the GPU and on the CPU, their outputs compared byte for byte; and `voxlabel
+# label --conn 6 --order size` on both.
 # usage: bench/cli_device_run.sh PACKAGE [SIZE]
 #   PACKAGE  a .tar.xz of voxlabel, the shared libraries it needs beyond glibc and DCMTK's data dictionaries
 #            (the device has no DCMTK): mkdir -p p/lib && cp build/voxlabel p &&
@@ -26,6 +27,13 @@ for file in labels.nii.gz components.csv; do
     if cmp "$work/gpu/$file" "$work/cpu/$file"; then echo "$file: gpu == cpu"; else status=1; fi
 done
 echo "components: $(($(wc -l < "$work/gpu/components.csv") - 1))"
+# The 6-connected labeller (2x2 blocks that may split in two) and the size order, GPU against CPU.
+for device in gpu cpu; do
+    $v label "$work/ct" --threshold 64 --conn 6 --order size --device $device -o "$work/${device}6" --quiet || exit 1
+done
+for file in labels.nii.gz components.csv; do
+    if cmp "$work/gpu6/$file" "$work/cpu6/$file"; then echo "conn 6, size order, $file: gpu == cpu"; else status=1; fi
+done
 for device in gpu cpu; do
     $v stats "$work/gpu/labels.nii.gz" --intensity "$work/ct" --stats full --json --device $device \
         -o "$work/stats_$device.json" --quiet || exit 1
