@@ -543,9 +543,21 @@ __global__ void __launch_bounds__(256) compress_blocks_kernel(const uint8_t *__r
                                                               uint32_t listed, Grid g, FastDiv div_nc)
 {
     const auto compress_block = [&](BlockAt k, uint32_t f, uint32_t) {
-        compress_piece<CONN, XY>(labels, g, representative<CONN, XY>(g, k, f));
-        if (is_split<CONN>(f))
-            compress_piece<CONN, XY>(labels, g, second_piece<CONN, XY>(g, k));
+        const Representative rep = representative<CONN, XY>(g, k, f);
+        if constexpr (kSplits<CONN>) {
+            /* Both pieces' walks together (a block without a second piece walks its main piece twice). */
+            const bool split = is_split<CONN>(f);
+            const Representative second = split ? second_piece<CONN, XY>(g, k) : rep;
+            uint32_t root = __ldcg(labels + rep.slot), second_root = __ldcg(labels + second.slot);
+            const uint32_t parent = root, second_parent = second_root;
+            find_roots_readonly<CONN, XY>(labels, g, root, second_root);
+            if (parent != rep.node)
+                labels[rep.slot] = root;
+            if (split && second_parent != second.node)
+                labels[second.slot] = second_root;
+        } else {
+            compress_piece<CONN, XY>(labels, g, rep);
+        }
     };
     for_each_foreground_block<CONN, XY, LISTED>(mask, labels, list, listed, g, div_nc, compress_block);
 }
@@ -555,29 +567,41 @@ __global__ void __launch_bounds__(256) compress_blocks_kernel(const uint8_t *__r
  * pairs: a stale parent is still an ancestor, and equal ancestors prove one tree. The rest walk to their
  * roots (halving the paths on the way) and are linked with one atomicMin (union_roots). */
 template <int CONN, bool XY>
-__device__ __forceinline__ void merge_piece(uint32_t *labels, const Grid &g, const Neighbourhood<CONN, XY> &around,
-                                            int64_t own, uint32_t kept)
+__device__ __forceinline__ void merge_pieces(uint32_t *labels, const Grid &g, const Neighbourhood<CONN, XY> &around,
+                                             int64_t own, int64_t second, uint32_t kept)
 {
-    uint32_t own_root = labels[own];
+    /* Piece a's root (0 main, 1 second: kept bit i belongs to piece (i >> 1) & 1 under 6 and 4); one
+     * loop over both pieces' connections, so that a split block does not hold its warp for a second. */
+    uint32_t root0 = labels[own], root1 = labels[second];
     uint32_t pending = 0;
 #pragma unroll
     for (int i = 0; i < 13; i++)
-        if (kept_bit_used<CONN>(i) && (kept >> i & 1u) && labels[kept_cell(g, around, i)] != own_root)
+        if (kept_bit_used<CONN>(i) && (kept >> i & 1u) &&
+            labels[kept_cell(g, around, i)] != (kSplits<CONN> && (i & 2) ? root1 : root0))
             pending |= 1u << i;
     /* Most of these pairs were joined meanwhile through another pair of the same two trees: skip
      * parents already joined by this thread, and compare the current roots before paying for a
      * union. */
-    uint32_t joined[2] = {kEmpty, kEmpty};
-    if (pending)
-        own_root = find_root_global<CONN, XY>(labels, g, own_root);
+    uint32_t joined0 = kEmpty, joined0_before = kEmpty, joined1 = kEmpty, joined1_before = kEmpty;
+    if (pending & piece_connections<CONN>(0))
+        root0 = find_root_global<CONN, XY>(labels, g, root0);
+    if (pending & piece_connections<CONN>(1) & ~piece_connections<CONN>(0))
+        root1 = find_root_global<CONN, XY>(labels, g, root1);
     while (pending) {
         const int i = __ffs(pending) - 1;
         pending &= pending - 1;
+        const bool a = kSplits<CONN> && (i & 2);
+        uint32_t own_root = a ? root1 : root0;
         const uint32_t parent = labels[kept_cell(g, around, i)];
-        if (parent == joined[0] || parent == joined[1])
+        if (parent == (a ? joined1 : joined0) || parent == (a ? joined1_before : joined0_before))
             continue;
-        joined[1] = joined[0];
-        joined[0] = parent;
+        if (a) {
+            joined1_before = joined1;
+            joined1 = parent;
+        } else {
+            joined0_before = joined0;
+            joined0 = parent;
+        }
         const uint32_t other_root = find_root_global<CONN, XY>(labels, g, parent);
         if (other_root == own_root)
             continue;
@@ -585,6 +609,7 @@ __device__ __forceinline__ void merge_piece(uint32_t *labels, const Grid &g, con
         /* Both now lie in one tree, whose root is at most the smaller: a member is enough here, since
          * a later pair that finds a different root only pays for one more union. */
         own_root = min(own_root, other_root);
+        (a ? root1 : root0) = own_root;
     }
 }
 
@@ -600,11 +625,9 @@ __global__ void __launch_bounds__(256) merge_blocks_kernel(const uint8_t *__rest
         const Neighbourhood<CONN, XY> around(g, k);
         if (!has_bits_cell<CONN, XY>(g, k))
             kept = link_candidate<CONN, XY>(mask, labels, g, k, f).kept;
-        merge_piece<CONN, XY>(labels, g, around, representative<CONN, XY>(g, k, f).slot,
-                              kept & piece_connections<CONN>(0));
-        if (is_split<CONN>(f))
-            merge_piece<CONN, XY>(labels, g, around, second_piece<CONN, XY>(g, k).slot,
-                                  kept & piece_connections<CONN>(1));
+        const int64_t own = representative<CONN, XY>(g, k, f).slot;
+        merge_pieces<CONN, XY>(labels, g, around, own, is_split<CONN>(f) ? second_piece<CONN, XY>(g, k).slot : own,
+                               is_split<CONN>(f) ? kept : kept & piece_connections<CONN>(0));
     });
 }
 

@@ -36,6 +36,21 @@ __device__ __forceinline__ uint32_t find_root_readonly(const uint32_t *labels, c
     return n;
 }
 
+/* The roots above a and b (in place), by two walks that only read, a step of each per iteration so that
+ * their loads overlap: a block's two pieces under 6 and 4, where a split block's second walk after the
+ * first would hold its whole warp. */
+template <int CONN, bool XY>
+__device__ __forceinline__ void find_roots_readonly(const uint32_t *labels, const Grid &g, uint32_t &a, uint32_t &b)
+{
+    uint32_t pa = __ldcg(labels + parent_cell_of<CONN, XY>(g, a)), pb = __ldcg(labels + parent_cell_of<CONN, XY>(g, b));
+    while (pa != a || pb != b) {
+        a = pa;
+        b = pb;
+        pa = __ldcg(labels + parent_cell_of<CONN, XY>(g, a));
+        pb = __ldcg(labels + parent_cell_of<CONN, XY>(g, b));
+    }
+}
+
 /* Joins the trees of a and b, linking the larger root under the smaller. */
 template <int CONN, bool XY>
 __device__ void union_global(uint32_t *labels, const Grid &g, uint32_t a, uint32_t b)
