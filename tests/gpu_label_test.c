@@ -1,7 +1,7 @@
 /* GPU labeller == CPU reference, exactly (labels, count, sizes), on:
  *   random  [--quick] [--seed S]  >= 240 random volumes: odd shapes, densities, blobs, diagonal lines,
- *                                 non-binary masks, every connectivity and order (--quick: 60 small ones,
- *                                 for compute-sanitizer)
+ *                                 checkerboards, non-binary masks, each pattern under every connectivity and
+ *                                 order (--quick: 60 small ones, for compute-sanitizer)
  *   design                        DESIGN §10 volumes: 512^3 Bernoulli 0.5 / 0.2, CT-like phantom 512x512x400
  *   raw FILE NX NY NZ             a u8 mask file (real CT thresholded by gpu_label_dicom --export)
  * Exits 77 (skipped) when no usable GPU is present. */
@@ -82,6 +82,18 @@ static void fill_walks(vl_volume *mask)
     }
 }
 
+/* A checkerboard with a random phase, a voxel in ten left out: under 6 and 4 every 2x2 block of a slice
+ * meets its diagonal only at a corner, so each is split in two pieces (the blocks of ccl_block_grid.cuh). */
+static void fill_checker(vl_volume *mask)
+{
+    uint8_t *m = mask->data;
+    const int64_t phase = random_between(0, 1);
+    for (int64_t z = 0; z < mask->nz; z++)
+        for (int64_t y = 0; y < mask->ny; y++)
+            for (int64_t x = 0; x < mask->nx; x++)
+                m[x + mask->nx * (y + mask->ny * z)] = ((x + y + z + phase) & 1) && uniform() < 0.9;
+}
+
 static const int connectivities[] = {6, 18, 26, 4, 8};
 
 static int run_random(int quick)
@@ -114,14 +126,17 @@ static int run_random(int quick)
         static const double densities[] = {0.0, 0.03, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.75, 0.95, 1.0};
         const double density = densities[next_random() % (sizeof densities / sizeof densities[0])];
         const char *pattern = "bernoulli";
-        switch (c % 5) {
+        switch (c / 5 % 6) {
         case 3: fill_blobs(&mask); pattern = "blobs"; break;
         case 4: fill_walks(&mask); pattern = "walks"; break;
+        case 5: fill_checker(&mask); pattern = "checker"; break;
         case 2: fill_bernoulli(&mask, density, 1); pattern = "bernoulli-any-nonzero"; break;
         default: fill_bernoulli(&mask, density, 0); break;
         }
         const int connectivity = connectivities[c % 5];
-        const vl_label_order order = vl_gpu_test_orders[(c / 5 + c) % 3];
+        /* Each 90 cases hold every (connectivity, pattern, order) once; the 60 quick ones every
+         * (connectivity, order) pair. */
+        const vl_label_order order = vl_gpu_test_orders[(2 * (c / 5) + c / 30) % 3];
         char what[160];
         snprintf(what, sizeof what, "case %d %lldx%lldx%lld %s p=%.2f conn %d order %s", c, (long long)nx,
                  (long long)ny, (long long)nz, pattern, density, connectivity, vl_label_order_name(order));
