@@ -260,12 +260,13 @@ struct Neighbourhood {
 
     __device__ __forceinline__ int64_t cell_of(const Grid &g, int o) const { return cell + cell_step(g, o); }
 
-    /* The representative of neighbour o's main piece (bits fn != 0). */
+    /* The representative of neighbour o (bits fn != 0) under 8, 18 and 26, where a block is one piece
+     * (under 6 and 4 link_candidate finds the neighbour's pieces itself). */
     __device__ __forceinline__ Representative representative(const Grid &g, int o, uint32_t fn) const
     {
         const uint32_t p = representative_node(fn);
         const uint32_t n = node + node_step(g, o) + p % kBlock1 * g.h0 + p / kBlock1 * (g.n1 * g.h0);
-        return Representative{n, kSplits<CONN> && p ? cell_of(g, o) + node1_step<XY>(g) : cell_of(g, o)};
+        return Representative{n, cell_of(g, o)};
     }
 };
 
@@ -570,9 +571,9 @@ template <int CONN, bool XY>
 __device__ __forceinline__ void merge_pieces(uint32_t *labels, const Grid &g, const Neighbourhood<CONN, XY> &around,
                                              int64_t own, int64_t second, uint32_t kept)
 {
-    /* Piece a's root (0 main, 1 second: kept bit i belongs to piece (i >> 1) & 1 under 6 and 4); one
+    /* Piece a's root (0 main, 1 second, under 6 and 4: kept bit i belongs to piece (i >> 1) & 1); one
      * loop over both pieces' connections, so that a split block does not hold its warp for a second. */
-    uint32_t root0 = labels[own], root1 = labels[second];
+    uint32_t root0 = labels[own], root1 = kSplits<CONN> ? labels[second] : root0;
     uint32_t pending = 0;
 #pragma unroll
     for (int i = 0; i < 13; i++)
@@ -585,7 +586,7 @@ __device__ __forceinline__ void merge_pieces(uint32_t *labels, const Grid &g, co
     uint32_t joined0 = kEmpty, joined0_before = kEmpty, joined1 = kEmpty, joined1_before = kEmpty;
     if (pending & piece_connections<CONN>(0))
         root0 = find_root_global<CONN, XY>(labels, g, root0);
-    if (pending & piece_connections<CONN>(1) & ~piece_connections<CONN>(0))
+    if (kSplits<CONN> && (pending & piece_connections<CONN>(1)))
         root1 = find_root_global<CONN, XY>(labels, g, root1);
     while (pending) {
         const int i = __ffs(pending) - 1;
@@ -626,8 +627,9 @@ __global__ void __launch_bounds__(256) merge_blocks_kernel(const uint8_t *__rest
         if (!has_bits_cell<CONN, XY>(g, k))
             kept = link_candidate<CONN, XY>(mask, labels, g, k, f).kept;
         const int64_t own = representative<CONN, XY>(g, k, f).slot;
+        /* Only a split block has kept bits of a second piece (link_candidate). */
         merge_pieces<CONN, XY>(labels, g, around, own, is_split<CONN>(f) ? second_piece<CONN, XY>(g, k).slot : own,
-                               is_split<CONN>(f) ? kept : kept & piece_connections<CONN>(0));
+                               kept);
     });
 }
 

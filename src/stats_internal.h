@@ -55,8 +55,6 @@ void vl_stats_crofton_weights(const vl_geometry *geometry, double weights[VL_STA
 /* Median of values[0..n-1] (reorders them); NaN when n = 0. */
 double vl_stats_median(double *values, uint64_t n);
 
-/* Reads voxel `index` of an intensity volume of any dtype as a double. */
-
 #ifdef __cplusplus
 }
 #endif
