@@ -14,6 +14,7 @@
 #include "ccl_size_order.cuh"
 #include "gpu_transfer.h"
 #include "label_gpu.h"
+#include "label_slabs.h"
 #include "status.h"
 
 using namespace vlccl;
@@ -225,6 +226,105 @@ extern "C" void vl_gpu_label_run_free(vl_gpu_label_run *run)
     }
 }
 
+namespace {
+
+/* One GPU's slab buffers, reused from slab to slab. A slab that runs out of memory releases them, so
+ * that the driver's retry at half the depth allocates them anew. */
+struct DeviceSlabs {
+    int gpu_index;
+    int connectivity;
+    int64_t depth; /* slices the buffers hold */
+    uint8_t *mask;
+    uint32_t *labels;
+    void release()
+    {
+        cudaFree(mask);
+        cudaFree(labels);
+        mask = nullptr;
+        labels = nullptr;
+        depth = 0;
+    }
+    vl_status reserve(const vl_volume *slab_mask)
+    {
+        if (slab_mask->nz <= depth)
+            return VL_OK;
+        release();
+        const int64_t voxels = vl_volume_voxels(slab_mask);
+        cudaError_t error = cudaMalloc(&mask, (size_t)voxels);
+        if (error == cudaSuccess)
+            error = cudaMalloc(&labels, (size_t)voxels * sizeof(uint32_t));
+        if (error == cudaSuccess) {
+            depth = slab_mask->nz;
+            return VL_OK;
+        }
+        size_t free_bytes = 0, total_bytes = 0;
+        cudaGetLastError();
+        release();
+        cudaMemGetInfo(&free_bytes, &total_bytes);
+        return vl_fail(error == cudaErrorMemoryAllocation ? VL_ERR_MEMORY : VL_ERR_DEVICE,
+                       "gpu:%d: %lld voxels need %.2f GiB of device memory, %.2f GiB free: %s", gpu_index,
+                       (long long)voxels, (double)voxels * 5 / (1 << 30), (double)free_bytes / (1 << 30),
+                       cudaGetErrorString(error));
+    }
+};
+
+/* vl_slab_labeller on the GPU: upload the slab's mask, label it, download its labels and sizes. */
+vl_status label_slab_on_device(void *context, const vl_volume *slab_mask, uint32_t *slab_labels,
+                               vl_label_order order, uint32_t *count, uint64_t **sizes)
+{
+    DeviceSlabs *device = static_cast<DeviceSlabs *>(context);
+    const int64_t voxels = vl_volume_voxels(slab_mask);
+    vl_gpu_label_run run;
+    memset(&run, 0, sizeof run);
+    cudaError_t error = cudaSuccess;
+    vl_status status = device->reserve(slab_mask);
+    if (status == VL_OK && (error = vl_gpu_upload(device->mask, slab_mask->data, (size_t)voxels)) != cudaSuccess)
+        status = cuda_failure(error, "uploading the mask");
+    if (status == VL_OK)
+        status = vl_gpu_label_device(device->mask, device->labels, slab_mask->nx, slab_mask->ny, slab_mask->nz,
+                                     device->connectivity, order, nullptr, 0, &run);
+    if (status == VL_OK &&
+        (error = vl_gpu_download(slab_labels, device->labels, (size_t)voxels * sizeof(uint32_t))) != cudaSuccess)
+        status = cuda_failure(error, "downloading the labels");
+    uint64_t *host_sizes = nullptr;
+    if (status == VL_OK && !(host_sizes = static_cast<uint64_t *>(malloc(((size_t)run.count + 1) * sizeof(uint64_t)))))
+        status = vl_fail(VL_ERR_MEMORY, "label: no memory for %u component sizes", run.count);
+    if (status == VL_OK && run.count > 0 &&
+        (error = cudaMemcpy(host_sizes, run.sizes, (size_t)run.count * sizeof(uint64_t), cudaMemcpyDeviceToHost)) !=
+            cudaSuccess)
+        status = cuda_failure(error, "downloading the sizes");
+    vl_gpu_label_run_free(&run);
+    if (status != VL_OK) {
+        free(host_sizes);
+        if (status == VL_ERR_MEMORY)
+            device->release();
+        return status;
+    }
+    *count = run.count;
+    *sizes = host_sizes;
+    return VL_OK;
+}
+
+/* Slices per slab: as many as `budget` bytes hold (vl_gpu_label_bytes_per_slice), and no more than the
+ * labeller's node numbering takes; 0 when not even one slice is within its limits. */
+int64_t slab_depth(const vl_volume *mask, uint64_t budget)
+{
+    int64_t fits = (int64_t)(budget / vl_gpu_label_bytes_per_slice(mask->nx, mask->ny));
+    fits = fits < 1 ? 1 : fits > mask->nz ? mask->nz : fits;
+    if (vl_gpu_label_shape_ok(mask->nx, mask->ny, fits))
+        return fits;
+    if (!vl_gpu_label_shape_ok(mask->nx, mask->ny, 1))
+        return 0;
+    int64_t lo = 1, hi = fits; /* shape_ok(lo) and not shape_ok(hi) */
+    while (hi - lo > 1) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        (vl_gpu_label_shape_ok(mask->nx, mask->ny, mid) ? lo : hi) = mid;
+    }
+    return lo;
+}
+
+} // namespace
+
 extern "C" vl_status vl_label_volume_gpu(const vl_volume *mask, vl_volume *labels, const vl_label_options *options,
                                          vl_label_result *result)
 {
@@ -233,70 +333,36 @@ extern "C" vl_status vl_label_volume_gpu(const vl_volume *mask, vl_volume *label
         return vl_fail(VL_ERR_ARGUMENT, "label: the mask must be u8, not %s", vl_dtype_name(mask->dtype));
     if (!vl_connectivity_is_valid(options->connectivity))
         return vl_fail(VL_ERR_ARGUMENT, "--conn: %d is not one of 6, 18, 26, 4, 8", options->connectivity);
-    const int64_t voxels = vl_volume_voxels(mask);
-    if (!vl_gpu_label_shape_ok(mask->nx, mask->ny, mask->nz))
-        return vl_fail(VL_ERR_DEVICE, "gpu: a %lldx%lldx%lld volume is beyond the GPU labeller's limits",
-                       (long long)mask->nx, (long long)mask->ny, (long long)mask->nz);
     cudaError_t error = cudaSetDevice(options->gpu_index);
     if (error != cudaSuccess)
         return cuda_failure(error, "selecting the device");
+    size_t free_bytes = 0, total_bytes = 0;
+    if ((error = cudaMemGetInfo(&free_bytes, &total_bytes)) != cudaSuccess)
+        return cuda_failure(error, "reading the free device memory");
+    /* Leave the runtime, CUB and the O(N) arrays some room: 1/16 of what is free, at least 256 MiB. */
+    const uint64_t reserve = free_bytes / 16 > (256u << 20) ? free_bytes / 16 : (256u << 20);
+    uint64_t budget = free_bytes > reserve ? free_bytes - reserve : 0;
+    if (options->gpu_memory && options->gpu_memory < budget)
+        budget = options->gpu_memory;
+    const int64_t depth = slab_depth(mask, budget);
+    if (depth == 0)
+        return vl_fail(VL_ERR_DEVICE, "gpu: %lldx%lld slices are beyond the GPU labeller's limits (ny <= %d)",
+                       (long long)mask->nx, (long long)mask->ny, 65535 * 8);
 
-    uint8_t *device_mask = nullptr;
-    uint32_t *device_labels = nullptr;
-    vl_gpu_label_run run;
-    memset(&run, 0, sizeof run);
-    vl_status status = VL_OK;
-    error = cudaMalloc(&device_mask, (size_t)voxels);
-    if (error == cudaSuccess)
-        error = cudaMalloc(&device_labels, (size_t)voxels * sizeof(uint32_t));
-    if (error != cudaSuccess) {
-        size_t free_bytes = 0, total_bytes = 0;
-        cudaGetLastError();
-        cudaMemGetInfo(&free_bytes, &total_bytes);
-        cudaFree(device_mask);
-        return vl_fail(error == cudaErrorMemoryAllocation ? VL_ERR_MEMORY : VL_ERR_DEVICE,
-                       "gpu:%d: %lld voxels need %.2f GiB of device memory, %.2f GiB free: %s", options->gpu_index,
-                       (long long)voxels, (double)voxels * 5 / (1 << 30), (double)free_bytes / (1 << 30),
-                       cudaGetErrorString(error));
-    }
     vl_progress_report(&options->progress, "labelling (gpu)", 0.0);
-    status = vl_volume_create_uninitialised(labels, mask->nx, mask->ny, mask->nz, VL_U32);
-    if (status == VL_OK) {
-        labels->geometry = mask->geometry;
-        error = vl_gpu_upload(device_mask, mask->data, (size_t)voxels);
-        if (error != cudaSuccess)
-            status = cuda_failure(error, "uploading the mask");
-    }
-    if (status == VL_OK)
-        status = vl_gpu_label_device(device_mask, device_labels, mask->nx, mask->ny, mask->nz, options->connectivity,
-                                     options->order, nullptr, 0, &run);
-    if (status == VL_OK) {
-        error = vl_gpu_download(labels->data, device_labels, (size_t)voxels * sizeof(uint32_t));
-        if (error != cudaSuccess)
-            status = cuda_failure(error, "downloading the labels");
-    }
-    if (status == VL_OK) {
-        result->sizes = static_cast<uint64_t *>(malloc(((size_t)run.count + 1) * sizeof(uint64_t)));
-        if (!result->sizes)
-            status = vl_fail(VL_ERR_MEMORY, "label: no memory for %u component sizes", run.count);
-    }
-    if (status == VL_OK && run.count > 0) {
-        error = cudaMemcpy(result->sizes, run.sizes, (size_t)run.count * sizeof(uint64_t), cudaMemcpyDeviceToHost);
-        if (error != cudaSuccess)
-            status = cuda_failure(error, "downloading the sizes");
-    }
-    vl_gpu_label_run_free(&run);
-    cudaFree(device_mask);
-    cudaFree(device_labels);
-    if (status != VL_OK) {
-        free(result->sizes);
-        result->sizes = NULL;
-        vl_volume_free(labels);
+    DeviceSlabs device{options->gpu_index, options->connectivity, 0, nullptr, nullptr};
+    vl_status status = vl_label_in_slabs(mask, labels, options, depth, label_slab_on_device, &device, result,
+                                         &result->slabs);
+    device.release();
+    if (status != VL_OK)
         return status;
-    }
-    result->count = run.count;
     result->device_used = VL_DEVICE_GPU;
-    vl_gpu_device_name(options->gpu_index, result->device_name, sizeof result->device_name);
+    char name[96];
+    vl_gpu_device_name(options->gpu_index, name, sizeof name);
+    if (result->slabs > 1)
+        snprintf(result->device_name, sizeof result->device_name, "%s, %lld z-slabs", name, (long long)result->slabs);
+    else
+        snprintf(result->device_name, sizeof result->device_name, "%s", name);
     vl_progress_report(&options->progress, "labelling (gpu)", 1.0);
     return VL_OK;
 }

@@ -4,6 +4,7 @@
 #define VL_LABEL_GPU_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "voxlabel/label.h"
 
@@ -14,7 +15,15 @@ extern "C" {
 /* Returns 1 when CUDA device `gpu_index` can run the labeller; otherwise 0 with the reason in `why`. */
 int vl_gpu_usable(int gpu_index, char *why, size_t why_size);
 
-/* Same contract and bit-identical results as vl_label_volume_cpu. */
+/* Device bytes the GPU labeller plans with per slice of nx*ny voxels: the u8 mask, the u32 labels and
+ * the union-find's scratch (1/16 + 1/16 + 1/32 byte per voxel, rounded up), without the O(N) sizes. */
+static inline uint64_t vl_gpu_label_bytes_per_slice(int64_t nx, int64_t ny)
+{
+    return (uint64_t)nx * (uint64_t)ny * 21 / 4 + 1;
+}
+
+/* Same contract and bit-identical results as vl_label_volume_cpu. A volume larger than
+ * options->gpu_memory (or than the device's free memory) is labelled in z-slabs (src/label_slabs.c). */
 vl_status vl_label_volume_gpu(const vl_volume *mask, vl_volume *labels,
                               const vl_label_options *options, vl_label_result *result);
 

@@ -43,6 +43,9 @@ expect 2 'give --threshold' -- "$voxlabel" label "$work/ct" -o "$work/o"
 expect 2 'missing -o DIR' -- "$voxlabel" label "$work/ct" --preset bone
 expect 2 "order: 'abc'" -- "$voxlabel" label "$work/ct" --preset bone --order abc -o "$work/o"
 expect 2 "device: 'tpu'" -- "$voxlabel" label "$work/ct" --preset bone --device tpu -o "$work/o"
+expect 2 "gpu-memory: '12X' is not a size" -- "$voxlabel" label "$work/ct" --preset bone --gpu-memory 12X -o "$work/o"
+expect 2 "gpu-memory: '0' is not a size above 0" -- "$voxlabel" label "$work/ct" --preset bone --gpu-memory 0 -o "$work/o"
+expect 2 "gpu-memory: '-1G' is not a size" -- "$voxlabel" label "$work/ct" --preset bone --gpu-memory -1G -o "$work/o"
 expect 2 'unknown command' -- "$voxlabel" labl
 check "no output dir after usage errors" test ! -e "$work/o"
 
@@ -87,6 +90,9 @@ check "NIfTI input gives the DICOM labels" cmp -s <(voxel_columns "$work/out_bon
 tail -c +353 "$work/ct.nii" > "$work/ct.raw" # the 352-byte NIfTI-1 header off: i16, x fastest
 expect 0 '' -- "$voxlabel" label "$work/ct.raw" --raw-dims 48,40,12 --raw-type i16 --preset bone -o "$work/from_raw" --quiet
 check "raw input gives the same labels" cmp -s <(voxel_columns "$work/out_bone/components.csv") <(voxel_columns "$work/from_raw/components.csv")
+# 30K of device memory holds 2 of these 48x40 slices: on a GPU, z-slabs; on the CPU the option changes nothing.
+expect 0 '' -- "$voxlabel" label "$work/ct" --preset bone --gpu-memory 30K -o "$work/slabs" --quiet
+check "labels in z-slabs are the whole volume's" cmp -s "$work/out_bone/components.csv" "$work/slabs/components.csv"
 expect 2 'raw-dims' -- "$voxlabel" label "$work/ct.raw" --raw-dims 48,40 --preset bone -o "$work/bad_raw"
 expect 3 '' -- "$voxlabel" label "$work/ct.raw" --raw-dims 480,40,12 --raw-type i16 --preset bone -o "$work/short_raw"
 check "no output after a short raw file" test ! -e "$work/short_raw"

@@ -3,11 +3,13 @@
 #include <string.h>
 
 #include "gpu_compare.h"
+#include "label_gpu.h"
 
 const vl_label_order vl_gpu_test_orders[3] = {VL_ORDER_MATLAB, VL_ORDER_MATLAB_XY, VL_ORDER_SIZE};
 
 /* Runs CPU and GPU on `mask` and compares everything; prints the first difference. */
-int vl_gpu_test_compare(const vl_volume *mask, int connectivity, vl_label_order order, const char *what)
+int vl_gpu_test_compare(const vl_volume *mask, int connectivity, vl_label_order order, int64_t slab_depth,
+                        const char *what)
 {
     vl_label_options options;
     vl_label_options_default(&options);
@@ -20,6 +22,7 @@ int vl_gpu_test_compare(const vl_volume *mask, int connectivity, vl_label_order 
         return 0;
     }
     options.device = VL_DEVICE_GPU;
+    options.gpu_memory = (uint64_t)slab_depth * vl_gpu_label_bytes_per_slice(mask->nx, mask->ny);
     if (vl_label_volume(mask, &gpu_labels, &options, &gpu) != VL_OK) {
         printf("FAIL %s: gpu: %s\n", what, vl_last_error());
         vl_volume_free(&cpu_labels);
@@ -30,6 +33,11 @@ int vl_gpu_test_compare(const vl_volume *mask, int connectivity, vl_label_order 
     const int64_t voxels = vl_volume_voxels(mask);
     if (gpu.device_used != VL_DEVICE_GPU || strstr(gpu.device_name, "gpu:0") == NULL) {
         printf("FAIL %s: device_used %d, device_name '%s'\n", what, (int)gpu.device_used, gpu.device_name);
+        ok = 0;
+    }
+    const int64_t slabs = slab_depth ? (mask->nz + slab_depth - 1) / slab_depth : 1;
+    if (gpu.slabs != slabs) {
+        printf("FAIL %s: labelled in %lld z-slabs, expected %lld\n", what, (long long)gpu.slabs, (long long)slabs);
         ok = 0;
     }
     if (gpu_labels.nx != mask->nx || gpu_labels.ny != mask->ny || gpu_labels.nz != mask->nz ||
@@ -69,7 +77,7 @@ int vl_gpu_test_compare_all(const vl_volume *mask, const char *name, const int *
         for (int o = 0; o < 3; o++) {
             char what[800];
             snprintf(what, sizeof what, "%s conn %d order %s", name, conns[i], vl_label_order_name(vl_gpu_test_orders[o]));
-            if (!vl_gpu_test_compare(mask, conns[i], vl_gpu_test_orders[o], what))
+            if (!vl_gpu_test_compare(mask, conns[i], vl_gpu_test_orders[o], 0, what))
                 failures++;
             else
                 printf("ok %s\n", what);

@@ -15,3 +15,7 @@ set_tests_properties(label_fixed_octave_reference PROPERTIES LABELS unit)
 vl_test_exe(test_threshold test_threshold.c)
 add_test(NAME threshold_unit COMMAND test_threshold)
 set_tests_properties(threshold_unit PROPERTIES LABELS unit)
+
+vl_test_exe(label_slabs_test label_slabs_test.c)
+add_test(NAME label_slabs COMMAND label_slabs_test)
+set_tests_properties(label_slabs PROPERTIES LABELS unit)

@@ -36,6 +36,8 @@ typedef struct vl_label_options {
     int threads;             /* CPU threads; 0 = all online cores */
     vl_device_kind device;   /* default VL_DEVICE_AUTO */
     int gpu_index;           /* CUDA device ordinal for VL_DEVICE_GPU / AUTO */
+    uint64_t gpu_memory;     /* device bytes the GPU labeller plans with; 0 = what the device has free.
+                              * A volume that does not fit is labelled in z-slabs (same result). */
     vl_progress progress;
 } vl_label_options;
 
@@ -43,7 +45,8 @@ typedef struct vl_label_result {
     uint32_t count;              /* N: labels are 1..N */
     uint64_t *sizes;             /* sizes[k-1] = voxels of label k; malloc'd, free with vl_label_result_free */
     vl_device_kind device_used;  /* VL_DEVICE_CPU or VL_DEVICE_GPU */
-    char device_name[128];       /* "cpu (2 threads)", "NVIDIA H200 (gpu:0)", ... */
+    char device_name[128];       /* "cpu (2 threads)", "NVIDIA H200 (gpu:0)", "... (gpu:0, 3 z-slabs)" */
+    int64_t slabs;               /* z-slabs the GPU labelled (1 = the whole volume at once); 0 on the CPU */
     char fallback_reason[256];   /* why AUTO fell back to the CPU, "" otherwise */
 } vl_label_result;
 

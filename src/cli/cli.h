@@ -27,6 +27,8 @@ int cli_is_quiet(void);
 /* Strict number parsing: the whole string must be a number in range, else a usage error naming `option`. */
 int cli_parse_int64(const char *option, const char *text, int64_t min, int64_t max, int64_t *value);
 int cli_parse_double(const char *option, const char *text, double *value);
+/* A byte count: a whole number with an optional K, M or G (powers of 1024), e.g. 512M or 8G. */
+int cli_parse_bytes(const char *option, const char *text, uint64_t *bytes);
 
 /* Parses --device: auto, cpu, gpu, or gpu:N when gpu_index is not NULL (else only gpu). */
 int cli_parse_device(const char *text, vl_device_kind *device, int *gpu_index);

@@ -1,3 +1,4 @@
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -112,6 +113,26 @@ int cli_parse_double(const char *option, const char *text, double *value)
     if (errno || end == text || *end != '\0' || !isfinite(parsed))
         return cli_error(CLI_EXIT_USAGE, "%s: '%s' is not a number", option, text);
     *value = parsed;
+    return 0;
+}
+
+int cli_parse_bytes(const char *option, const char *text, uint64_t *bytes)
+{
+    static const char units[] = "KMG";
+    char *end = NULL;
+    errno = 0;
+    unsigned long long parsed = isdigit((unsigned char)text[0]) ? strtoull(text, &end, 10) : 0;
+    int shift = 0;
+    if (end && *end) {
+        const char *unit = strchr(units, toupper((unsigned char)*end));
+        shift = unit && end[1] == '\0' ? 10 * (int)(unit - units + 1) : -1;
+    }
+    if (!end || errno || shift < 0)
+        return cli_error(CLI_EXIT_USAGE, "%s: '%s' is not a size (bytes, or a whole number with K, M or G: 8G)",
+                         option, text);
+    if (parsed == 0 || parsed > (UINT64_MAX >> shift))
+        return cli_error(CLI_EXIT_USAGE, "%s: '%s' is not a size above 0 that fits in 64 bits", option, text);
+    *bytes = (uint64_t)parsed << shift;
     return 0;
 }
 

@@ -39,6 +39,8 @@ static const char label_help[] =
     "  --min-size N               drop components under N voxels, renumber the rest (order kept)\n"
     "  --largest K                keep only the K largest components (order kept)\n"
     "  --device auto|cpu|gpu[:N]  where to label (default auto: a GPU if usable, else the CPU)\n"
+    "  --gpu-memory SIZE          device memory the GPU labeller may use, e.g. 8G (default: what is free); a\n"
+    "                             volume that needs more is labelled in z-slabs, with the same result\n"
     "  --threads N                CPU threads for every stage (default: all cores)\n"
     "output:\n"
     "  -o, --output DIR           output directory (created if missing)\n"
@@ -123,7 +125,7 @@ static int takes_value(const char *option)
 {
     static const char *const with_value[] = {"-o",         "--output", "--threshold", "--preset",
                                              "--conn",     "--order",  "--min-size",  "--largest",
-                                             "--device",   "--threads", "--format",   "--stats",
+                                             "--device",   "--threads", "--format",   "--stats", "--gpu-memory",
                                              "--open",     "--close",  "--mat-class"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
         if (strcmp(option, with_value[i]) == 0)
@@ -208,6 +210,9 @@ static int parse_arguments(int argc, char **argv, label_arguments *args)
                     return CLI_EXIT_USAGE;
             } else if (strcmp(option, "--device") == 0) {
                 if (cli_parse_device(value, &args->label.device, &args->label.gpu_index))
+                    return CLI_EXIT_USAGE;
+            } else if (strcmp(option, "--gpu-memory") == 0) {
+                if (cli_parse_bytes("--gpu-memory", value, &args->label.gpu_memory))
                     return CLI_EXIT_USAGE;
             } else if (strcmp(option, "--threads") == 0) {
                 int64_t threads;
