@@ -61,15 +61,19 @@ vl_status vl_label_volume(const vl_volume *mask, vl_volume *labels,
             return vl_fail(VL_ERR_DEVICE, "gpu:%d: %s", options->gpu_index, why);
         return vl_label_volume_gpu(mask, labels, options, result);
     case VL_DEVICE_AUTO:
+        int gpu_failed = 0;
         if (vl_gpu_usable(options->gpu_index, why, sizeof why)) {
             vl_status status = vl_label_volume_gpu(mask, labels, options, result);
             if (status != VL_ERR_DEVICE && status != VL_ERR_MEMORY)
                 return status;
             snprintf(why, sizeof why, "%s", vl_last_error());
+            gpu_failed = 1;
         }
         vl_status status = vl_label_volume_cpu(mask, labels, options, result);
-        if (status == VL_OK)
+        if (status == VL_OK) {
             snprintf(result->fallback_reason, sizeof result->fallback_reason, "%s", why);
+            result->gpu_failed = gpu_failed;
+        }
         return status;
     }
     return vl_fail(VL_ERR_ARGUMENT, "--device: unknown device kind %d", (int)options->device);

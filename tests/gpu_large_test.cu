@@ -1,5 +1,7 @@
 /* 64-bit indexing: labels a 2048x2048x1100 volume (4.6e9 voxels > 2^32; 2.3e9 voxel pairs > 2^31) on
  * the device and checks every voxel and every size against a closed form.
+ * `gpu_large_test slabs`: a 2048x2048x2200 volume (9.2e9 voxels: more voxel pairs than one labelling call
+ * numbers) from host memory through vl_label_volume, which labels it in z-slabs; same checks, on the host.
  *
  * The volume: 2x2 columns along z on a 3-voxel pitch, fg(x,y,z) = x%3 < 2 && y%3 < 2, and the columns
  * with (x/3 + y/3) even are cut by the planes z%7 == 6. Columns are 2 voxels apart, so every
@@ -12,6 +14,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <thread>
+#include <vector>
 
 #include "ccl_gpu.h"
 #include "label_gpu.h"
@@ -105,6 +113,83 @@ int check_sizes(const Columns &c, const unsigned long long *sizes, uint32_t coun
     return 1;
 }
 
+/* Runs work(z_begin, z_end) over the slices on every core. */
+template <typename Work>
+void over_slices(int64_t nz, Work work)
+{
+    const int64_t threads = (int64_t)std::thread::hardware_concurrency() > 0 ? std::thread::hardware_concurrency() : 1;
+    std::vector<std::thread> pool;
+    for (int64_t t = 0; t < threads; t++)
+        pool.emplace_back(work, nz * t / threads, nz * (t + 1) / threads);
+    for (auto &thread : pool)
+        thread.join();
+}
+
+double seconds_now()
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
+}
+
+/* The volume from host memory through vl_label_volume (conn 26, matlab order), in z-slabs. */
+int run_in_slabs(Columns c)
+{
+    const int64_t voxels = c.nx * c.ny * c.nz, slice = c.nx * c.ny;
+    const double host_bytes = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    if (host_bytes < (double)voxels * 5.5) {
+        printf("skipped: %lld voxels need %.1f GiB of host memory, %.1f GiB here\n", (long long)voxels,
+               voxels * 5.5 / (1 << 30), host_bytes / (1 << 30));
+        return 77;
+    }
+    vl_volume mask, labels;
+    if (vl_volume_create_uninitialised(&mask, c.nx, c.ny, c.nz, VL_U8) != VL_OK) {
+        printf("FAIL host mask: %s\n", vl_last_error());
+        return 1;
+    }
+    over_slices(c.nz, [&](int64_t z0, int64_t z1) {
+        uint8_t *m = static_cast<uint8_t *>(mask.data);
+        for (int64_t z = z0; z < z1; z++)
+            for (int64_t y = 0; y < c.ny; y++)
+                for (int64_t x = 0; x < c.nx; x++)
+                    m[x + c.nx * y + slice * z] = foreground(c, x, y, z);
+    });
+    vl_label_options options;
+    vl_label_options_default(&options);
+    options.device = VL_DEVICE_GPU;
+    vl_label_result result;
+    c.xy = false;
+    const double start = seconds_now();
+    if (vl_label_volume(&mask, &labels, &options, &result) != VL_OK) {
+        printf("FAIL in z-slabs: %s\n", vl_last_error());
+        vl_volume_free(&mask);
+        return 1;
+    }
+    const double seconds = seconds_now() - start;
+    vl_volume_free(&mask);
+    std::vector<unsigned long long> wrong(c.nz, 0);
+    over_slices(c.nz, [&](int64_t z0, int64_t z1) {
+        const uint32_t *l = static_cast<const uint32_t *>(labels.data);
+        for (int64_t z = z0; z < z1; z++)
+            for (int64_t y = 0; y < c.ny; y++)
+                for (int64_t x = 0; x < c.nx; x++)
+                    wrong[z] += l[x + c.nx * y + slice * z] != expected_label(c, x, y, z);
+    });
+    unsigned long long wrong_voxels = 0;
+    for (unsigned long long w : wrong)
+        wrong_voxels += w;
+    std::vector<unsigned long long> sizes(result.sizes, result.sizes + result.count);
+    const int ok = wrong_voxels == 0 && result.slabs > 1 && check_sizes(c, sizes.data(), result.count);
+    if (wrong_voxels)
+        printf("FAIL in z-slabs: %llu wrong voxels\n", wrong_voxels);
+    printf("%s %lldx%lldx%lld (%lld voxels) conn 26 order matlab from host memory on %s: %u components, %.2f s\n",
+           ok ? "ok" : "FAIL", (long long)c.nx, (long long)c.ny, (long long)c.nz, (long long)voxels,
+           result.device_name, result.count, seconds);
+    vl_volume_free(&labels);
+    vl_label_result_free(&result);
+    return ok ? 0 : 1;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -114,13 +199,18 @@ int main(int argc, char **argv)
         printf("skipped: no usable GPU: %s\n", why);
         return 77;
     }
+    const bool slabs = argc > 1 && strcmp(argv[1], "slabs") == 0;
+    if (slabs)
+        argc--, argv++;
     Columns c;
     c.nx = argc > 3 ? atoll(argv[1]) : 2048;
     c.ny = argc > 3 ? atoll(argv[2]) : 2048;
-    c.nz = argc > 3 ? atoll(argv[3]) : 1100;
+    c.nz = argc > 3 ? atoll(argv[3]) : slabs ? 2200 : 1100;
     c.ncx = (c.nx + 2) / 3;
     c.ncy = (c.ny + 2) / 3;
     c.segments = (c.nz + 6) / 7;
+    if (slabs)
+        return run_in_slabs(c);
     const int64_t voxels = c.nx * c.ny * c.nz;
     size_t free_bytes = 0, total_bytes = 0;
     cudaMemGetInfo(&free_bytes, &total_bytes);

@@ -48,6 +48,7 @@ typedef struct vl_label_result {
     char device_name[128];       /* "cpu (2 threads)", "NVIDIA H200 (gpu:0)", "... (gpu:0, 3 z-slabs)" */
     int64_t slabs;               /* z-slabs the GPU labelled (1 = the whole volume at once); 0 on the CPU */
     char fallback_reason[256];   /* why AUTO fell back to the CPU, "" otherwise */
+    int gpu_failed;              /* AUTO fell back because a usable GPU failed (out of memory, CUDA error) */
 } vl_label_result;
 
 void vl_label_options_default(vl_label_options *options);

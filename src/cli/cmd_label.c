@@ -337,7 +337,9 @@ int cmd_label(int argc, char **argv)
     if ((status = vl_label_volume(&mask, &labels, &args.label, &result)) != VL_OK)
         goto failed;
     timings.label = seconds_since(&start);
-    if (result.fallback_reason[0] && args.label.device == VL_DEVICE_AUTO)
+    if (result.gpu_failed)
+        cli_warning("the GPU failed, labelled on the CPU instead: %s", result.fallback_reason);
+    else if (result.fallback_reason[0] && args.label.device == VL_DEVICE_AUTO)
         cli_note("labelled on the CPU: %s", result.fallback_reason);
     if (result.count == 0)
         cli_warning("%s %g:%g selects no voxels of %s: the outputs hold no components", args.threshold_source,
