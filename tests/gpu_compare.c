@@ -70,6 +70,19 @@ int vl_gpu_test_compare(const vl_volume *mask, int connectivity, vl_label_order 
     return ok;
 }
 
+int vl_gpu_test_compare_in_slabs(const vl_volume *mask, const char *name, int connectivity, vl_label_order order,
+                                 int64_t depth)
+{
+    char what[800];
+    snprintf(what, sizeof what, "%s conn %d order %s, z-slabs of %lld slices", name, connectivity,
+             vl_label_order_name(order), (long long)depth);
+    if (!vl_gpu_test_compare(mask, connectivity, order, depth, what))
+        return 1;
+    printf("ok %s\n", what);
+    fflush(stdout);
+    return 0;
+}
+
 int vl_gpu_test_compare_all(const vl_volume *mask, const char *name, const int *conns, int conn_count)
 {
     int failures = 0;

@@ -12,6 +12,10 @@ extern const vl_label_order vl_gpu_test_orders[3];
 int vl_gpu_test_compare(const vl_volume *mask, int connectivity, vl_label_order order, int64_t slab_depth,
                         const char *what);
 
+/* The same in z-slabs of `depth` slices, printing "ok NAME ..." on success; returns the failures (0 or 1). */
+int vl_gpu_test_compare_in_slabs(const vl_volume *mask, const char *name, int connectivity, vl_label_order order,
+                                 int64_t depth);
+
 /* The same for each connectivity in conns and each of the three orders; returns the failures. */
 int vl_gpu_test_compare_all(const vl_volume *mask, const char *name, const int *conns, int conn_count);
 

@@ -63,6 +63,8 @@ int main(int argc, char **argv)
                 snprintf(name, sizeof name, "%s (%lldx%lldx%lld) >= %.0f HU", argv[i], (long long)hu.nx,
                          (long long)hu.ny, (long long)hu.nz, thresholds[t]);
                 failures += vl_gpu_test_compare_all(&mask, name, conns, 4);
+                if (mask.nz > 1)
+                    failures += vl_gpu_test_compare_in_slabs(&mask, name, 26, VL_ORDER_MATLAB, (mask.nz + 2) / 3);
             }
             vl_volume_free(&mask);
         }
