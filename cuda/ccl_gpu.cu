@@ -182,13 +182,12 @@ extern "C" vl_status vl_gpu_label_device(const uint8_t *mask, uint32_t *labels, 
      * 2.58 -> 2.47; under 6 (2x2 blocks) CT/6 0.91 -> 0.83, noise50/6 4.25 -> 4.32, noise20/6
      * 3.79 -> 3.84. */
     if (by_size) {
-        VL_CUDA_TRY(write_labels(connectivity, xy, mask, labels, root_bits, segment_offset, sizes, nullptr, false, g,
-                                 stream),
+        VL_CUDA_TRY(count_sizes(connectivity, xy, mask, labels, root_bits, segment_offset, sizes, list, g, stream),
                     "counting component sizes");
         VL_CUDA_TRY(order_by_size(sizes, count, nx * ny * nz, order_temp, &new_label, stream), "ordering by size");
     }
     VL_CUDA_TRY(write_labels(connectivity, xy, mask, labels, root_bits, segment_offset, by_size ? nullptr : sizes,
-                             new_label, true, g, stream),
+                             new_label, g, stream),
                 "writing labels");
     if (timed)
         VL_CUDA_TRY(cudaEventRecord(events[2], stream), "recording an event");
@@ -289,9 +288,10 @@ vl_status label_slab_on_device(void *context, const vl_volume *slab_mask, uint32
     uint64_t *host_sizes = nullptr;
     if (status == VL_OK && !(host_sizes = static_cast<uint64_t *>(malloc(((size_t)run.count + 1) * sizeof(uint64_t)))))
         status = vl_fail(VL_ERR_MEMORY, "label: no memory for %u component sizes", run.count);
+    /* Through the pinned staging too: a plain copy into new pageable pages took 0.8 ms per MB on the H200
+     * host, 70 ms for the 11.4 M sizes of 512^3 noise 0.2 under 6. */
     if (status == VL_OK && run.count > 0 &&
-        (error = cudaMemcpy(host_sizes, run.sizes, (size_t)run.count * sizeof(uint64_t), cudaMemcpyDeviceToHost)) !=
-            cudaSuccess)
+        (error = vl_gpu_download(host_sizes, run.sizes, (size_t)run.count * sizeof(uint64_t))) != cudaSuccess)
         status = cuda_failure(error, "downloading the sizes");
     vl_gpu_label_run_free(&run);
     if (status != VL_OK) {

@@ -31,13 +31,18 @@ cudaError_t flatten_roots(int connectivity, bool xy, const uint8_t *mask, uint32
                           uint32_t *segment_roots, const BlockList &list, const Grid &g, cudaStream_t stream);
 
 /* Phase 3: a root's label is 1 + (roots before it in node order), from the scanned per-segment root
- * counts and root_bits. One pass over the units, which with `sizes` adds every unit's voxels to
- * sizes[label-1] (zeroed by the caller) and with `store` writes every voxel: new_label[label-1] (or the
- * label itself where new_label is null), 0 for background. The `size` order runs it twice: sizes only,
- * then (after order_by_size) the voxels through the table. */
+ * counts and root_bits. One pass over the units writes every voxel: new_label[label-1] (or the label
+ * itself where new_label is null), 0 for background, and with `sizes` (zeroed by the caller) adds every
+ * unit's voxels to sizes[label-1]. */
 cudaError_t write_labels(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels, const uint32_t *root_bits,
                          const uint32_t *segment_offset, unsigned long long *sizes, const uint32_t *new_label,
-                         bool store, const Grid &g, cudaStream_t stream);
+                         const Grid &g, cudaStream_t stream);
+
+/* The sizes alone (sizes zeroed by the caller), before order_by_size: the `size` order writes the voxels
+ * afterwards, through the table. Visits only the listed blocks when phase 1 listed them all. */
+cudaError_t count_sizes(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels, const uint32_t *root_bits,
+                        const uint32_t *segment_offset, unsigned long long *sizes, const BlockList &list,
+                        const Grid &g, cudaStream_t stream);
 
 } // namespace vlccl
 

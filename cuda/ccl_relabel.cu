@@ -3,7 +3,8 @@
  *   flatten  every piece's representative := its root (a walk that only reads, then one write of the
  *            thread's own cell); roots set their bit in a node bitmask and count in their segment;
  *   write    every voxel := its component's label, and the sizes (or, for the `size` order, the sizes
- *            in one pass and the voxels through the size-order table in another).
+ *            in one pass, over the listed blocks alone on sparse volumes, and the voxels through the
+ *            size-order table in another).
  *            A root's label is 1 + (roots before it in node order) = its segment's offset (the scan of
  *            the per-segment root counts) + the roots before it in its segment (popcount over the
  *            bitmask), so no pass has to store labels anywhere before the voxels get them. Each thread
@@ -130,6 +131,58 @@ __device__ __forceinline__ void add_unit_sizes(uint32_t *cache_label, unsigned l
     }
 }
 
+/* Block k's pieces (bits f): the main piece's label and voxel count, a split block's second piece's
+ * (else 0 and 0). */
+struct UnitLabels {
+    uint32_t label, count, second_label, second_count;
+};
+
+template <int CONN, bool XY>
+__device__ __forceinline__ UnitLabels unit_labels(const uint32_t *__restrict__ labels,
+                                                  const uint32_t *__restrict__ root_bits,
+                                                  const uint32_t *__restrict__ segment_offset, const Grid &g,
+                                                  BlockAt k, uint32_t f)
+{
+    UnitLabels u{0, 0, 0, 0};
+    if (f) {
+        u.label = root_label<XY>(root_bits, segment_offset, g, labels[representative<CONN, XY>(g, k, f).slot]);
+        u.count = __popc(main_bits<CONN>(f));
+        if (is_split<CONN>(f)) {
+            u.second_label = root_label<XY>(root_bits, segment_offset, g, labels[second_piece<CONN, XY>(g, k).slot]);
+            u.second_count = 1; /* one voxel in each node */
+        }
+    }
+    return u;
+}
+
+/* The per-thread-block size cache: cleared at the start, flushed to `sizes` at the end. */
+__device__ __forceinline__ void clear_size_cache(uint32_t *cache_label, unsigned long long *cache_count, int t)
+{
+    if (t < kSizeCache) {
+        cache_label[t] = 0;
+        cache_count[t] = 0;
+    }
+    __syncthreads();
+}
+
+__device__ __forceinline__ void flush_size_cache(const uint32_t *cache_label, const unsigned long long *cache_count,
+                                                 unsigned long long *sizes, int t)
+{
+    __syncthreads();
+    if (t < kSizeCache && cache_label[t])
+        atomicAdd(sizes + cache_label[t] - 1, cache_count[t]);
+}
+
+/* A unit's pieces into the sizes (all lanes call it). */
+template <int CONN>
+__device__ __forceinline__ void add_unit_labels(uint32_t *cache_label, unsigned long long *cache_count,
+                                                unsigned long long *sizes, const UnitLabels &u)
+{
+    add_unit_sizes(cache_label, cache_count, sizes, u.label, u.count);
+    if constexpr (kSplits<CONN>)
+        add_unit_sizes(cache_label, cache_count, sizes, u.second_label, u.second_count);
+}
+
 /* COUNT: add the units' voxels to the sizes; STORE: write the voxels (through new_label when it is not
  * null). */
 template <int CONN, bool XY, bool COUNT, bool STORE>
@@ -142,48 +195,55 @@ __global__ void __launch_bounds__(256) write_kernel(const uint8_t *__restrict__ 
     __shared__ uint32_t cache_label[kSizeCache];
     __shared__ unsigned long long cache_count[kSizeCache];
     const int t = threadIdx.y * 32 + threadIdx.x;
-    if constexpr (COUNT) {
-        if (t < kSizeCache) {
-            cache_label[t] = 0;
-            cache_count[t] = 0;
-        }
-        __syncthreads();
-    }
+    if constexpr (COUNT)
+        clear_size_cache(cache_label, cache_count, t);
     for (uint32_t d = blockIdx.z; d < z_blocks<CONN>(g); d += gridDim.z) {
         BlockAt k;
-        /* The main piece's label and voxel count; a split block's second piece's. */
-        uint32_t label = 0, count = 0, second_label = 0, second_count = 0;
+        UnitLabels u{0, 0, 0, 0};
         if (block_of_thread<CONN, XY>(g, d, k)) {
             const uint32_t f = block_bits<CONN, XY>(mask, labels, g, k);
-            if (f) {
-                label = root_label<XY>(root_bits, segment_offset, g, labels[representative<CONN, XY>(g, k, f).slot]);
-                count = __popc(main_bits<CONN>(f));
-                if (is_split<CONN>(f)) {
-                    const uint32_t second_root = labels[second_piece<CONN, XY>(g, k).slot];
-                    second_label = root_label<XY>(root_bits, segment_offset, g, second_root);
-                    second_count = 1; /* one voxel in each node */
-                }
-            }
+            u = unit_labels<CONN, XY>(labels, root_bits, segment_offset, g, k, f);
             if constexpr (STORE) {
-                const uint32_t stored = new_label && label ? new_label[label - 1] : label;
-                const uint32_t second_stored = new_label && second_label ? new_label[second_label - 1] : second_label;
+                const uint32_t stored = new_label && u.label ? new_label[u.label - 1] : u.label;
+                const uint32_t second_stored =
+                    new_label && u.second_label ? new_label[u.second_label - 1] : u.second_label;
                 const uint32_t second = second_bits<CONN>(f);
                 for_each_block_voxel<CONN, XY>(g, k, [&](int bit, int64_t v) {
                     labels[v] = second >> bit & 1u ? second_stored : f >> bit & 1u ? stored : 0;
                 });
             }
         }
-        if constexpr (COUNT) {
-            add_unit_sizes(cache_label, cache_count, sizes, label, count);
-            if constexpr (kSplits<CONN>)
-                add_unit_sizes(cache_label, cache_count, sizes, second_label, second_count);
+        if constexpr (COUNT)
+            add_unit_labels<CONN>(cache_label, cache_count, sizes, u);
+    }
+    if constexpr (COUNT)
+        flush_size_cache(cache_label, cache_count, sizes, t);
+}
+
+/* The sizes alone, over the blocks that phase 1 listed (sparse volumes), for the `size` order's first
+ * pass: the write pass over the whole grid reads every block's cells. Lanes step through the list
+ * together, as the warp aggregation needs. */
+template <int CONN, bool XY>
+__global__ void __launch_bounds__(256) count_listed_kernel(const uint8_t *__restrict__ mask,
+                                                           const uint32_t *__restrict__ labels,
+                                                           const uint32_t *__restrict__ root_bits,
+                                                           const uint32_t *__restrict__ segment_offset,
+                                                           unsigned long long *__restrict__ sizes, BlockList list,
+                                                           Grid g, FastDiv div_nc)
+{
+    __shared__ uint32_t cache_label[kSizeCache];
+    __shared__ unsigned long long cache_count[kSizeCache];
+    const int t = threadIdx.y * 32 + threadIdx.x;
+    clear_size_cache(cache_label, cache_count, t);
+    for (uint64_t first = (uint64_t)blockIdx.x * 256; first < list.listed; first += (uint64_t)gridDim.x * 256) {
+        UnitLabels u{0, 0, 0, 0};
+        if (first + t < list.listed) {
+            const BlockAt k = block_at_number<CONN>(g, list.entries[first + t], div_nc);
+            u = unit_labels<CONN, XY>(labels, root_bits, segment_offset, g, k, block_bits<CONN, XY>(mask, labels, g, k));
         }
+        add_unit_labels<CONN>(cache_label, cache_count, sizes, u);
     }
-    if constexpr (COUNT) {
-        __syncthreads();
-        if (t < kSizeCache && cache_label[t])
-            atomicAdd(sizes + cache_label[t] - 1, cache_count[t]);
-    }
+    flush_size_cache(cache_label, cache_count, sizes, t);
 }
 
 template <int CONN, bool XY>
@@ -226,17 +286,35 @@ cudaError_t flatten_roots(int connectivity, bool xy, const uint8_t *mask, uint32
 
 cudaError_t write_labels(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels, const uint32_t *root_bits,
                          const uint32_t *segment_offset, unsigned long long *sizes, const uint32_t *new_label,
-                         bool store, const Grid &g, cudaStream_t stream)
+                         const Grid &g, cudaStream_t stream)
 {
     return for_unit_shape(connectivity, xy, [&](auto unit) {
         using U = decltype(unit);
         /* Fewer, longer-lived thread blocks for the sizes: each flushes its cache once. */
         const dim3 plane = block_launch_grid<U::conn, U::xy>(g, 1);
         const dim3 grid = block_launch_grid<U::conn, U::xy>(g, (1u << 16) / (plane.x * plane.y) + 1);
-        const auto kernel = !sizes ? write_kernel<U::conn, U::xy, false, true>
-                          : store  ? write_kernel<U::conn, U::xy, true, true>
-                                   : write_kernel<U::conn, U::xy, true, false>;
+        const auto kernel = sizes ? write_kernel<U::conn, U::xy, true, true> : write_kernel<U::conn, U::xy, false, true>;
         kernel<<<grid, dim3(32, 8), 0, stream>>>(mask, labels, root_bits, segment_offset, sizes, new_label, g);
+    });
+}
+
+cudaError_t count_sizes(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels, const uint32_t *root_bits,
+                        const uint32_t *segment_offset, unsigned long long *sizes, const BlockList &list,
+                        const Grid &g, cudaStream_t stream)
+{
+    return for_unit_shape(connectivity, xy, [&](auto unit) {
+        using U = decltype(unit);
+        if (list.listed == kEmpty) {
+            const dim3 plane = block_launch_grid<U::conn, U::xy>(g, 1);
+            const dim3 grid = block_launch_grid<U::conn, U::xy>(g, (1u << 16) / (plane.x * plane.y) + 1);
+            write_kernel<U::conn, U::xy, true, false>
+                <<<grid, dim3(32, 8), 0, stream>>>(mask, labels, root_bits, segment_offset, sizes, nullptr, g);
+        } else if (list.listed > 0) {
+            const FastDiv div_nc = make_fastdiv((g.n1 + kBlock1 - 1) / kBlock1);
+            const uint32_t blocks = (list.listed + 255) / 256;
+            count_listed_kernel<U::conn, U::xy><<<blocks < 1024 ? blocks : 1024, dim3(32, 8), 0, stream>>>(
+                mask, labels, root_bits, segment_offset, sizes, list, g, div_nc);
+        }
     });
 }
 
