@@ -21,6 +21,7 @@
 #include "memory.h"
 #include "parallel.h"
 #include "status.h"
+#include "union_find.h"
 #include "voxlabel/label.h"
 
 /* Which neighbouring rows connect to a row, and whether runs there touch diagonally (reach 1) or only
@@ -47,25 +48,6 @@ static connectivity_rule rule_for(int connectivity)
     }
 }
 
-static uint32_t find_root(uint32_t *parent, uint32_t i)
-{
-    while (parent[i] != i) {
-        parent[i] = parent[parent[i]]; /* path halving; keeps parent[i] <= i */
-        i = parent[i];
-    }
-    return i;
-}
-
-static void unite(uint32_t *parent, uint32_t a, uint32_t b)
-{
-    a = find_root(parent, a);
-    b = find_root(parent, b);
-    if (a < b)
-        parent[b] = a;
-    else if (b < a)
-        parent[a] = b;
-}
-
 /* Joins every run of row `a` with the runs of row `b` it touches. Both lists are sorted by x and runs in
  * one row are at least one voxel apart, so after comparing two runs the one that ends first can touch
  * nothing further in the other row: advancing it (touching or not) visits every touching pair once, and
@@ -77,7 +59,7 @@ static void unite_rows(uint32_t *parent, const vl_runs *runs, int64_t row_a, int
     while (i < i_end && j < j_end) {
         const uint32_t a0 = runs->x0[i], a1 = runs->x1[i], b0 = runs->x0[j], b1 = runs->x1[j];
         if (b1 + reach >= a0 && a1 + reach >= b0)
-            unite(parent, i, j);
+            vl_unite(parent, i, j);
         const uint32_t a_ends_first = a1 < b1;
         i += a_ends_first;
         j += 1 - a_ends_first;

@@ -3,21 +3,9 @@
 #include <string.h>
 
 #include "parallel.h"
+#include "size_rank.h"
 #include "status.h"
 #include "voxlabel/label.h"
-
-typedef struct ranked_label {
-    uint64_t size;
-    uint32_t label;
-} ranked_label;
-
-static int compare_larger_first(const void *a, const void *b)
-{
-    const ranked_label *x = a, *y = b;
-    if (x->size != y->size)
-        return x->size > y->size ? -1 : 1;
-    return (x->label > y->label) - (x->label < y->label);
-}
 
 typedef struct remap_job {
     uint32_t *labels;
@@ -42,7 +30,7 @@ vl_status vl_label_filter(vl_volume *labels, vl_label_result *result, uint64_t m
         return VL_OK;
     /* new_label[old] for old in 0..count; 0 stays 0 and dropped labels become 0. */
     uint32_t *new_label = calloc((size_t)count + 1, sizeof *new_label);
-    ranked_label *ranked = malloc(((size_t)count + 1) * sizeof *ranked);
+    vl_ranked_label *ranked = malloc(((size_t)count + 1) * sizeof *ranked);
     if (!new_label || !ranked) {
         free(new_label);
         free(ranked);
@@ -51,9 +39,9 @@ vl_status vl_label_filter(vl_volume *labels, vl_label_result *result, uint64_t m
     uint32_t kept = 0;
     for (uint32_t label = 1; label <= count; label++)
         if (result->sizes[label - 1] >= min_size)
-            ranked[kept++] = (ranked_label){result->sizes[label - 1], label};
+            ranked[kept++] = (vl_ranked_label){result->sizes[label - 1], label};
     if (largest > 0 && largest < kept) {
-        qsort(ranked, kept, sizeof *ranked, compare_larger_first);
+        qsort(ranked, kept, sizeof *ranked, vl_compare_larger_first);
         kept = largest;
     }
     for (uint32_t i = 0; i < kept; i++)

@@ -11,7 +11,9 @@
 
 #include "label_slabs.h"
 #include "parallel.h"
+#include "size_rank.h"
 #include "status.h"
+#include "union_find.h"
 
 typedef struct slab {
     int64_t z0, depth;
@@ -59,25 +61,6 @@ static vl_status slab_table_append(slab_table *table, int64_t z0, int64_t depth,
     return VL_OK;
 }
 
-static uint32_t find_root(uint32_t *parent, uint32_t id)
-{
-    while (parent[id] != id) {
-        parent[id] = parent[parent[id]];
-        id = parent[id];
-    }
-    return id;
-}
-
-static void unite(uint32_t *parent, uint32_t a, uint32_t b)
-{
-    a = find_root(parent, a);
-    b = find_root(parent, b);
-    if (a < b)
-        parent[b] = a;
-    else if (b < a)
-        parent[a] = b;
-}
-
 /* The in-slice steps (dx, dy) from a voxel to its neighbours in the slice below. */
 static int steps_below(int connectivity, int steps[9][2])
 {
@@ -112,22 +95,9 @@ static void join_face(uint32_t *parent, const vl_volume *labels, const slab *bel
                     continue;
                 const uint32_t b = lower[xb + nx * yb];
                 if (b)
-                    unite(parent, (uint32_t)(above->base + a - 1), (uint32_t)(below->base + b - 1));
+                    vl_unite(parent, (uint32_t)(above->base + a - 1), (uint32_t)(below->base + b - 1));
             }
         }
-}
-
-typedef struct ranked_component {
-    uint64_t size;
-    uint32_t label;
-} ranked_component;
-
-static int compare_larger_first(const void *a, const void *b)
-{
-    const ranked_component *x = a, *y = b;
-    if (x->size != y->size)
-        return x->size > y->size ? -1 : 1;
-    return (x->label > y->label) - (x->label < y->label);
 }
 
 /* parent[id] := final label of id (1..N) in place, result->sizes of the N components. Ids are visited in
@@ -149,7 +119,7 @@ static vl_status number_components(uint32_t *parent, const slab_table *table, vl
     result->count = components;
     if (order != VL_ORDER_SIZE || components == 0)
         return VL_OK;
-    ranked_component *ranked = malloc((size_t)components * sizeof *ranked);
+    vl_ranked_label *ranked = malloc((size_t)components * sizeof *ranked);
     uint32_t *rank = malloc(((size_t)components + 1) * sizeof *rank);
     if (!ranked || !rank) {
         free(ranked);
@@ -157,8 +127,8 @@ static vl_status number_components(uint32_t *parent, const slab_table *table, vl
         return vl_fail(VL_ERR_MEMORY, "label: no memory to order %u components by size", components);
     }
     for (uint32_t k = 0; k < components; k++)
-        ranked[k] = (ranked_component){result->sizes[k], k + 1};
-    qsort(ranked, components, sizeof *ranked, compare_larger_first);
+        ranked[k] = (vl_ranked_label){result->sizes[k], k + 1};
+    qsort(ranked, components, sizeof *ranked, vl_compare_larger_first);
     for (uint32_t position = 0; position < components; position++) {
         rank[ranked[position].label] = position + 1;
         result->sizes[position] = ranked[position].size;
