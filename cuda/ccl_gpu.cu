@@ -1,5 +1,6 @@
 /* The CUDA labeller's driver: device buffers in (vl_gpu_label_device) and the host-volume entry
- * behind vl_label_volume (vl_label_volume_gpu). Phases: union-find (ccl_blocks.cu),
+ * behind vl_label_volume (vl_label_volume_gpu), which labels in z-slabs (src/label_slabs.c) a volume
+ * that the device memory or the node numbering cannot take at once. Phases: union-find (ccl_blocks.cu),
  * flatten + root bitmask, per-segment root counts -> CUB exclusive scan, labels + sizes
  * (ccl_relabel.cu), and for `size` order a CUB sort (ccl_size_order.cu). Device memory beyond mask +
  * labels: two u32 per 128-voxel-pair segment, one bit per voxel pair (roots), one u32 per 32 voxel
