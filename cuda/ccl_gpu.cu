@@ -340,9 +340,9 @@ extern "C" vl_status vl_label_volume_gpu(const vl_volume *mask, vl_volume *label
     size_t free_bytes = 0, total_bytes = 0;
     if ((error = cudaMemGetInfo(&free_bytes, &total_bytes)) != cudaSuccess)
         return cuda_failure(error, "reading the free device memory");
-    /* Leave the runtime, CUB and the O(N) arrays some room: 1/16 of what is free, at least 256 MiB. */
-    const uint64_t reserve = free_bytes / 16 > (256u << 20) ? free_bytes / 16 : (256u << 20);
-    uint64_t budget = free_bytes > reserve ? free_bytes - reserve : 0;
+    /* Leave CUB and the O(N) arrays an eighth of what is free (a slab that still runs out is retried at
+     * half the depth), so that a nearly full device labels in many slabs rather than in one-slice ones. */
+    uint64_t budget = free_bytes - free_bytes / 8;
     if (options->gpu_memory && options->gpu_memory < budget)
         budget = options->gpu_memory;
     const int64_t depth = slab_depth(mask, budget);

@@ -1,0 +1,179 @@
+/* The GPU labeller on a device that is nearly full (issue 3: out of memory means z-slabs or the CPU, with
+ * a warning, never a crash). The test takes all but a little of the device's free memory itself, then:
+ *   1. with 96 MiB left, 512x512x200 volumes (0.4 GB of mask and labels) are labelled in z-slabs sized
+ *      from the real free memory, exactly as the CPU labels them (conn 26 matlab; conn 6 size order,
+ *      whose 1 M+ sizes are not planned for, so slabs may run out and be retried at half the depth);
+ *   2. with 2 to 4 MiB left, not one 1024x1024 slice (5.5 MiB) fits: --device gpu fails with VL_ERR_MEMORY and
+ *      leaves nothing allocated, --device auto labels on the CPU and says why (gpu_failed).
+ * Exits 77 without a usable GPU. Run alone (RUN_SERIAL): it starves every other user of the device. */
+#include <cuda_runtime.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <vector>
+
+#include "label_gpu.h"
+#include "voxlabel/label.h"
+
+namespace {
+
+/* Device memory held by the test, so that the labeller sees only `leave` bytes free. */
+struct Hog {
+    std::vector<void *> blocks;
+    size_t take_all_but(size_t leave)
+    {
+        size_t free_bytes = 0, total_bytes = 0;
+        for (size_t chunk = (size_t)1 << 30; chunk >= ((size_t)2 << 20); chunk /= 2)
+            for (;;) {
+                cudaMemGetInfo(&free_bytes, &total_bytes);
+                void *block = nullptr;
+                if (free_bytes < leave + chunk || cudaMalloc(&block, chunk) != cudaSuccess)
+                    break;
+                blocks.push_back(block);
+            }
+        cudaGetLastError();
+        cudaMemGetInfo(&free_bytes, &total_bytes);
+        return free_bytes;
+    }
+    void release()
+    {
+        for (void *block : blocks)
+            cudaFree(block);
+        blocks.clear();
+    }
+};
+
+uint64_t rng_state = 0x2545F4914F6CDD1Dull;
+
+void fill_noise(vl_volume *mask, double density)
+{
+    uint8_t *m = static_cast<uint8_t *>(mask->data);
+    const uint64_t threshold = (uint64_t)(density * 18446744073709551615.0);
+    for (int64_t i = 0; i < vl_volume_voxels(mask); i++) {
+        rng_state ^= rng_state << 13;
+        rng_state ^= rng_state >> 7;
+        rng_state ^= rng_state << 17;
+        m[i] = rng_state < threshold;
+    }
+}
+
+bool same_labels(const vl_volume &a, const vl_label_result &ra, const vl_volume &b, const vl_label_result &rb)
+{
+    if (ra.count != rb.count)
+        return false;
+    if (memcmp(a.data, b.data, (size_t)vl_volume_voxels(&a) * sizeof(uint32_t)) != 0)
+        return false;
+    return ra.count == 0 || memcmp(ra.sizes, rb.sizes, ra.count * sizeof(uint64_t)) == 0;
+}
+
+/* Case 1: labelled on the nearly full GPU, in z-slabs, identical to the CPU. */
+int slabs_under_pressure(const vl_volume &mask, int connectivity, vl_label_order order)
+{
+    vl_label_options options;
+    vl_label_options_default(&options);
+    options.connectivity = connectivity;
+    options.order = order;
+    vl_volume cpu_labels, gpu_labels;
+    vl_label_result cpu, gpu;
+    if (vl_label_volume_cpu(&mask, &cpu_labels, &options, &cpu) != VL_OK) {
+        printf("FAIL cpu: %s\n", vl_last_error());
+        return 1;
+    }
+    options.device = VL_DEVICE_GPU;
+    int failed = 0;
+    if (vl_label_volume(&mask, &gpu_labels, &options, &gpu) != VL_OK) {
+        printf("FAIL conn %d %s on the nearly full GPU: %s\n", connectivity, vl_label_order_name(order),
+               vl_last_error());
+        failed = 1;
+    } else {
+        const bool same = same_labels(cpu_labels, cpu, gpu_labels, gpu);
+        failed = !same || gpu.slabs < 2;
+        printf("%s conn %d %s on the nearly full GPU: %s, %lld z-slabs, %u components%s\n", failed ? "FAIL" : "ok",
+               connectivity, vl_label_order_name(order), gpu.device_name, (long long)gpu.slabs, gpu.count,
+               same ? "" : ", labels differ from the CPU's");
+        vl_volume_free(&gpu_labels);
+        vl_label_result_free(&gpu);
+    }
+    vl_volume_free(&cpu_labels);
+    vl_label_result_free(&cpu);
+    return failed;
+}
+
+/* Case 2: not one slice fits. */
+int no_slice_fits(const vl_volume &mask)
+{
+    vl_label_options options;
+    vl_label_options_default(&options);
+    options.device = VL_DEVICE_GPU;
+    vl_volume labels;
+    vl_label_result result;
+    int failures = 0;
+    const vl_status status = vl_label_volume(&mask, &labels, &options, &result);
+    if (status != VL_ERR_MEMORY || labels.data || result.sizes) {
+        printf("FAIL --device gpu with no room for a slice: status %d (want VL_ERR_MEMORY), %s\n", (int)status,
+               labels.data || result.sizes ? "outputs left allocated" : "nothing left allocated");
+        failures++;
+        if (status == VL_OK) {
+            vl_volume_free(&labels);
+            vl_label_result_free(&result);
+        }
+    } else {
+        printf("ok --device gpu with no room for a slice: %s\n", vl_last_error());
+    }
+    options.device = VL_DEVICE_AUTO;
+    if (vl_label_volume(&mask, &labels, &options, &result) != VL_OK) {
+        printf("FAIL --device auto with no room for a slice: %s\n", vl_last_error());
+        return failures + 1;
+    }
+    vl_volume cpu_labels;
+    vl_label_result cpu;
+    options.device = VL_DEVICE_CPU;
+    const bool labelled = vl_label_volume_cpu(&mask, &cpu_labels, &options, &cpu) == VL_OK;
+    const bool ok = labelled && result.device_used == VL_DEVICE_CPU && result.gpu_failed &&
+                    result.fallback_reason[0] && same_labels(cpu_labels, cpu, labels, result);
+    printf("%s --device auto with no room for a slice: on %s, gpu_failed %d, reason '%s'\n", ok ? "ok" : "FAIL",
+           result.device_name, result.gpu_failed, result.fallback_reason);
+    if (labelled) {
+        vl_volume_free(&cpu_labels);
+        vl_label_result_free(&cpu);
+    }
+    vl_volume_free(&labels);
+    vl_label_result_free(&result);
+    return failures + !ok;
+}
+
+} // namespace
+
+int main()
+{
+    char why[256] = "";
+    if (!vl_gpu_usable(0, why, sizeof why)) {
+        printf("skipped: no usable GPU: %s\n", why);
+        return 77;
+    }
+    vl_volume noise, wide;
+    if (vl_volume_create(&noise, 512, 512, 200, VL_U8) != VL_OK ||
+        vl_volume_create(&wide, 1024, 1024, 8, VL_U8) != VL_OK) {
+        printf("FAIL host memory: %s\n", vl_last_error());
+        return 1;
+    }
+    fill_noise(&noise, 0.3);
+    fill_noise(&wide, 0.3);
+    int failures = 0;
+    Hog hog;
+    const size_t left = hog.take_all_but((size_t)96 << 20);
+    printf("device memory left free: %.1f MiB\n", left / 1048576.0);
+    failures += slabs_under_pressure(noise, 26, VL_ORDER_MATLAB);
+    failures += slabs_under_pressure(noise, 6, VL_ORDER_SIZE);
+    const size_t little = hog.take_all_but((size_t)2 << 20);
+    printf("device memory left free: %.1f MiB (a 1024x1024 slice needs %.1f MiB)\n", little / 1048576.0,
+           vl_gpu_label_bytes_per_slice(1024, 1024) / 1048576.0);
+    failures += no_slice_fits(wide);
+    hog.release();
+    vl_volume_free(&noise);
+    vl_volume_free(&wide);
+    printf("memory pressure: %d failures\n", failures);
+    return failures ? 1 : 0;
+}
