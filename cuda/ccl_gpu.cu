@@ -262,9 +262,11 @@ struct DeviceSlabs {
         release();
         cudaMemGetInfo(&free_bytes, &total_bytes);
         return vl_fail(error == cudaErrorMemoryAllocation ? VL_ERR_MEMORY : VL_ERR_DEVICE,
-                       "gpu:%d: %lld voxels need %.2f GiB of device memory, %.2f GiB free: %s", gpu_index,
-                       (long long)voxels, (double)voxels * 5 / (1 << 30), (double)free_bytes / (1 << 30),
-                       cudaGetErrorString(error));
+                       "gpu:%d: %lld slice%s of %lldx%lld voxels need%s %.1f MiB of device memory, %.1f MiB free: %s",
+                       gpu_index, (long long)slab_mask->nz, slab_mask->nz == 1 ? "" : "s", (long long)slab_mask->nx,
+                       (long long)slab_mask->ny, slab_mask->nz == 1 ? "s" : "",
+                       (double)vl_gpu_label_bytes_per_slice(slab_mask->nx, slab_mask->ny) * slab_mask->nz / (1 << 20),
+                       (double)free_bytes / (1 << 20), cudaGetErrorString(error));
     }
 };
 

@@ -90,9 +90,8 @@ int slabs_under_pressure(const vl_volume &mask, int connectivity, vl_label_order
     } else {
         const bool same = same_labels(cpu_labels, cpu, gpu_labels, gpu);
         failed = !same || gpu.slabs < 2;
-        printf("%s conn %d %s on the nearly full GPU: %s, %lld z-slabs, %u components%s\n", failed ? "FAIL" : "ok",
-               connectivity, vl_label_order_name(order), gpu.device_name, (long long)gpu.slabs, gpu.count,
-               same ? "" : ", labels differ from the CPU's");
+        printf("%s conn %d %s on the nearly full GPU: %s, %u components%s\n", failed ? "FAIL" : "ok", connectivity,
+               vl_label_order_name(order), gpu.device_name, gpu.count, same ? "" : ", labels differ from the CPU's");
         vl_volume_free(&gpu_labels);
         vl_label_result_free(&gpu);
     }
