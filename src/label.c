@@ -60,7 +60,7 @@ vl_status vl_label_volume(const vl_volume *mask, vl_volume *labels,
         if (!vl_gpu_usable(options->gpu_index, why, sizeof why))
             return vl_fail(VL_ERR_DEVICE, "gpu:%d: %s", options->gpu_index, why);
         return vl_label_volume_gpu(mask, labels, options, result);
-    case VL_DEVICE_AUTO:
+    case VL_DEVICE_AUTO: {
         int gpu_failed = 0;
         if (vl_gpu_usable(options->gpu_index, why, sizeof why)) {
             vl_status status = vl_label_volume_gpu(mask, labels, options, result);
@@ -75,6 +75,7 @@ vl_status vl_label_volume(const vl_volume *mask, vl_volume *labels,
             result->gpu_failed = gpu_failed;
         }
         return status;
+    }
     }
     return vl_fail(VL_ERR_ARGUMENT, "--device: unknown device kind %d", (int)options->device);
 }

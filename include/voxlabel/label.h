@@ -45,7 +45,7 @@ typedef struct vl_label_result {
     uint32_t count;              /* N: labels are 1..N */
     uint64_t *sizes;             /* sizes[k-1] = voxels of label k; malloc'd, free with vl_label_result_free */
     vl_device_kind device_used;  /* VL_DEVICE_CPU or VL_DEVICE_GPU */
-    char device_name[128];       /* "cpu (2 threads)", "NVIDIA H200 (gpu:0)", "... (gpu:0, 3 z-slabs)" */
+    char device_name[128];       /* "cpu (2 threads)", "NVIDIA H200 (gpu:0)", "NVIDIA H200 (gpu:0), 3 z-slabs" */
     int64_t slabs;               /* z-slabs the GPU labelled (1 = the whole volume at once); 0 on the CPU */
     char fallback_reason[256];   /* why AUTO fell back to the CPU, "" otherwise */
     int gpu_failed;              /* AUTO fell back because a usable GPU failed (out of memory, CUDA error) */
