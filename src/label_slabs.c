@@ -79,7 +79,7 @@ static int steps_below(int connectivity, int steps[9][2])
 
 /* Unites every piece on slab `s`'s first slice with the pieces of the slice below it that it touches. */
 static void join_face(uint32_t *parent, const vl_volume *labels, const slab *below, const slab *above,
-                      const int steps[9][2], int step_count)
+                      int steps[9][2], int step_count)
 {
     const int64_t nx = labels->nx, ny = labels->ny, slice = nx * ny;
     const uint32_t *lower = (const uint32_t *)labels->data + (above->z0 - 1) * slice;
