@@ -1,5 +1,5 @@
 /* GPU labeller == CPU reference, exactly (labels, count, sizes), on:
- *   random  [--quick] [--seed S]  >= 240 random volumes: odd shapes, densities, blobs, diagonal lines,
+ *   random  [--quick]             >= 240 random volumes: odd shapes, densities, blobs, diagonal lines,
  *                                 checkerboards, non-binary masks, each pattern under every connectivity and
  *                                 order (--quick: 60 small ones, for compute-sanitizer); a third of them
  *                                 again in z-slabs of a random depth
