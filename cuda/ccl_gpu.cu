@@ -72,6 +72,9 @@ struct Scratch {
 
 size_t round_up(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
+/* Rows (y) the launch grids reach: 65535 thread blocks of 8. */
+constexpr int64_t kMaxRows = 65535 * 8;
+
 } // namespace
 
 extern "C" int vl_gpu_label_shape_ok(int64_t nx, int64_t ny, int64_t nz)
@@ -80,7 +83,7 @@ extern "C" int vl_gpu_label_shape_ok(int64_t nx, int64_t ny, int64_t nz)
         return 0;
     /* Launch grids of at most 65535 thread blocks of 8 rows along y (every kernel loops over z), and
      * nodes below 2^32 in both orders. */
-    if (ny > 65535 * 8)
+    if (ny > kMaxRows)
         return 0;
     uint64_t pairs_x = (uint64_t)(nx + 1) / 2 * (uint64_t)ny * (uint64_t)nz;
     uint64_t pairs_y = (uint64_t)(ny + 1) / 2 * (uint64_t)nx * (uint64_t)nz;
@@ -349,8 +352,8 @@ extern "C" vl_status vl_label_volume_gpu(const vl_volume *mask, vl_volume *label
         budget = options->gpu_memory;
     const int64_t depth = slab_depth(mask, budget);
     if (depth == 0)
-        return vl_fail(VL_ERR_DEVICE, "gpu: %lldx%lld slices are beyond the GPU labeller's limits (ny <= %d)",
-                       (long long)mask->nx, (long long)mask->ny, 65535 * 8);
+        return vl_fail(VL_ERR_DEVICE, "gpu: %lldx%lld slices are beyond the GPU labeller's limits (ny <= %lld)",
+                       (long long)mask->nx, (long long)mask->ny, (long long)kMaxRows);
 
     vl_progress_report(&options->progress, "labelling (gpu)", 0.0);
     DeviceSlabs device{options->gpu_index, options->connectivity, 0, nullptr, nullptr};

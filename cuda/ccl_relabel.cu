@@ -266,6 +266,14 @@ cudaError_t for_unit_shape(int connectivity, bool xy, Launch launch)
     return cudaGetLastError();
 }
 
+/* write_kernel's launch grid: fewer, longer-lived thread blocks for the sizes, each flushing its cache once. */
+template <int CONN, bool XY>
+dim3 write_launch_grid(const Grid &g)
+{
+    const dim3 plane = block_launch_grid<CONN, XY>(g, 1);
+    return block_launch_grid<CONN, XY>(g, (1u << 16) / (plane.x * plane.y) + 1);
+}
+
 } // namespace
 
 cudaError_t flatten_roots(int connectivity, bool xy, const uint8_t *mask, uint32_t *labels, uint32_t *root_bits,
@@ -290,9 +298,7 @@ cudaError_t write_labels(int connectivity, bool xy, const uint8_t *mask, uint32_
 {
     return for_unit_shape(connectivity, xy, [&](auto unit) {
         using U = decltype(unit);
-        /* Fewer, longer-lived thread blocks for the sizes: each flushes its cache once. */
-        const dim3 plane = block_launch_grid<U::conn, U::xy>(g, 1);
-        const dim3 grid = block_launch_grid<U::conn, U::xy>(g, (1u << 16) / (plane.x * plane.y) + 1);
+        const dim3 grid = write_launch_grid<U::conn, U::xy>(g);
         const auto kernel = sizes ? write_kernel<U::conn, U::xy, true, true> : write_kernel<U::conn, U::xy, false, true>;
         kernel<<<grid, dim3(32, 8), 0, stream>>>(mask, labels, root_bits, segment_offset, sizes, new_label, g);
     });
@@ -305,10 +311,8 @@ cudaError_t count_sizes(int connectivity, bool xy, const uint8_t *mask, uint32_t
     return for_unit_shape(connectivity, xy, [&](auto unit) {
         using U = decltype(unit);
         if (list.listed == kEmpty) {
-            const dim3 plane = block_launch_grid<U::conn, U::xy>(g, 1);
-            const dim3 grid = block_launch_grid<U::conn, U::xy>(g, (1u << 16) / (plane.x * plane.y) + 1);
-            write_kernel<U::conn, U::xy, true, false>
-                <<<grid, dim3(32, 8), 0, stream>>>(mask, labels, root_bits, segment_offset, sizes, nullptr, g);
+            write_kernel<U::conn, U::xy, true, false><<<write_launch_grid<U::conn, U::xy>(g), dim3(32, 8), 0, stream>>>(
+                mask, labels, root_bits, segment_offset, sizes, nullptr, g);
         } else if (list.listed > 0) {
             const FastDiv div_nc = make_fastdiv((g.n1 + kBlock1 - 1) / kBlock1);
             const uint32_t blocks = (list.listed + 255) / 256;

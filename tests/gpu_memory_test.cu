@@ -10,10 +10,10 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include <string.h>
 
 #include <vector>
 
+#include "label_compare.h"
 #include "label_gpu.h"
 #include "voxlabel/label.h"
 
@@ -59,15 +59,6 @@ void fill_noise(vl_volume *mask, double density)
     }
 }
 
-bool same_labels(const vl_volume &a, const vl_label_result &ra, const vl_volume &b, const vl_label_result &rb)
-{
-    if (ra.count != rb.count)
-        return false;
-    if (memcmp(a.data, b.data, (size_t)vl_volume_voxels(&a) * sizeof(uint32_t)) != 0)
-        return false;
-    return ra.count == 0 || memcmp(ra.sizes, rb.sizes, ra.count * sizeof(uint64_t)) == 0;
-}
-
 /* Case 1: labelled on the nearly full GPU, in z-slabs, identical to the CPU. */
 int slabs_under_pressure(const vl_volume &mask, int connectivity, vl_label_order order)
 {
@@ -88,7 +79,7 @@ int slabs_under_pressure(const vl_volume &mask, int connectivity, vl_label_order
                vl_last_error());
         failed = 1;
     } else {
-        const bool same = same_labels(cpu_labels, cpu, gpu_labels, gpu);
+        const bool same = vl_test_same_labelling(&cpu_labels, &cpu, "cpu", &gpu_labels, &gpu, "gpu", "nearly full GPU");
         failed = !same || gpu.slabs < 2;
         printf("%s conn %d %s on the nearly full GPU: %s, %u components%s\n", failed ? "FAIL" : "ok", connectivity,
                vl_label_order_name(order), gpu.device_name, gpu.count, same ? "" : ", labels differ from the CPU's");
@@ -131,7 +122,8 @@ int no_slice_fits(const vl_volume &mask)
     options.device = VL_DEVICE_CPU;
     const bool labelled = vl_label_volume_cpu(&mask, &cpu_labels, &options, &cpu) == VL_OK;
     const bool ok = labelled && result.device_used == VL_DEVICE_CPU && result.gpu_failed &&
-                    result.fallback_reason[0] && same_labels(cpu_labels, cpu, labels, result);
+                    result.fallback_reason[0] &&
+                    vl_test_same_labelling(&cpu_labels, &cpu, "cpu", &labels, &result, "auto", "no room for a slice");
     printf("%s --device auto with no room for a slice: on %s, gpu_failed %d, reason '%s'\n", ok ? "ok" : "FAIL",
            result.device_name, result.gpu_failed, result.fallback_reason);
     if (labelled) {

@@ -16,6 +16,6 @@ vl_test_exe(test_threshold test_threshold.c)
 add_test(NAME threshold_unit COMMAND test_threshold)
 set_tests_properties(threshold_unit PROPERTIES LABELS unit)
 
-vl_test_exe(label_slabs_test label_slabs_test.c)
+vl_test_exe(label_slabs_test label_slabs_test.c label_compare.c)
 add_test(NAME label_slabs COMMAND label_slabs_test)
 set_tests_properties(label_slabs PROPERTIES LABELS unit)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "label_compare.h"
 #include "label_slabs.h"
 #include "status.h"
 #include "test_check.h"
@@ -75,20 +76,8 @@ static int same_as_whole(const vl_volume *mask, int connectivity, vl_label_order
         const int64_t expected_slabs = (mask->nz + limit - 1) / limit;
         CHECK(slabs >= expected_slabs, "%s: %lld slabs, expected at least %lld", what, (long long)slabs,
               (long long)expected_slabs);
-        ok = got.count == expected.count;
-        CHECK(ok, "%s: N %u, whole volume %u", what, got.count, expected.count);
-        const uint32_t *a = whole.data, *b = slabbed.data;
-        for (int64_t i = 0; ok && i < vl_volume_voxels(mask); i++)
-            if (a[i] != b[i]) {
-                CHECK(0, "%s: voxel %lld: %u, whole volume %u", what, (long long)i, b[i], a[i]);
-                ok = 0;
-            }
-        for (uint32_t k = 0; ok && k < got.count; k++)
-            if (got.sizes[k] != expected.sizes[k]) {
-                CHECK(0, "%s: size of label %u: %llu, whole volume %llu", what, k + 1,
-                      (unsigned long long)got.sizes[k], (unsigned long long)expected.sizes[k]);
-                ok = 0;
-            }
+        ok = vl_test_same_labelling(&whole, &expected, "whole volume", &slabbed, &got, "z-slabs", what);
+        CHECK(ok, "%s: z-slabs differ from the whole volume", what);
         vl_volume_free(&slabbed);
         vl_label_result_free(&got);
     }
