@@ -40,7 +40,7 @@ int main(int argc, char **argv)
     fclose(file);
     vl_label_options options;
     vl_label_options_default(&options);
-    options.device = VL_DEVICE_CPU;
+    options.device.kind = VL_DEVICE_CPU;
     options.connectivity = atoi(argv[5]);
     options.threads = atoi(argv[6]);
     int repeats = atoi(argv[7]);

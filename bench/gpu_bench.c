@@ -20,8 +20,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "ccl_gpu.h"
-#include "label_gpu.h"
+#include "label/ccl_gpu.h"
+#include "label/label_gpu.h"
+#include "voxlabel/threshold.h"
 #include "voxlabel/label.h"
 #include "voxlabel/phantom.h"
 
@@ -128,7 +129,7 @@ static float time_end_to_end(const vl_volume *mask, int conn)
     vl_label_options options;
     vl_label_options_default(&options);
     options.connectivity = conn;
-    options.device = VL_DEVICE_GPU;
+    options.device.kind = VL_DEVICE_GPU;
     for (int r = -1; r < kEndToEndRuns; r++) {
         vl_volume labels;
         vl_label_result result;
@@ -170,7 +171,7 @@ int main(int argc, char **argv)
         }
     }
     char why[256];
-    if (!vl_gpu_usable(0, why, sizeof why)) {
+    if (!vl_device_gpu_usable(0, why, sizeof why)) {
         fprintf(stderr, "gpu_bench: no usable GPU: %s\n", why);
         return 77;
     }
@@ -180,7 +181,7 @@ int main(int argc, char **argv)
     if (cudaDeviceGetDefaultMemPool(&pool, 0) == cudaSuccess)
         cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
     char device[128];
-    vl_gpu_device_name(0, device, sizeof device);
+    vl_device_gpu_name(0, device, sizeof device);
     printf("device: %s; median of %d after %d warm-ups (CUDA events)\n", device, repeats, kWarmup);
 
     const char *names[] = {"noise50", "noise20", "ct"};

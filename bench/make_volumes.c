@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "voxlabel/threshold.h"
 #include "voxlabel/phantom.h"
 
 static int write_raw(const char *directory, const char *name, const void *data, size_t bytes)

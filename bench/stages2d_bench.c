@@ -59,7 +59,7 @@ static double label_ms(vl_volume *mask, int threads, uint32_t *count)
     vl_label_options options;
     vl_label_options_default(&options);
     options.connectivity = 4;
-    options.device = VL_DEVICE_CPU;
+    options.device.kind = VL_DEVICE_CPU;
     options.threads = threads;
     vl_volume labels;
     vl_label_result result;
@@ -107,15 +107,15 @@ int main(int argc, char **argv)
             vl_volume mask;
             check(vl_volume_create_uninitialised(&mask, w, h, 1, VL_U8));
             double start = now_ms();
-            check(vl_color_threshold(rgb, mask.data, pixels, &range, VL_DEVICE_CPU));
+            check(vl_color_threshold(rgb, mask.data, pixels, &range, &(vl_device){.kind = VL_DEVICE_CPU}));
             t_color[r] = now_ms() - start;
             start = now_ms();
-            check(vl_morphology_apply(&mask, VL_MORPH_OPEN, VL_SE_THESIS, 0, 1, VL_DEVICE_CPU));
+            check(vl_morphology_apply(&mask, VL_MORPH_OPEN, VL_SE_THESIS, 0, 1, &(vl_device){.kind = VL_DEVICE_CPU}, NULL));
             t_morph[r] = now_ms() - start;
             t_label[r] = label_ms(&mask, 1, &count);
             t_label_all[r] = label_ms(&mask, 0, &count);
             vl_slice_labels labels;
-            check(vl_label_slices(&mask, 4, VL_DEVICE_CPU, &labels));
+            check(vl_label_slices(&mask, 4, &(vl_device){.kind = VL_DEVICE_CPU}, &labels));
             vl_shape_table table;
             start = now_ms();
             check(vl_shape_measure(&labels, NULL, NULL, &table));
@@ -148,7 +148,7 @@ int main(int argc, char **argv)
     for (int r = 0; r < stack_repeats; r++) {
         memcpy(work.data, stack.data, (size_t)vl_volume_voxels(&stack));
         double start = now_ms();
-        check(vl_morphology_apply(&work, VL_MORPH_OPEN, VL_SE_THESIS, 0, 1, VL_DEVICE_CPU));
+        check(vl_morphology_apply(&work, VL_MORPH_OPEN, VL_SE_THESIS, 0, 1, &(vl_device){.kind = VL_DEVICE_CPU}, NULL));
         t_morph[r] = now_ms() - start;
         t_label[r] = label_ms(&work, 1, &count);
         t_label_all[r] = label_ms(&work, 0, &count);

@@ -11,9 +11,9 @@
 #include <cstring>
 #include <vector>
 
-#include "ccl_gpu.h"
-#include "color_gpu.h"
-#include "morphology_gpu.h"
+#include "label/ccl_gpu.h"
+#include "image2d/color_internal.h"
+#include "image2d/morphology_gpu.h"
 #include "stages2d_bench.h"
 #include "voxlabel/color.h"
 #include "voxlabel/morphology.h"
@@ -26,6 +26,8 @@
             exit(1);                                                                                        \
         }                                                                                                   \
     } while (0)
+
+static const vl_device cpu = {VL_DEVICE_CPU, 0, 0};
 
 static void check(vl_status status)
 {
@@ -63,15 +65,15 @@ static void cpu_reference(const uint8_t *rgb, const uint8_t *stack, int64_t nx, 
     vl_volume volume;
     check(vl_volume_create(&volume, nx, ny, nz, VL_U8));
     if (rgb)
-        check(vl_color_threshold(rgb, (uint8_t *)volume.data, nx * ny, range, VL_DEVICE_CPU));
+        check(vl_color_threshold(rgb, (uint8_t *)volume.data, nx * ny, range, &cpu));
     else
         memcpy(volume.data, stack, (size_t)(nx * ny * nz));
-    check(vl_morphology_apply(&volume, VL_MORPH_OPEN, VL_SE_THESIS, 0, 1, VL_DEVICE_CPU));
+    check(vl_morphology_apply(&volume, VL_MORPH_OPEN, VL_SE_THESIS, 0, 1, &cpu, NULL));
     mask.assign((uint8_t *)volume.data, (uint8_t *)volume.data + nx * ny * nz);
     vl_label_options options;
     vl_label_options_default(&options);
     options.connectivity = 4;
-    options.device = VL_DEVICE_CPU;
+    options.device.kind = VL_DEVICE_CPU;
     vl_volume out;
     vl_label_result result;
     check(vl_label_volume(&volume, &out, &options, &result));
@@ -191,7 +193,7 @@ int main(int argc, char **argv)
             repeats = atoi(argv[i + 1]);
     }
     char device[128];
-    vl_gpu_device_name(0, device, sizeof device);
+    vl_device_gpu_name(0, device, sizeof device);
     printf("# %s, device-resident stages, median of %d (ms); total3 = hsv+thr + ero+dil + ccl4\n", device, repeats);
     printf("%-14s %8s %9s %9s %9s %9s %9s %9s %8s\n", "input", "H2D", "hsv+thr", "ero+dil", "ccl4", "(kernels)",
            "D2H(u32)", "total3", "N");

@@ -11,7 +11,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "stats_gpu.h"
+#include "stats/stats_gpu.h"
+#include "voxlabel/threshold.h"
 #include "voxlabel/label.h"
 #include "voxlabel/phantom.h"
 #include "voxlabel/stats.h"
@@ -64,7 +65,7 @@ int main(int argc, char **argv)
         return fail("threshold");
     vl_label_options label_options;
     vl_label_options_default(&label_options);
-    label_options.device = VL_DEVICE_CPU;
+    label_options.device.kind = VL_DEVICE_CPU;
     vl_label_result result;
     if (vl_label_volume_cpu(&mask, &labels, &label_options, &result) != VL_OK)
         return fail("label");
@@ -104,7 +105,7 @@ int main(int argc, char **argv)
         vl_stats_options_default(&options);
         options.level = cases[c].level;
         options.threads = threads;
-        options.device = device;
+        options.device.kind = device;
         double times[64];
         int n = 0;
         for (int r = 0; r < repeats && r < 64; r++) {

@@ -18,7 +18,7 @@
 #include <dcmtk/dcmdata/dcuid.h>
 
 #include "dicom_codecs.h"
-#include "status.h"
+#include "voxlabel/error.h"
 #include "voxlabel/dicom.h"
 
 namespace {

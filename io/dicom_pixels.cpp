@@ -13,7 +13,7 @@
 #include <dcmtk/dcmdata/dcxfer.h>
 
 #include "dicom_pixels.h"
-#include "status.h"
+#include "voxlabel/error.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "dicom_resample.h"
-#include "status.h"
+#include "voxlabel/error.h"
 
 namespace {
 

@@ -13,7 +13,7 @@
 
 #include "dicom_codecs.h"
 #include "dicom_pixels.h"
-#include "status.h"
+#include "voxlabel/error.h"
 #include "voxlabel/dicom.h"
 
 extern "C" vl_status vl_dicom_read_rgb(const char *path, vl_dicom_rgb *image)

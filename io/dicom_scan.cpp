@@ -19,7 +19,7 @@
 
 #include "dicom_codecs.h"
 #include "dicom_series.h"
-#include "status.h"
+#include "voxlabel/error.h"
 
 namespace {
 

@@ -21,9 +21,9 @@
 #include <dcmtk/dcmseg/segment.h>
 #include <dcmtk/ofstd/ofstd.h>
 
-#include "atomic_file.h"
+#include "voxlabel/atomic_file.h"
 #include "dicom_codecs.h"
-#include "status.h"
+#include "voxlabel/error.h"
 #include "voxlabel/seg.h"
 
 namespace {

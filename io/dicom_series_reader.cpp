@@ -18,7 +18,7 @@
 #include "dicom_pixels.h"
 #include "dicom_resample.h"
 #include "dicom_series.h"
-#include "status.h"
+#include "voxlabel/error.h"
 #include "voxlabel/dicom.h"
 
 namespace {

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parallel.h"
-#include "status.h"
+#include "core/parallel.h"
+#include "voxlabel/error.h"
 #include "volume_formats.h"
 
 enum { block_bytes = 1 << 20, window_bytes = 32 << 10, most_threads = 32 };

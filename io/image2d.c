@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "image2d_formats.h"
-#include "status.h"
+#include "voxlabel/error.h"
 #include "voxlabel/image2d.h"
 
 vl_status vl_image_create(vl_image *image, int64_t width, int64_t height, int channels, int bit_depth)

@@ -6,7 +6,7 @@
 #include <jpeglib.h>
 
 #include "image2d_formats.h"
-#include "status.h"
+#include "voxlabel/error.h"
 
 /* libjpeg's default error handler exits the process; this one jumps back with the message. */
 typedef struct jpeg_failure {

@@ -12,8 +12,8 @@
 
 #include <matio.h>
 
-#include "atomic_file.h"
-#include "status.h"
+#include "voxlabel/atomic_file.h"
+#include "voxlabel/error.h"
 #include "volume_formats.h"
 
 /* Above this many bytes a variable needs MAT v7.3 (HDF5): v5/v7 sizes are 32-bit. */

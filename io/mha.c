@@ -9,8 +9,8 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "atomic_file.h"
-#include "status.h"
+#include "voxlabel/atomic_file.h"
+#include "voxlabel/error.h"
 #include "volume_formats.h"
 
 enum { MHA_MAX_LINE = 65536, MHA_MAX_HEADER_LINES = 1024, MHA_CHUNK = 1 << 22 };

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "atomic_file.h"
-#include "status.h"
+#include "voxlabel/atomic_file.h"
+#include "voxlabel/error.h"
 #include "volume_formats.h"
 
 enum {

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "atomic_file.h"
-#include "status.h"
+#include "voxlabel/atomic_file.h"
+#include "voxlabel/error.h"
 #include "volume_formats.h"
 
 enum { NRRD_MAX_LINE = 65536, NRRD_MAX_HEADER_LINES = 4096 };

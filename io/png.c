@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "atomic_file.h"
+#include "voxlabel/atomic_file.h"
 #include "image2d_formats.h"
-#include "status.h"
+#include "voxlabel/error.h"
 
 /* libpng reports errors by longjmp; the message is kept so the failure names its cause. */
 typedef struct png_context {

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "atomic_file.h"
-#include "status.h"
+#include "voxlabel/atomic_file.h"
+#include "voxlabel/error.h"
 #include "volume_formats.h"
 
 vl_status vl_raw_read(const char *path, const vl_read_options *options, vl_volume *volume)

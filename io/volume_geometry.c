@@ -2,7 +2,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "status.h"
+#include "voxlabel/error.h"
 #include "volume_formats.h"
 
 int vl_geometry_is_valid(const vl_geometry *g)

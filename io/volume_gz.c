@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "status.h"
+#include "voxlabel/error.h"
 #include "volume_formats.h"
 
 enum { VL_GZ_CHUNK = 256u << 20, VL_CONVERT_CHUNK_VOXELS = 1 << 22 };

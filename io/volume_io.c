@@ -3,7 +3,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "status.h"
+#include "voxlabel/error.h"
 #include "volume_formats.h"
 
 static const struct {

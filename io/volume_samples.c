@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "status.h"
-#include "parallel.h"
+#include "voxlabel/error.h"
+#include "core/parallel.h"
 #include "volume_formats.h"
 
 size_t vl_sample_size(vl_sample_type type)

@@ -25,7 +25,7 @@ static void label_with(const vl_volume *mask, vl_label_order order, vl_volume *l
     vl_label_options options;
     vl_label_options_default(&options);
     options.order = order;
-    options.device = VL_DEVICE_CPU;
+    options.device.kind = VL_DEVICE_CPU;
     options.connectivity = 6;
     vl_label_result result;
     if (vl_label_volume_cpu(mask, labels, &options, &result) != VL_OK) {

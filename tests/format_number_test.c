@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "format_number.h"
+#include "core/format_number.h"
 
 static uint64_t state = 0x9e3779b97f4a7c15ull;
 static int failures;

@@ -4,7 +4,7 @@
 
 #include "gpu_compare.h"
 #include "label_compare.h"
-#include "label_gpu.h"
+#include "label/label_gpu.h"
 
 const vl_label_order vl_gpu_test_orders[3] = {VL_ORDER_MATLAB, VL_ORDER_MATLAB_XY, VL_ORDER_SIZE};
 
@@ -22,8 +22,8 @@ int vl_gpu_test_compare(const vl_volume *mask, int connectivity, vl_label_order 
         printf("FAIL %s: cpu: %s\n", what, vl_last_error());
         return 0;
     }
-    options.device = VL_DEVICE_GPU;
-    options.gpu_memory = (uint64_t)slab_depth * vl_gpu_label_bytes_per_slice(mask->nx, mask->ny);
+    options.device.kind = VL_DEVICE_GPU;
+    options.device.gpu_memory = (uint64_t)slab_depth * vl_gpu_label_bytes_per_slice(mask->nx, mask->ny);
     if (vl_label_volume(mask, &gpu_labels, &options, &gpu) != VL_OK) {
         printf("FAIL %s: gpu: %s\n", what, vl_last_error());
         vl_volume_free(&cpu_labels);
@@ -31,8 +31,8 @@ int vl_gpu_test_compare(const vl_volume *mask, int connectivity, vl_label_order 
         return 0;
     }
     int ok = vl_test_same_labelling(&cpu_labels, &cpu, "cpu", &gpu_labels, &gpu, "gpu", what);
-    if (gpu.device_used != VL_DEVICE_GPU || strstr(gpu.device_name, "gpu:0") == NULL) {
-        printf("FAIL %s: device_used %d, device_name '%s'\n", what, (int)gpu.device_used, gpu.device_name);
+    if (gpu.outcome.used != VL_DEVICE_GPU || strstr(gpu.device_name, "gpu:0") == NULL) {
+        printf("FAIL %s: device_used %d, device_name '%s'\n", what, (int)gpu.outcome.used, gpu.device_name);
         ok = 0;
     }
     const int64_t slabs = slab_depth ? (mask->nz + slab_depth - 1) / slab_depth : 1;

@@ -7,7 +7,8 @@
 #include <string.h>
 
 #include "gpu_compare.h"
-#include "label_gpu.h"
+#include "label/label_gpu.h"
+#include "voxlabel/threshold.h"
 #include "voxlabel/dicom.h"
 
 static const double thresholds[] = {150, -500};
@@ -35,7 +36,7 @@ int main(int argc, char **argv)
         first = 3;
     }
     char why[256] = "";
-    if (!export_directory && !vl_gpu_usable(0, why, sizeof why)) {
+    if (!export_directory && !vl_device_gpu_usable(0, why, sizeof why)) {
         printf("skipped: no usable GPU: %s\n", why);
         return 77;
     }

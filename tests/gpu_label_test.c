@@ -12,7 +12,8 @@
 #include <string.h>
 
 #include "gpu_compare.h"
-#include "label_gpu.h"
+#include "label/label_gpu.h"
+#include "voxlabel/threshold.h"
 #include "voxlabel/label.h"
 
 #if __has_include("voxlabel/phantom.h")
@@ -244,7 +245,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: gpu_label_test random [--quick] | design | raw FILE NX NY NZ\n");
         return 2;
     }
-    if (!vl_gpu_usable(0, why, sizeof why)) {
+    if (!vl_device_gpu_usable(0, why, sizeof why)) {
         printf("skipped: no usable GPU: %s\n", why);
         return 77;
     }

@@ -21,8 +21,8 @@
 #include <thread>
 #include <vector>
 
-#include "ccl_gpu.h"
-#include "label_gpu.h"
+#include "label/ccl_gpu.h"
+#include "label/label_gpu.h"
 
 namespace {
 
@@ -156,7 +156,7 @@ int run_in_slabs(Columns c)
     });
     vl_label_options options;
     vl_label_options_default(&options);
-    options.device = VL_DEVICE_GPU;
+    options.device.kind = VL_DEVICE_GPU;
     vl_label_result result;
     c.xy = false;
     const double start = seconds_now();
@@ -195,7 +195,7 @@ int run_in_slabs(Columns c)
 int main(int argc, char **argv)
 {
     char why[256] = "";
-    if (!vl_gpu_usable(0, why, sizeof why)) {
+    if (!vl_device_gpu_usable(0, why, sizeof why)) {
         printf("skipped: no usable GPU: %s\n", why);
         return 77;
     }

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "label_compare.h"
-#include "label_gpu.h"
+#include "label/label_gpu.h"
 #include "voxlabel/label.h"
 
 namespace {
@@ -72,7 +72,7 @@ int slabs_under_pressure(const vl_volume &mask, int connectivity, vl_label_order
         printf("FAIL cpu: %s\n", vl_last_error());
         return 1;
     }
-    options.device = VL_DEVICE_GPU;
+    options.device.kind = VL_DEVICE_GPU;
     int failed = 0;
     if (vl_label_volume(&mask, &gpu_labels, &options, &gpu) != VL_OK) {
         printf("FAIL conn %d %s on the nearly full GPU: %s\n", connectivity, vl_label_order_name(order),
@@ -96,7 +96,7 @@ int no_slice_fits(const vl_volume &mask)
 {
     vl_label_options options;
     vl_label_options_default(&options);
-    options.device = VL_DEVICE_GPU;
+    options.device.kind = VL_DEVICE_GPU;
     vl_volume labels;
     vl_label_result result;
     int failures = 0;
@@ -112,20 +112,20 @@ int no_slice_fits(const vl_volume &mask)
     } else {
         printf("ok --device gpu with no room for a slice: %s\n", vl_last_error());
     }
-    options.device = VL_DEVICE_AUTO;
+    options.device.kind = VL_DEVICE_AUTO;
     if (vl_label_volume(&mask, &labels, &options, &result) != VL_OK) {
         printf("FAIL --device auto with no room for a slice: %s\n", vl_last_error());
         return failures + 1;
     }
     vl_volume cpu_labels;
     vl_label_result cpu;
-    options.device = VL_DEVICE_CPU;
+    options.device.kind = VL_DEVICE_CPU;
     const bool labelled = vl_label_volume_cpu(&mask, &cpu_labels, &options, &cpu) == VL_OK;
-    const bool ok = labelled && result.device_used == VL_DEVICE_CPU && result.gpu_failed &&
-                    result.fallback_reason[0] &&
+    const bool ok = labelled && result.outcome.used == VL_DEVICE_CPU && result.outcome.gpu_failed &&
+                    result.outcome.fallback_reason[0] &&
                     vl_test_same_labelling(&cpu_labels, &cpu, "cpu", &labels, &result, "auto", "no room for a slice");
     printf("%s --device auto with no room for a slice: on %s, gpu_failed %d, reason '%s'\n", ok ? "ok" : "FAIL",
-           result.device_name, result.gpu_failed, result.fallback_reason);
+           result.device_name, result.outcome.gpu_failed, result.outcome.fallback_reason);
     if (labelled) {
         vl_volume_free(&cpu_labels);
         vl_label_result_free(&cpu);
@@ -140,7 +140,7 @@ int no_slice_fits(const vl_volume &mask)
 int main()
 {
     char why[256] = "";
-    if (!vl_gpu_usable(0, why, sizeof why)) {
+    if (!vl_device_gpu_usable(0, why, sizeof why)) {
         printf("skipped: no usable GPU: %s\n", why);
         return 77;
     }

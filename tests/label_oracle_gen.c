@@ -34,7 +34,7 @@ static int write_labels(const char *directory, const char *name, const vl_volume
 {
     vl_label_options options;
     vl_label_options_default(&options);
-    options.device = VL_DEVICE_CPU;
+    options.device.kind = VL_DEVICE_CPU;
     options.connectivity = connectivity;
     options.order = order;
     vl_volume labels;

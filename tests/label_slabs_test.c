@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "label_compare.h"
-#include "label_slabs.h"
-#include "status.h"
+#include "label/label_slabs.h"
+#include "voxlabel/error.h"
 #include "test_check.h"
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;

@@ -103,7 +103,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s cpu|gpu\n", argv[0]);
         return 2;
     }
-    vl_device_kind device = strcmp(argv[1], "gpu") == 0 ? VL_DEVICE_GPU : VL_DEVICE_CPU;
+    const vl_device device = {.kind = strcmp(argv[1], "gpu") == 0 ? VL_DEVICE_GPU : VL_DEVICE_CPU};
     opencv_tables();
     uint8_t *rgb = malloc((size_t)ALL_TRIPLES * 3), *hsv = malloc((size_t)ALL_TRIPLES * 3),
             *mask = malloc(ALL_TRIPLES), *thesis = malloc((size_t)ALL_TRIPLES * 3);
@@ -116,8 +116,8 @@ int main(int argc, char **argv)
     }
     int failures = 0;
     for (int mode = VL_COLOR_THESIS; mode <= VL_COLOR_OPENCV_FULL; mode++) {
-        vl_status status = vl_rgb_to_hsv(rgb, hsv, ALL_TRIPLES, (vl_color_mode)mode, device);
-        if (status == VL_ERR_DEVICE && device == VL_DEVICE_GPU) {
+        vl_status status = vl_rgb_to_hsv(rgb, hsv, ALL_TRIPLES, (vl_color_mode)mode, &device);
+        if (status == VL_ERR_DEVICE && device.kind == VL_DEVICE_GPU) {
             printf("SKIP: no usable GPU: %s\n", vl_last_error());
             return 77;
         }
@@ -182,7 +182,7 @@ int main(int argc, char **argv)
             range.hue_lo = cases[c].lo, range.hue_hi = cases[c].hi;
         range.s_min = cases[c].smin, range.s_max = cases[c].smax, range.v_min = cases[c].vmin,
         range.v_max = cases[c].vmax;
-        if (vl_color_threshold(rgb, mask, ALL_TRIPLES, &range, device) != VL_OK) {
+        if (vl_color_threshold(rgb, mask, ALL_TRIPLES, &range, &device) != VL_OK) {
             printf("FAIL: vl_color_threshold: %s\n", vl_last_error());
             return 1;
         }
@@ -202,7 +202,7 @@ int main(int argc, char **argv)
         }
         /* Unaligned starts and lengths that are not a multiple of 4 (the GPU's scalar and tail paths). */
         for (int shift = 1; shift <= 4; shift += 3) {
-            if (vl_color_threshold(rgb + 3 * shift, thesis, ALL_TRIPLES - 2 * shift, &range, device) != VL_OK) {
+            if (vl_color_threshold(rgb + 3 * shift, thesis, ALL_TRIPLES - 2 * shift, &range, &device) != VL_OK) {
                 printf("FAIL: vl_color_threshold: %s\n", vl_last_error());
                 return 1;
             }

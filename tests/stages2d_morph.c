@@ -101,7 +101,8 @@ int main(int argc, char **argv)
                             reference(want, nx, ny, nz, (vl_morphology_op)op, (vl_structuring_element)se, r, planar);
                             vl_status status = vl_morphology_apply(&got, (vl_morphology_op)op,
                                                                    (vl_structuring_element)se, r, per_slice,
-                                                                   gpu ? VL_DEVICE_GPU : VL_DEVICE_CPU);
+                                                                   &(vl_device){.kind = gpu ? VL_DEVICE_GPU : VL_DEVICE_CPU},
+                                                                   NULL);
                             if (status == VL_ERR_DEVICE && gpu) {
                                 printf("SKIP: no usable GPU: %s\n", vl_last_error());
                                 return 77;

@@ -28,7 +28,7 @@ int main(int argc, char **argv)
         uint8_t *rgb = malloc(3 * n), *hsv = malloc(3 * n);
         for (size_t i = 0; i < n; i++)
             rgb[3 * i] = (uint8_t)(i >> 16), rgb[3 * i + 1] = (uint8_t)(i >> 8), rgb[3 * i + 2] = (uint8_t)i;
-        if (vl_rgb_to_hsv(rgb, hsv, (int64_t)n, mode, VL_DEVICE_CPU) != VL_OK)
+        if (vl_rgb_to_hsv(rgb, hsv, (int64_t)n, mode, &(vl_device){.kind = VL_DEVICE_CPU}) != VL_OK)
             return 1;
         return write_file(argv[3], hsv, 3 * n);
     }
@@ -46,7 +46,9 @@ int main(int argc, char **argv)
             return 1;
         fclose(in);
         vl_status status = vl_morphology_apply(&mask, op, se, atoi(argv[4]), atoi(argv[5]),
-                                               strcmp(argv[11], "gpu") == 0 ? VL_DEVICE_GPU : VL_DEVICE_CPU);
+                                               &(vl_device){.kind = strcmp(argv[11], "gpu") == 0 ? VL_DEVICE_GPU
+                                                                                               : VL_DEVICE_CPU},
+                                               NULL);
         if (status != VL_OK) {
             fprintf(stderr, "%s\n", vl_last_error());
             return status == VL_ERR_DEVICE ? 77 : 1;

@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "label_gpu.h"
+#include "label/label_gpu.h"
+#include "voxlabel/threshold.h"
 #include "voxlabel/label.h"
 #include "voxlabel/phantom.h"
 #include "voxlabel/stats.h"
@@ -19,7 +20,7 @@ static vl_component_stats *compute(const vl_volume *labels, const vl_volume *int
     vl_stats_options options;
     vl_stats_options_default(&options);
     options.level = level;
-    options.device = device;
+    options.device.kind = device;
     options.threads = 2;
     vl_component_stats *stats = NULL;
     if (vl_component_stats_compute(labels, intensity, count, &options, &stats) != VL_OK) {
@@ -124,7 +125,7 @@ static void phantom_case(void)
     vl_volume hu, mask, labels;
     vl_label_options label_options;
     vl_label_options_default(&label_options);
-    label_options.device = VL_DEVICE_CPU;
+    label_options.device.kind = VL_DEVICE_CPU;
     vl_label_result result;
     if (vl_phantom_generate(&options, &hu) != VL_OK || vl_threshold(&hu, 64, 1e9, &mask) != VL_OK ||
         vl_label_volume_cpu(&mask, &labels, &label_options, &result) != VL_OK) {
@@ -161,7 +162,7 @@ static void bad_label_case(void)
     ((uint32_t *)labels.data)[5000] = 7;
     vl_stats_options options;
     vl_stats_options_default(&options);
-    options.device = VL_DEVICE_GPU;
+    options.device.kind = VL_DEVICE_GPU;
     vl_component_stats *stats = NULL;
     if (vl_component_stats_compute(&labels, NULL, 5, &options, &stats) != VL_ERR_INPUT || stats ||
         !strstr(vl_last_error(), "voxel 1234 ")) {
@@ -176,7 +177,7 @@ int main(int argc, char **argv)
 {
     const int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
     char why[256];
-    if (!vl_gpu_usable(0, why, sizeof why)) {
+    if (!vl_device_gpu_usable(0, why, sizeof why)) {
         printf("stats_gpu: skipped: %s\n", why);
         return 77;
     }

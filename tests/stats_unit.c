@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stats_internal.h"
+#include "stats/stats_internal.h"
 #include "voxlabel/stats.h"
 
 static int failures;
@@ -41,7 +41,7 @@ static vl_component_stats *compute(const vl_volume *labels, const vl_volume *int
     vl_stats_options_default(&options);
     options.level = level;
     options.threads = threads;
-    options.device = VL_DEVICE_CPU;
+    options.device.kind = VL_DEVICE_CPU;
     vl_component_stats *stats = NULL;
     vl_status status = vl_component_stats_compute(labels, intensity, count, &options, &stats);
     if (status != VL_OK) {
@@ -335,7 +335,7 @@ static void test_errors_and_empty(void)
     ((uint32_t *)labels.data)[5] = 3;
     vl_stats_options options;
     vl_stats_options_default(&options);
-    options.device = VL_DEVICE_CPU;
+    options.device.kind = VL_DEVICE_CPU;
     vl_component_stats *stats = NULL;
     CHECK(vl_component_stats_compute(&labels, NULL, 2, &options, &stats) == VL_ERR_INPUT);
     CHECK(stats == NULL);

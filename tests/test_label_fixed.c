@@ -43,7 +43,7 @@ int main(int argc, char **argv)
             uint32_t *expected = read_all(path, n * 4);
             vl_label_options options;
             vl_label_options_default(&options);
-            options.device = VL_DEVICE_CPU;
+            options.device.kind = VL_DEVICE_CPU;
             options.connectivity = conn;
             vl_volume labels;
             vl_label_result result;

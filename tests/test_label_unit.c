@@ -29,7 +29,7 @@ static void check_volume(const vl_volume *mask, int connectivity, vl_label_order
     options.connectivity = connectivity;
     options.order = order;
     options.threads = threads;
-    options.device = VL_DEVICE_CPU;
+    options.device.kind = VL_DEVICE_CPU;
     vl_volume labels;
     vl_label_result result;
     vl_status status = vl_label_volume(mask, &labels, &options, &result);
@@ -78,7 +78,7 @@ static void test_filters(void)
         ((uint8_t *)mask.data)[i] = row[i];
     vl_label_options options;
     vl_label_options_default(&options);
-    options.device = VL_DEVICE_CPU;
+    options.device.kind = VL_DEVICE_CPU;
     vl_volume labels;
     vl_label_result result;
     vl_label_volume(&mask, &labels, &options, &result);

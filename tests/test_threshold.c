@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "test_check.h"
+#include "voxlabel/threshold.h"
 #include "voxlabel/volume.h"
 
 static void fill(vl_volume *v, uint64_t seed)

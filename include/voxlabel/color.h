@@ -20,7 +20,7 @@
 
 #include "voxlabel/error.h"
 #include "voxlabel/image2d.h"
-#include "voxlabel/label.h"
+#include "voxlabel/device.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -59,10 +59,10 @@ int vl_color_range_keeps(const vl_color_range *range, const uint8_t hsv[3]);
 
 /* Converts `pixels` interleaved RGB triples into interleaved HSV triples. */
 vl_status vl_rgb_to_hsv(const uint8_t *rgb, uint8_t *hsv, int64_t pixels, vl_color_mode mode,
-                        vl_device_kind device);
+                        const vl_device *device);
 /* Converts and thresholds in one pass: mask[i] = 1 when pixel i passes, else 0. */
 vl_status vl_color_threshold(const uint8_t *rgb, uint8_t *mask, int64_t pixels, const vl_color_range *range,
-                             vl_device_kind device);
+                             const vl_device *device);
 
 #ifdef __cplusplus
 }

@@ -26,8 +26,17 @@ const char *vl_last_error(void);
 /* Stable name of a status ("ok", "invalid argument", "bad input", ...). */
 const char *vl_status_name(vl_status status);
 
-/* The CLI exit code DESIGN §8 assigns to a status (0, 2, 3, 4 or 5). */
+/* The CLI exit code docs/design.md §8 assigns to a status (0, 2, 3, 4 or 5). */
 int vl_status_exit_code(vl_status status);
+
+/* Records "<formatted detail>" for vl_last_error() and returns `status`, so that a function of the library,
+ * or of a program built on it, fails in one statement:
+ *   return vl_fail(VL_ERR_INPUT, "%s: not a DICOM file", path); */
+vl_status vl_fail(vl_status status, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 #ifndef VOXLABEL_LABEL_H
 #define VOXLABEL_LABEL_H
 
+#include "voxlabel/device.h"
 #include "voxlabel/error.h"
 #include "voxlabel/progress.h"
 #include "voxlabel/volume.h"
@@ -24,31 +25,21 @@ typedef enum vl_label_order {
     VL_ORDER_SIZE
 } vl_label_order;
 
-typedef enum vl_device_kind {
-    VL_DEVICE_AUTO = 0,  /* a GPU when one is usable, else the CPU */
-    VL_DEVICE_CPU,
-    VL_DEVICE_GPU
-} vl_device_kind;
-
 typedef struct vl_label_options {
     int connectivity;        /* 6, 18, 26 (default) or 4, 8 */
     vl_label_order order;    /* default VL_ORDER_MATLAB */
     int threads;             /* CPU threads; 0 = all online cores */
-    vl_device_kind device;   /* default VL_DEVICE_AUTO */
-    int gpu_index;           /* CUDA device ordinal for VL_DEVICE_GPU / AUTO */
-    uint64_t gpu_memory;     /* device bytes the GPU labeller plans with; 0 = what the device has free.
-                              * A volume that does not fit is labelled in z-slabs (same result). */
+    vl_device device;        /* default AUTO on GPU 0. A volume that does not fit device.gpu_memory (or
+                              * the device's free memory) is labelled in z-slabs, with the same result. */
     vl_progress progress;
 } vl_label_options;
 
 typedef struct vl_label_result {
     uint32_t count;              /* N: labels are 1..N */
     uint64_t *sizes;             /* sizes[k-1] = voxels of label k; malloc'd, free with vl_label_result_free */
-    vl_device_kind device_used;  /* VL_DEVICE_CPU or VL_DEVICE_GPU */
+    vl_device_outcome outcome;   /* where it ran, and why AUTO fell back to the CPU if it did */
     char device_name[128];       /* "cpu (2 threads)", "NVIDIA H200 (gpu:0)", "NVIDIA H200 (gpu:0), 3 z-slabs" */
     int64_t slabs;               /* z-slabs the GPU labelled (1 = the whole volume at once); 0 on the CPU */
-    char fallback_reason[256];   /* why AUTO fell back to the CPU, "" otherwise */
-    int gpu_failed;              /* AUTO fell back because a usable GPU failed (out of memory, CUDA error) */
 } vl_label_result;
 
 void vl_label_options_default(vl_label_options *options);
@@ -72,6 +63,22 @@ vl_status vl_label_filter(vl_volume *labels, vl_label_result *result, uint64_t m
                           uint32_t largest);
 
 void vl_label_result_free(vl_label_result *result);
+
+/* Per-slice 2D labels of a stack: every z-slice labelled on its own with connectivity 4 or 8, labels
+ * 1..count[z] in each slice, numbered in MATLAB bwlabeln order within the slice (ascending x*ny + y of
+ * each component's first pixel, i.e. column-major). */
+typedef struct vl_slice_labels {
+    vl_volume labels;      /* U32, same size and geometry as the mask */
+    uint32_t *count;       /* count[z]: components in slice z */
+    uint32_t *first;       /* first[z]: the global label (vl_label_volume, conn 4/8) of label 1 of slice z */
+    vl_device_outcome outcome; /* where the stack was labelled */
+} vl_slice_labels;
+
+/* Labels every slice of a U8 mask through vl_label_volume (one call for the whole stack, on the GPU when
+ * `device` selects it; NULL means AUTO on GPU 0): per-slice label = global label - first[z] + 1. */
+vl_status vl_label_slices(const vl_volume *mask, int connectivity, const vl_device *device,
+                          vl_slice_labels *result);
+void vl_slice_labels_free(vl_slice_labels *labels);
 
 #ifdef __cplusplus
 }

@@ -15,7 +15,7 @@
 #define VOXLABEL_MORPHOLOGY_H
 
 #include "voxlabel/error.h"
-#include "voxlabel/label.h"
+#include "voxlabel/device.h"
 #include "voxlabel/volume.h"
 
 #ifdef __cplusplus
@@ -43,9 +43,9 @@ vl_status vl_structuring_element_parse(const char *text, vl_structuring_element 
 
 /* Applies `op` in place to a U8 mask. per_slice != 0 (or nz == 1) uses the 2D element in every z-slice;
  * otherwise the 3D element. radius 0 leaves the mask unchanged (except normalising nonzero to 1) for
- * BOX/CROSS/BALL. device AUTO uses a GPU when one is usable and otherwise the CPU. */
+ * BOX/CROSS/BALL. `device` NULL means AUTO on GPU 0; `outcome` (may be NULL) says where it ran. */
 vl_status vl_morphology_apply(vl_volume *mask, vl_morphology_op op, vl_structuring_element se, int radius,
-                              int per_slice, vl_device_kind device);
+                              int per_slice, const vl_device *device, vl_device_outcome *outcome);
 
 #ifdef __cplusplus
 }

@@ -19,21 +19,6 @@ extern "C" {
 
 #define VL_SHAPE_HISTOGRAM_BINS 100
 
-/* Per-slice 2D labels of a stack: every z-slice labelled on its own with connectivity 4 or 8, labels
- * 1..count[z] in each slice, numbered in MATLAB bwlabeln order within the slice (ascending x*ny + y of
- * each component's first pixel, i.e. column-major). */
-typedef struct vl_slice_labels {
-    vl_volume labels;      /* U32, same size and geometry as the mask */
-    uint32_t *count;       /* count[z]: components in slice z */
-    uint32_t *first;       /* first[z]: the global label (vl_label_volume, conn 4/8) of label 1 of slice z */
-    vl_device_kind device_used;
-} vl_slice_labels;
-
-/* Labels every slice of a U8 mask through vl_label_volume (one call for the whole stack, on the GPU when
- * `device` selects it): per-slice label = global label - first[z] + 1. */
-vl_status vl_label_slices(const vl_volume *mask, int connectivity, vl_device_kind device, vl_slice_labels *result);
-void vl_slice_labels_free(vl_slice_labels *labels);
-
 typedef struct vl_shape_row {
     int64_t slice;
     uint32_t label;            /* 2D label within the slice */

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "voxlabel/error.h"
-#include "voxlabel/label.h"
+#include "voxlabel/device.h"
 #include "voxlabel/progress.h"
 #include "voxlabel/volume.h"
 
@@ -68,8 +68,8 @@ typedef struct vl_component_stats {
 
 typedef struct vl_stats_options {
     vl_stats_level level;    /* default VL_STATS_BASIC */
-    vl_device_kind device;   /* default VL_DEVICE_AUTO: a usable GPU, else the CPU */
-    int gpu_index;           /* CUDA device ordinal for GPU / AUTO */
+    vl_device device;        /* default AUTO on GPU 0 */
+    vl_device_outcome *outcome; /* when not NULL, filled with where the statistics ran */
     int threads;             /* CPU threads; 0 = all online cores */
     vl_progress progress;
 } vl_stats_options;

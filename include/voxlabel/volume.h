@@ -71,9 +71,6 @@ void vl_geometry_index_to_lps(const vl_geometry *geometry, double i, double j, d
 /* Physical volume of one voxel in mm^3 (|det| of the affine, correct under shear). */
 double vl_geometry_voxel_volume(const vl_geometry *geometry);
 
-/* mask[i] = lo <= value[i] <= hi, for an I16, U16, U8 or F32 volume; mask gets the source geometry. */
-vl_status vl_threshold(const vl_volume *source, double lo, double hi, vl_volume *mask);
-
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,162 @@
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static int progress_enabled;
+static int quiet_mode;
+
+int cli_error(int exit_code, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    fputs("voxlabel: error: ", stderr);
+    vfprintf(stderr, format, args);
+    fputc('\n', stderr);
+    va_end(args);
+    return exit_code;
+}
+
+int cli_status_error(vl_status status)
+{
+    const char *detail = vl_last_error();
+    return cli_error(vl_status_exit_code(status), "%s", detail[0] ? detail : vl_status_name(status));
+}
+
+void cli_warning(const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    fputs("voxlabel: warning: ", stderr);
+    vfprintf(stderr, format, args);
+    fputc('\n', stderr);
+    va_end(args);
+}
+
+void cli_note(const char *format, ...)
+{
+    if (quiet_mode)
+        return;
+    va_list args;
+    va_start(args, format);
+    fputs("voxlabel: note: ", stderr);
+    vfprintf(stderr, format, args);
+    fputc('\n', stderr);
+    va_end(args);
+}
+
+void cli_progress_configure(int force_on, int quiet)
+{
+    quiet_mode = quiet;
+    progress_enabled = !quiet && (force_on || isatty(STDERR_FILENO));
+}
+
+int cli_is_quiet(void)
+{
+    return quiet_mode;
+}
+
+/* Redraws one line per stage; finishes the line when the stage reaches 1. */
+static void draw_progress(const char *stage, double fraction, void *user)
+{
+    (void)user;
+    static char last_stage[64];
+    static int last_percent = -1;
+    int percent = (int)floor(fraction * 100.0 + 1e-9);
+    if (strncmp(stage, last_stage, sizeof last_stage) == 0 && percent == last_percent)
+        return;
+    strncpy(last_stage, stage, sizeof last_stage - 1);
+    last_percent = percent;
+    const int width = 30;
+    int filled = percent * width / 100;
+    fprintf(stderr, "\r%-12s [%.*s%*s] %3d%%", stage, filled, "##############################", width - filled, "",
+            percent);
+    if (percent >= 100) {
+        fputc('\n', stderr);
+        last_stage[0] = '\0';
+        last_percent = -1;
+    }
+    fflush(stderr);
+}
+
+vl_progress cli_progress(void)
+{
+    vl_progress progress = {progress_enabled ? draw_progress : NULL, NULL};
+    return progress;
+}
+
+int cli_parse_int64(const char *option, const char *text, int64_t min, int64_t max, int64_t *value)
+{
+    char *end = NULL;
+    errno = 0;
+    long long parsed = strtoll(text, &end, 10);
+    if (errno || end == text || *end != '\0')
+        return cli_error(CLI_EXIT_USAGE, "%s: '%s' is not a whole number", option, text);
+    if (parsed < min || parsed > max)
+        return cli_error(CLI_EXIT_USAGE, "%s: %lld is outside %lld..%lld", option, parsed, (long long)min,
+                         (long long)max);
+    *value = parsed;
+    return 0;
+}
+
+int cli_parse_double(const char *option, const char *text, double *value)
+{
+    char *end = NULL;
+    errno = 0;
+    double parsed = strtod(text, &end);
+    if (errno || end == text || *end != '\0' || !isfinite(parsed))
+        return cli_error(CLI_EXIT_USAGE, "%s: '%s' is not a number", option, text);
+    *value = parsed;
+    return 0;
+}
+
+int cli_parse_bytes(const char *option, const char *text, uint64_t *bytes)
+{
+    static const char units[] = "KMG";
+    char *end = NULL;
+    errno = 0;
+    unsigned long long parsed = isdigit((unsigned char)text[0]) ? strtoull(text, &end, 10) : 0;
+    int shift = 0;
+    if (end && *end) {
+        const char *unit = strchr(units, toupper((unsigned char)*end));
+        shift = unit && end[1] == '\0' ? 10 * (int)(unit - units + 1) : -1;
+    }
+    if (!end || errno || shift < 0)
+        return cli_error(CLI_EXIT_USAGE, "%s: '%s' is not a size (bytes, or a whole number with K, M or G: 8G)",
+                         option, text);
+    if (parsed == 0 || parsed > (UINT64_MAX >> shift))
+        return cli_error(CLI_EXIT_USAGE, "%s: '%s' is not a size above 0 that fits in 64 bits", option, text);
+    *bytes = (uint64_t)parsed << shift;
+    return 0;
+}
+
+const char *cli_option_value(int argc, char **argv, int *i)
+{
+    if (*i + 1 >= argc || argv[*i + 1][0] == '\0') {
+        cli_error(CLI_EXIT_USAGE, "%s: needs a value (see 'voxlabel %s --help')", argv[*i], argv[0]);
+        return NULL;
+    }
+    *i += 1;
+    return argv[*i];
+}
+
+int cli_parse_device(const char *text, vl_device *device)
+{
+    return vl_device_parse(text, device) == VL_OK ? 0 : cli_error(CLI_EXIT_USAGE, "%s", vl_last_error());
+}
+
+void cli_report_device(const vl_device_outcome *outcome, const char *stage, int noted_fallback)
+{
+    char text[512];
+    vl_device_notice notice = vl_device_outcome_notice(outcome, stage, text, sizeof text);
+    if (notice == VL_DEVICE_NOTICE_WARNING)
+        cli_warning("%s", text);
+    else if (notice == VL_DEVICE_NOTICE_NOTE && noted_fallback)
+        cli_note("%s", text);
+}

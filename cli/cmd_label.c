@@ -1,0 +1,445 @@
+/* voxlabel label: CT -> threshold -> connected components (bwlabeln order) -> labels, components.csv, summary.json */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "cli_gpu_warm_up.h"
+#include "cli_input.h"
+#include "cli_outputs.h"
+#include "label_summary.h"
+#include "voxlabel/threshold.h"
+#include "voxlabel/io.h"
+#include "voxlabel/label.h"
+#include "voxlabel/morphology.h"
+#include "voxlabel/preview.h"
+#include "voxlabel/stats.h"
+#include "voxlabel/threads.h"
+
+static const char label_help[] =
+    "usage: voxlabel label INPUT -o DIR [options]\n"
+    "\n"
+    "Thresholds a CT volume, labels its connected components and numbers them 1..N exactly as MATLAB's\n"
+    "bwlabeln does (or in raster or size order). Writes DIR/labels.nii.gz (overlays the CT in 3D Slicer and\n"
+    "ITK-SNAP), DIR/components.csv (one row per component, columns in docs/csv.md) and DIR/summary.json.\n"
+    "\n"
+    "mask (one of; HU ranges are inclusive):\n"
+    "  --threshold LO[:HI]        keep LO <= HU <= HI (HI defaults to no limit; ':HI' means no lower limit)\n"
+    "  --preset NAME              bone 300: | lung -950:-400 | air :-900 | soft-tissue -100:200 | contrast 150:500\n"
+    "labelling:\n"
+    "  --conn 6|18|26|4|8         3D neighbourhood (default 26, as bwlabeln); 4 and 8 label every slice on its own\n"
+    "  --order matlab|matlab-xy|size\n"
+    "                             matlab (default): bwlabeln on a stack of dicomread slices, V(row,col,slice)\n"
+    "                             matlab-xy: bwlabeln on V(x,y,z) as niftiread gives it; also scipy/cc3d/ITK order\n"
+    "                             size: largest first, ties in matlab order (ITK RelabelComponentImageFilter)\n"
+    "  --open R | --close R       morphological opening / closing of the mask with a ball of radius R voxels\n"
+    "                             (a disc per slice with --conn 4|8; opening first when both are given)\n"
+    "  --min-size N               drop components under N voxels, renumber the rest (order kept)\n"
+    "  --largest K                keep only the K largest components (order kept)\n"
+    "  --device auto|cpu|gpu[:N]  where to label (default auto: a GPU if usable, else the CPU)\n"
+    "  --gpu-memory SIZE          device memory the GPU labeller may use, e.g. 8G (default: what is free); a\n"
+    "                             volume that needs more is labelled in z-slabs, with the same result\n"
+    "  --threads N                CPU threads for every stage (default: all cores)\n"
+    "output:\n"
+    "  -o, --output DIR           output directory (created if missing)\n"
+    "  --format FMT               labels file: nii.gz (default), nii, nrrd, mha, mat, raw\n"
+    "  --mat-class double|uint32  class of the .mat labels (default double, what bwlabeln returns)\n"
+    "  --stats basic|full         component columns (default basic; full adds shape, surface and median HU)\n"
+    "  --matlab                   add regionprops3-style columns (1-based Centroid, BoundingBox, ...)\n"
+    "  --preview                  also write preview.png (montage of labelled slices over the CT, in the DICOM\n"
+    "                             window or else soft tissue 40:400) and preview_orthogonal.png (three views through the largest component)\n"
+    "  --force                    replace existing outputs (otherwise an existing file is an error)\n"
+    "  --progress | --quiet       force progress bars on stderr | print nothing but errors\n"
+    "%s"
+    "\n"
+    "examples:\n"
+    "  voxlabel label ct_dir/ --preset bone -o out/\n"
+    "  voxlabel label ct_dir/ --threshold 300 --conn 6 --min-size 100 -o out/\n"
+    "  voxlabel label scan.nii.gz --threshold -950:-400 --largest 2 --format mat -o lungs/\n"
+    "  voxlabel label mask.raw --raw-dims 512,512,400 --raw-type u8 --threshold 1 -o out/\n";
+
+typedef struct preset {
+    const char *name;
+    double lo, hi;
+} preset;
+
+static const preset presets[] = {
+    {"bone", 300, INFINITY},   {"lung", -950, -400},     {"air", -INFINITY, -900},
+    {"soft-tissue", -100, 200}, {"contrast", 150, 500},
+};
+
+static int parse_threshold(const char *text, double *lo, double *hi)
+{
+    const char *colon = strchr(text, ':');
+    char low_text[64] = "", high_text[64] = "";
+    if (strlen(text) >= sizeof low_text)
+        return cli_error(CLI_EXIT_USAGE, "--threshold: '%s' is too long", text);
+    if (colon) {
+        memcpy(low_text, text, (size_t)(colon - text));
+        snprintf(high_text, sizeof high_text, "%s", colon + 1);
+    } else {
+        snprintf(low_text, sizeof low_text, "%s", text);
+    }
+    *lo = -INFINITY;
+    *hi = INFINITY;
+    if (!low_text[0] && !high_text[0])
+        return cli_error(CLI_EXIT_USAGE, "--threshold: give LO, LO:HI or :HI in HU (e.g. 300 or -950:-400)");
+    if (low_text[0] && cli_parse_double("--threshold", low_text, lo))
+        return CLI_EXIT_USAGE;
+    if (high_text[0] && cli_parse_double("--threshold", high_text, hi))
+        return CLI_EXIT_USAGE;
+    if (*lo > *hi)
+        return cli_error(CLI_EXIT_USAGE, "--threshold: %g:%g is empty (LO must not exceed HI)", *lo, *hi);
+    return 0;
+}
+
+static double seconds_since(const struct timespec *start)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) * 1e-9;
+}
+
+static void mark(struct timespec *start)
+{
+    clock_gettime(CLOCK_MONOTONIC, start);
+}
+
+typedef struct label_arguments {
+    const char *input_path, *output_directory;
+    cli_input_options input;
+    vl_label_options label;
+    double lo, hi;
+    const char *threshold_source; /* the preset name or "threshold" */
+    int64_t min_size, largest;
+    vl_file_format format;
+    vl_mat_class mat_class;
+    vl_stats_level stats_level;
+    int64_t open_radius, close_radius;
+    int matlab_columns, force, preview;
+} label_arguments;
+
+static int takes_value(const char *option)
+{
+    static const char *const with_value[] = {"-o",         "--output", "--threshold", "--preset",
+                                             "--conn",     "--order",  "--min-size",  "--largest",
+                                             "--device",   "--threads", "--format",   "--stats", "--gpu-memory",
+                                             "--open",     "--close",  "--mat-class"};
+    for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
+        if (strcmp(option, with_value[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static int parse_arguments(int argc, char **argv, label_arguments *args)
+{
+    memset(args, 0, sizeof *args);
+    cli_input_options_default(&args->input);
+    vl_label_options_default(&args->label);
+    args->format = VL_FORMAT_NIFTI_GZ;
+    int progress = 0, quiet = 0, have_threshold = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *option = argv[i];
+        const char *value = NULL;
+        int handled = cli_input_parse_option(argc, argv, &i, &args->input);
+        if (handled < 0)
+            return -handled;
+        if (handled)
+            continue;
+        if (strcmp(option, "--help") == 0 || strcmp(option, "-h") == 0) {
+            printf(label_help, cli_input_help);
+            exit(CLI_EXIT_OK);
+        } else if (strcmp(option, "--force") == 0) {
+            args->force = 1;
+        } else if (strcmp(option, "--quiet") == 0 || strcmp(option, "-q") == 0) {
+            quiet = 1;
+        } else if (strcmp(option, "--progress") == 0) {
+            progress = 1;
+        } else if (strcmp(option, "--matlab") == 0) {
+            args->matlab_columns = 1;
+        } else if (strcmp(option, "--preview") == 0) {
+            args->preview = 1;
+        } else if (option[0] == '-' && option[1] != '\0') {
+            if (!takes_value(option))
+                return cli_error(CLI_EXIT_USAGE, "%s: unknown option (see 'voxlabel label --help')", option);
+            if (!(value = cli_option_value(argc, argv, &i)))
+                return CLI_EXIT_USAGE;
+            if (strcmp(option, "-o") == 0 || strcmp(option, "--output") == 0) {
+                args->output_directory = value;
+            } else if (strcmp(option, "--threshold") == 0 || strcmp(option, "--preset") == 0) {
+                if (have_threshold)
+                    return cli_error(CLI_EXIT_USAGE, "%s: give one --threshold or --preset, not both or twice", option);
+                have_threshold = 1;
+                if (strcmp(option, "--threshold") == 0) {
+                    args->threshold_source = "threshold";
+                    if (parse_threshold(value, &args->lo, &args->hi))
+                        return CLI_EXIT_USAGE;
+                } else {
+                    size_t p = 0;
+                    while (p < sizeof presets / sizeof presets[0] && strcmp(presets[p].name, value) != 0)
+                        p++;
+                    if (p == sizeof presets / sizeof presets[0])
+                        return cli_error(CLI_EXIT_USAGE,
+                                         "--preset: '%s' is not one of bone, lung, air, soft-tissue, contrast", value);
+                    args->threshold_source = presets[p].name;
+                    args->lo = presets[p].lo;
+                    args->hi = presets[p].hi;
+                }
+            } else if (strcmp(option, "--conn") == 0) {
+                int64_t connectivity;
+                if (cli_parse_int64("--conn", value, 1, 26, &connectivity))
+                    return CLI_EXIT_USAGE;
+                if (!vl_connectivity_is_valid((int)connectivity))
+                    return cli_error(CLI_EXIT_USAGE, "--conn: %s is not one of 6, 18, 26 (3D) or 4, 8 (per slice)",
+                                     value);
+                args->label.connectivity = (int)connectivity;
+            } else if (strcmp(option, "--order") == 0) {
+                if (vl_label_order_parse(value, &args->label.order) != VL_OK)
+                    return cli_error(CLI_EXIT_USAGE, "%s", vl_last_error());
+            } else if (strcmp(option, "--open") == 0 || strcmp(option, "--close") == 0) {
+                if (cli_parse_int64(option, value, 1, 64,
+                                    option[2] == 'o' ? &args->open_radius : &args->close_radius))
+                    return CLI_EXIT_USAGE;
+            } else if (strcmp(option, "--min-size") == 0) {
+                if (cli_parse_int64("--min-size", value, 0, INT64_MAX, &args->min_size))
+                    return CLI_EXIT_USAGE;
+            } else if (strcmp(option, "--largest") == 0) {
+                if (cli_parse_int64("--largest", value, 1, UINT32_MAX, &args->largest))
+                    return CLI_EXIT_USAGE;
+            } else if (strcmp(option, "--device") == 0) {
+                if (cli_parse_device(value, &args->label.device))
+                    return CLI_EXIT_USAGE;
+            } else if (strcmp(option, "--gpu-memory") == 0) {
+                if (cli_parse_bytes("--gpu-memory", value, &args->label.device.gpu_memory))
+                    return CLI_EXIT_USAGE;
+            } else if (strcmp(option, "--threads") == 0) {
+                int64_t threads;
+                if (cli_parse_int64("--threads", value, 1, 64, &threads))
+                    return CLI_EXIT_USAGE;
+                args->label.threads = args->input.threads = (int)threads;
+                vl_set_thread_limit((int)threads);
+            } else if (strcmp(option, "--format") == 0) {
+                if (vl_file_format_parse(value, &args->format) != VL_OK)
+                    return cli_error(CLI_EXIT_USAGE, "--format: '%s' is not one of nii.gz, nii, nrrd, mha, mat, raw",
+                                     value);
+            } else if (strcmp(option, "--mat-class") == 0) {
+                if (strcmp(value, "double") == 0)
+                    args->mat_class = VL_MAT_DOUBLE;
+                else if (strcmp(value, "uint32") == 0)
+                    args->mat_class = VL_MAT_UINT32;
+                else
+                    return cli_error(CLI_EXIT_USAGE, "--mat-class: '%s' is not one of double, uint32", value);
+            } else if (strcmp(option, "--stats") == 0) {
+                if (vl_stats_level_parse(value, &args->stats_level) != VL_OK)
+                    return cli_error(CLI_EXIT_USAGE, "--stats: '%s' is not one of basic, full", value);
+            }
+        } else if (!args->input_path) {
+            args->input_path = option;
+        } else {
+            return cli_error(CLI_EXIT_USAGE, "%s: unexpected extra argument (one INPUT only)", option);
+        }
+    }
+    cli_progress_configure(progress, quiet);
+    if (!args->input_path)
+        return cli_error(CLI_EXIT_USAGE, "label: missing INPUT (see 'voxlabel label --help')");
+    if (!args->output_directory)
+        return cli_error(CLI_EXIT_USAGE, "label: missing -o DIR (where labels.nii.gz, components.csv and "
+                                         "summary.json go)");
+    if (!have_threshold)
+        return cli_error(CLI_EXIT_USAGE, "label: give --threshold LO[:HI] or --preset NAME (e.g. --preset bone)");
+    return 0;
+}
+
+static void print_summary(const label_arguments *args, const cli_input *input, const vl_label_result *result,
+                          const vl_component_stats *stats, double label_seconds)
+{
+    if (cli_is_quiet())
+        return;
+    const vl_volume *volume = &input->volume;
+    printf("%u component%s (conn %d, %s order) in %lldx%lldx%lld voxels; labelled on %s in %.3f s\n", result->count,
+           result->count == 1 ? "" : "s", args->label.connectivity, vl_label_order_name(args->label.order),
+           (long long)volume->nx, (long long)volume->ny, (long long)volume->nz, result->device_name, label_seconds);
+    if (result->count == 0)
+        return;
+    /* The five largest, ties to the lower label. */
+    uint32_t shown[5];
+    int count = 0;
+    while (count < 5 && (uint32_t)count < result->count) {
+        uint32_t best = UINT32_MAX;
+        for (uint32_t k = 0; k < result->count; k++) {
+            int taken = 0;
+            for (int s = 0; s < count; s++)
+                taken |= shown[s] == k;
+            if (!taken && (best == UINT32_MAX || stats[k].voxels > stats[best].voxels))
+                best = k;
+        }
+        shown[count++] = best;
+    }
+    printf("largest components:\n  %8s %12s %12s   %s\n", "label", "volume_mL", "voxels", "centroid LPS mm");
+    for (int s = 0; s < count; s++) {
+        const vl_component_stats *c = &stats[shown[s]];
+        printf("  %8u %12.3f %12llu   (%.1f, %.1f, %.1f)\n", c->label, c->volume_mm3 / 1000.0,
+               (unsigned long long)c->voxels, c->centroid_lps[0], c->centroid_lps[1], c->centroid_lps[2]);
+    }
+}
+
+int cmd_label(int argc, char **argv)
+{
+    label_arguments args;
+    int code = parse_arguments(argc, argv, &args);
+    if (code)
+        return code;
+
+    char labels_name[64];
+    snprintf(labels_name, sizeof labels_name, "labels%s", vl_file_format_extension(args.format));
+    const char *const names[] = {labels_name, "components.csv", "summary.json", "preview.png",
+                                 "preview_orthogonal.png"};
+    cli_outputs outputs;
+    if ((code = cli_outputs_prepare(&outputs, args.output_directory, names, args.preview ? 5 : 3, args.force)))
+        return code;
+
+    label_timings timings = {0};
+    struct timespec start, total_start;
+    mark(&total_start);
+    mark(&start);
+    cli_gpu_warm_up gpu_warm_up;
+    cli_gpu_warm_up_start(&gpu_warm_up, &args.label.device);
+    cli_input input;
+    code = cli_input_load(args.input_path, &args.input, &input);
+    if (code) {
+        cli_gpu_warm_up_finish(&gpu_warm_up);
+        cli_outputs_abort(&outputs);
+        return code;
+    }
+    timings.read = seconds_since(&start);
+
+    vl_volume mask = {0}, labels = {0};
+    vl_label_result result = {0};
+    vl_component_stats *stats = NULL;
+    vl_status status;
+    vl_device_outcome morphology_outcome = {0}, stats_outcome = {0};
+    mark(&start);
+    if ((status = vl_threshold(&input.volume, args.lo, args.hi, &mask)) != VL_OK)
+        goto failed;
+    const int per_slice = args.label.connectivity == 4 || args.label.connectivity == 8;
+    if (args.open_radius && (status = vl_morphology_apply(&mask, VL_MORPH_OPEN, VL_SE_BALL, (int)args.open_radius,
+                                                          per_slice, &args.label.device, &morphology_outcome)) != VL_OK)
+        goto failed;
+    if (args.close_radius && (status = vl_morphology_apply(&mask, VL_MORPH_CLOSE, VL_SE_BALL,
+                                                           (int)args.close_radius, per_slice, &args.label.device, &morphology_outcome)) != VL_OK)
+        goto failed;
+    timings.threshold = seconds_since(&start);
+    cli_report_device(&morphology_outcome, "morphology ran", 0);
+
+    cli_gpu_warm_up_finish(&gpu_warm_up);
+    args.label.progress = cli_progress();
+    mark(&start);
+    if ((status = vl_label_volume(&mask, &labels, &args.label, &result)) != VL_OK)
+        goto failed;
+    timings.label = seconds_since(&start);
+    cli_report_device(&result.outcome, "labelled", 1);
+    if (result.count == 0)
+        cli_warning("%s %g:%g selects no voxels of %s: the outputs hold no components", args.threshold_source,
+                    args.lo, args.hi, args.input_path);
+    vl_volume_free(&mask);
+
+    mark(&start);
+    const uint32_t labelled = result.count;
+    if ((status = vl_label_filter(&labels, &result, (uint64_t)args.min_size, (uint32_t)args.largest)) != VL_OK)
+        goto failed;
+    timings.filter = seconds_since(&start);
+
+    vl_stats_options stats_options;
+    vl_stats_options_default(&stats_options);
+    stats_options.level = args.stats_level;
+    stats_options.device = args.label.device;
+    stats_options.outcome = &stats_outcome;
+    stats_options.threads = args.label.threads;
+    stats_options.progress = cli_progress();
+    mark(&start);
+    if ((status = vl_component_stats_compute(&labels, &input.volume, result.count, &stats_options, &stats)) != VL_OK)
+        goto failed;
+    timings.stats = seconds_since(&start);
+    cli_report_device(&stats_outcome, "statistics computed", 0);
+
+    mark(&start);
+    vl_write_options write;
+    vl_write_options_default(&write);
+    write.format = args.format;
+    write.force = 1; /* staged names are fresh; the real targets were checked up front */
+    write.is_label_map = 1;
+    write.mat_xy = args.label.order == VL_ORDER_MATLAB_XY;
+    write.mat_class = args.mat_class;
+    write.progress = cli_progress();
+    if ((status = vl_write_volume(cli_outputs_staged(&outputs, 0), &labels, &write)) != VL_OK)
+        goto failed;
+    vl_csv_options csv;
+    vl_csv_options_default(&csv);
+    csv.level = args.stats_level;
+    csv.matlab_columns = args.matlab_columns;
+    csv.intensity = 1;
+    csv.force = 1;
+    if ((status = vl_component_stats_write_csv(cli_outputs_staged(&outputs, 1), stats, result.count, &csv)) != VL_OK)
+        goto failed;
+    if (args.preview) {
+        vl_preview_options preview;
+        vl_preview_options_default(&preview);
+        preview.force = 1;
+        cli_input_window(&input, &preview.window_center, &preview.window_width);
+        if ((status = vl_preview_write_montage(cli_outputs_staged(&outputs, 3), &input.volume, &labels, &preview)) !=
+                VL_OK ||
+            (status = vl_preview_write_orthogonal(cli_outputs_staged(&outputs, 4), &input.volume, &labels, &preview)) !=
+                VL_OK)
+            goto failed;
+    }
+    timings.write = seconds_since(&start);
+    timings.total = seconds_since(&total_start);
+
+    label_summary summary = {
+        .input_path = args.input_path,
+        .input = &input,
+        .threshold_source = args.threshold_source,
+        .lo = args.lo,
+        .hi = args.hi,
+        .options = &args.label,
+        .min_size = args.min_size,
+        .largest = args.largest,
+        .labelled_count = labelled,
+        .result = &result,
+        .stats = stats,
+        .timings = &timings,
+        .labels_file = names[0],
+    };
+    if ((status = label_summary_write_json(cli_outputs_staged(&outputs, 2), &summary)) != VL_OK)
+        goto failed;
+    if ((code = cli_outputs_commit(&outputs))) {
+        vl_component_stats_free(stats);
+        vl_label_result_free(&result);
+        vl_volume_free(&labels);
+        cli_input_free(&input);
+        return code;
+    }
+    print_summary(&args, &input, &result, stats, timings.label);
+    if (!cli_is_quiet())
+        printf("wrote %s, %s, %s%s\n", cli_outputs_final(&outputs, 0), cli_outputs_final(&outputs, 1),
+               cli_outputs_final(&outputs, 2), args.preview ? ", preview.png, preview_orthogonal.png" : "");
+    vl_component_stats_free(stats);
+    vl_label_result_free(&result);
+    vl_volume_free(&labels);
+    cli_input_free(&input);
+    return CLI_EXIT_OK;
+
+failed:
+    cli_gpu_warm_up_finish(&gpu_warm_up);
+    code = cli_status_error(status);
+    cli_outputs_abort(&outputs);
+    vl_component_stats_free(stats);
+    vl_label_result_free(&result);
+    vl_volume_free(&mask);
+    vl_volume_free(&labels);
+    cli_input_free(&input);
+    return code;
+}

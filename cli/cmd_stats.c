@@ -1,0 +1,245 @@
+/* voxlabel stats: per-component statistics of any label volume (ours, MATLAB .mat, a Slicer NIfTI). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "voxlabel/atomic_file.h"
+#include "cli.h"
+#include "cli_gpu_warm_up.h"
+#include "cli_input.h"
+#include "voxlabel/io.h"
+#include "voxlabel/stats.h"
+#include "voxlabel/threads.h"
+
+static const char stats_help[] =
+    "usage: voxlabel stats LABELS -o OUTPUT [options]\n"
+    "\n"
+    "Measures every component of a label volume (0 = background, 1..N = components; labels need not be\n"
+    "contiguous: a missing label gets a row with 0 voxels, as regionprops3 gives). LABELS is any volume\n"
+    "voxlabel reads: NIfTI (.nii/.nii.gz, e.g. from 3D Slicer), NRRD, MHA, MATLAB .mat (bwlabeln output),\n"
+    "or raw with --raw-dims/--raw-type. Columns, units and formulas: docs/csv.md.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output FILE          components table (.csv; .json or --json for JSON)\n"
+    "  --intensity VOLUME         HU (or any intensity) volume of the same size: adds hu_* columns; a DICOM\n"
+    "                             directory, NIfTI, NRRD, MHA, MAT or raw (raw uses --intensity-raw-type)\n"
+    "  --stats basic|full         basic (default): size, centroid, bounding box, HU mean/min/max;\n"
+    "                             full: + border, slices, extent, principal moments/axes, MATLAB eigenvalues and\n"
+    "                             axis lengths, elongation, flatness, surface area, sphericity, HU std/sum/median,\n"
+    "                             intensity-weighted centroid\n"
+    "  --matlab                   add regionprops3-convention columns (1-based Centroid [x y z], BoundingBox with\n"
+    "                             half-voxel corners, Volume, EquivDiameter, Extent, Min/Max/MeanIntensity,\n"
+    "                             WeightedCentroid; with --stats full also EigenValues, PrincipalAxisLength)\n"
+    "  --json                     write JSON (an array of objects with the CSV's column names)\n"
+    "  --force                    replace an existing output file\n"
+    "  --device auto|cpu|gpu[:N]  where to compute (default auto: a GPU if usable, else the CPU)\n"
+    "  --threads N                CPU threads for every stage (default: all cores)\n"
+    "  --intensity-raw-type T     dtype of a raw intensity file (default i16)\n"
+    "  --progress, --quiet        force / silence progress on stderr\n"
+    "%s"
+    "\n"
+    "examples:\n"
+    "  voxlabel stats out/labels.nii.gz --intensity ct/ -o components.csv\n"
+    "  voxlabel stats L.mat --stats full --matlab -o regionprops.csv\n"
+    "  voxlabel stats seg.nii.gz --json -o components.json\n"
+    "  voxlabel stats labels.raw --raw-dims 512,512,400 --raw-type u32 -o components.csv\n";
+
+typedef struct stats_arguments {
+    const char *labels_path, *intensity_path, *output_path;
+    cli_input_options input;
+    vl_dtype intensity_raw_type;
+    vl_stats_options stats;
+    vl_csv_options csv;
+    int json;
+} stats_arguments;
+
+static int parse_dtype(const char *option, const char *text, vl_dtype *dtype)
+{
+    static const struct {
+        const char *name;
+        vl_dtype dtype;
+    } names[] = {{"u8", VL_U8}, {"i16", VL_I16}, {"u16", VL_U16}, {"u32", VL_U32}, {"f32", VL_F32}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(text, names[i].name) == 0) {
+            *dtype = names[i].dtype;
+            return 0;
+        }
+    return cli_error(CLI_EXIT_USAGE, "%s: '%s' is not one of u8, i16, u16, u32, f32", option, text);
+}
+
+static int ends_with(const char *text, const char *suffix)
+{
+    size_t n = strlen(text), m = strlen(suffix);
+    return n >= m && strcmp(text + n - m, suffix) == 0;
+}
+
+static int parse_arguments(int argc, char **argv, stats_arguments *args)
+{
+    int progress = 0, quiet = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *option = argv[i];
+        if (strcmp(option, "--help") == 0 || strcmp(option, "-h") == 0) {
+            printf(stats_help, cli_input_help);
+            return -1;
+        }
+        int handled = cli_input_parse_option(argc, argv, &i, &args->input);
+        if (handled < 0)
+            return -handled;
+        if (handled)
+            continue;
+        if (strcmp(option, "--matlab") == 0)
+            args->csv.matlab_columns = 1;
+        else if (strcmp(option, "--json") == 0)
+            args->json = 1;
+        else if (strcmp(option, "--force") == 0)
+            args->csv.force = 1;
+        else if (strcmp(option, "--progress") == 0)
+            progress = 1;
+        else if (strcmp(option, "--quiet") == 0)
+            quiet = 1;
+        else if (strcmp(option, "-o") == 0 || strcmp(option, "--output") == 0 || strcmp(option, "--intensity") == 0 ||
+                 strcmp(option, "--stats") == 0 || strcmp(option, "--device") == 0 ||
+                 strcmp(option, "--threads") == 0 || strcmp(option, "--intensity-raw-type") == 0) {
+            const char *value = cli_option_value(argc, argv, &i);
+            if (!value)
+                return CLI_EXIT_USAGE;
+            if (option[1] == 'o' || strcmp(option, "--output") == 0)
+                args->output_path = value;
+            else if (strcmp(option, "--intensity") == 0)
+                args->intensity_path = value;
+            else if (strcmp(option, "--stats") == 0) {
+                if (vl_stats_level_parse(value, &args->stats.level) != VL_OK)
+                    return cli_error(CLI_EXIT_USAGE, "--stats: '%s' is not basic or full", value);
+            } else if (strcmp(option, "--device") == 0) {
+                if (cli_parse_device(value, &args->stats.device))
+                    return CLI_EXIT_USAGE;
+            } else if (strcmp(option, "--threads") == 0) {
+                int64_t threads = 0;
+                if (cli_parse_int64("--threads", value, 1, 64, &threads))
+                    return CLI_EXIT_USAGE;
+                args->stats.threads = (int)threads;
+                vl_set_thread_limit((int)threads);
+            } else if (parse_dtype(option, value, &args->intensity_raw_type))
+                return CLI_EXIT_USAGE;
+        } else if (option[0] == '-' && option[1] != '\0')
+            return cli_error(CLI_EXIT_USAGE, "stats: unknown option %s (see voxlabel stats --help)", option);
+        else if (!args->labels_path)
+            args->labels_path = option;
+        else
+            return cli_error(CLI_EXIT_USAGE, "stats: unexpected argument %s (one LABELS volume only)", option);
+    }
+    cli_progress_configure(progress, quiet);
+    if (!args->labels_path)
+        return cli_error(CLI_EXIT_USAGE, "stats: no LABELS volume given (see voxlabel stats --help)");
+    if (!args->output_path)
+        return cli_error(CLI_EXIT_USAGE, "stats: no output file given (-o components.csv)");
+    if (ends_with(args->output_path, ".json"))
+        args->json = 1;
+    return 0;
+}
+
+/* Labels as U8/U16/U32 with their largest value; other dtypes are accepted when every voxel is a
+ * non-negative integer (MATLAB doubles, Slicer's int16 segmentations), and converted to U32. */
+static int prepare_labels(const char *path, vl_volume *labels, uint32_t *count)
+{
+    const int64_t n = vl_volume_voxels(labels);
+    uint64_t largest = 0;
+    if (labels->dtype == VL_U8 || labels->dtype == VL_U16 || labels->dtype == VL_U32) {
+        for (int64_t i = 0; i < n; i++) {
+            uint64_t v = labels->dtype == VL_U8    ? ((const uint8_t *)labels->data)[i]
+                         : labels->dtype == VL_U16 ? ((const uint16_t *)labels->data)[i]
+                                                   : ((const uint32_t *)labels->data)[i];
+            largest = v > largest ? v : largest;
+        }
+        *count = (uint32_t)largest;
+        return 0;
+    }
+    vl_volume converted;
+    if (vl_volume_create_uninitialised(&converted, labels->nx, labels->ny, labels->nz, VL_U32) != VL_OK)
+        return cli_status_error(VL_ERR_MEMORY);
+    converted.geometry = labels->geometry;
+    for (int64_t i = 0; i < n; i++) {
+        const double v = labels->dtype == VL_I16 ? ((const int16_t *)labels->data)[i]
+                                                 : (double)((const float *)labels->data)[i];
+        if (!(v >= 0) || v != floor(v) || v > 4294967295.0) {
+            vl_volume_free(&converted);
+            return cli_error(CLI_EXIT_INPUT, "%s: voxel %lld holds %g, not a label (a non-negative integer)", path,
+                             (long long)i, v);
+        }
+        ((uint32_t *)converted.data)[i] = (uint32_t)v;
+        largest = (uint64_t)v > largest ? (uint64_t)v : largest;
+    }
+    vl_volume_free(labels);
+    *labels = converted;
+    *count = (uint32_t)largest;
+    return 0;
+}
+
+int cmd_stats(int argc, char **argv)
+{
+    stats_arguments args;
+    memset(&args, 0, sizeof args);
+    cli_input_options_default(&args.input);
+    args.intensity_raw_type = VL_I16;
+    vl_stats_options_default(&args.stats);
+    vl_csv_options_default(&args.csv);
+    int code = parse_arguments(argc, argv, &args);
+    if (code)
+        return code < 0 ? CLI_EXIT_OK : code;
+    args.stats.progress = cli_progress();
+    /* Refuse an existing output before any reading. */
+    vl_status status = vl_atomic_file_check(args.output_path, args.csv.force);
+    if (status != VL_OK)
+        return cli_status_error(status);
+
+    cli_gpu_warm_up gpu_warm_up;
+    cli_gpu_warm_up_start(&gpu_warm_up, &args.stats.device);
+    cli_input labels, intensity;
+    memset(&labels, 0, sizeof labels);
+    memset(&intensity, 0, sizeof intensity);
+    vl_component_stats *stats = NULL;
+    uint32_t count = 0;
+    if ((code = cli_input_load(args.labels_path, &args.input, &labels)) ||
+        (code = prepare_labels(args.labels_path, &labels.volume, &count)))
+        goto done;
+    if (args.intensity_path) {
+        cli_input_options intensity_input = args.input;
+        intensity_input.raw_dtype = args.intensity_raw_type;
+        if ((code = cli_input_load(args.intensity_path, &intensity_input, &intensity)))
+            goto done;
+        const vl_volume *a = &labels.volume, *b = &intensity.volume;
+        if (a->nx != b->nx || a->ny != b->ny || a->nz != b->nz) {
+            code = cli_error(CLI_EXIT_INPUT, "%s: is %lldx%lldx%lld but %s is %lldx%lldx%lld", args.intensity_path,
+                             (long long)b->nx, (long long)b->ny, (long long)b->nz, args.labels_path, (long long)a->nx,
+                             (long long)a->ny, (long long)a->nz);
+            goto done;
+        }
+        for (int axis = 0; axis < 3; axis++)
+            if (fabs(a->geometry.spacing[axis] - b->geometry.spacing[axis]) > 1e-3 ||
+                fabs(a->geometry.origin[axis] - b->geometry.origin[axis]) > 1e-2) {
+                cli_warning("%s: its geometry differs from %s; positions use the labels' geometry",
+                            args.intensity_path, args.labels_path);
+                break;
+            }
+    }
+    args.csv.level = args.stats.level;
+    args.csv.intensity = args.intensity_path != NULL;
+    cli_gpu_warm_up_finish(&gpu_warm_up);
+    status = vl_component_stats_compute(&labels.volume, args.intensity_path ? &intensity.volume : NULL, count,
+                                        &args.stats, &stats);
+    if (status == VL_OK)
+        status = args.json ? vl_component_stats_write_json(args.output_path, stats, count, &args.csv)
+                           : vl_component_stats_write_csv(args.output_path, stats, count, &args.csv);
+    code = status == VL_OK ? CLI_EXIT_OK : cli_status_error(status);
+    if (status == VL_OK)
+        cli_note("%u components -> %s", count, args.output_path);
+
+done:
+    /* Every path waits for the warm-up and frees what it loaded (freeing an empty input is a no-op). */
+    cli_gpu_warm_up_finish(&gpu_warm_up);
+    vl_component_stats_free(stats);
+    cli_input_free(&labels);
+    cli_input_free(&intensity);
+    return code;
+}

@@ -1,0 +1,35 @@
+/* vl_label_volume: the labeller's dispatch between its CPU reference (ccl_cpu.c) and its GPU half
+ * (cuda/label/ccl_gpu.cu), under the one device policy. */
+#include "core/device.h"
+#include "label/label_gpu.h"
+#include "voxlabel/label.h"
+
+typedef struct label_call {
+    const vl_volume *mask;
+    vl_volume *labels;
+    const vl_label_options *options;
+    vl_label_result *result;
+} label_call;
+
+static vl_status label_gpu(void *context)
+{
+    label_call *call = context;
+    return vl_label_volume_gpu(call->mask, call->labels, call->options, call->result);
+}
+
+static vl_status label_cpu(void *context)
+{
+    label_call *call = context;
+    return vl_label_volume_cpu(call->mask, call->labels, call->options, call->result);
+}
+
+vl_status vl_label_volume(const vl_volume *mask, vl_volume *labels, const vl_label_options *options,
+                          vl_label_result *result)
+{
+    label_call call = {mask, labels, options, result};
+    vl_device_outcome outcome;
+    vl_status status = vl_device_run(&options->device, label_gpu, label_cpu, &call, &outcome);
+    if (status == VL_OK)
+        result->outcome = outcome;
+    return status;
+}

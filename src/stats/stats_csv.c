@@ -1,0 +1,39 @@
+/* components.csv: a header line, then one row per component; columns from src/stats_columns.c. */
+#include <stdio.h>
+
+#include "stats/stats_columns.h"
+
+typedef struct csv_rows {
+    const vl_stats_column *const *columns;
+    size_t count;
+    const vl_component_stats *stats;
+} csv_rows;
+
+static size_t format_csv_row(const void *context, uint32_t row, char *line)
+{
+    const csv_rows *rows = context;
+    size_t length = 0;
+    for (size_t c = 0; c < rows->count; c++) {
+        if (c)
+            line[length++] = ',';
+        length += vl_stats_column_format(line + length, rows->columns[c], &rows->stats[row], "");
+    }
+    line[length++] = '\n';
+    return length;
+}
+
+vl_status vl_component_stats_write_csv(const char *path, const vl_component_stats *stats, uint32_t count,
+                                       const vl_csv_options *options)
+{
+    const vl_stats_column *columns[128];
+    const size_t n = vl_stats_columns_select(options, columns, sizeof columns / sizeof columns[0]);
+    char head[sizeof columns / sizeof columns[0] * 48 + 2];
+    size_t length = 0;
+    for (size_t c = 0; c < n; c++)
+        length += (size_t)snprintf(head + length, sizeof head - length, "%s%s", c ? "," : "", columns[c]->name);
+    snprintf(head + length, sizeof head - length, "\n");
+    /* At most 32 bytes a field, a separator each and the newline. */
+    const csv_rows rows = {columns, n, stats};
+    const vl_row_writer writer = {format_csv_row, &rows, n * 33 + 2};
+    return vl_write_table(path, options && options->force, head, count, &writer, "");
+}
