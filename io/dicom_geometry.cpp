@@ -1,5 +1,5 @@
-/* Geometry of a series (DESIGN §3): sort by IPP . normal, steps from the positions, and every
- * irregularity (duplicates, gaps, variable spacing, gantry tilt) spelled out. */
+/* Geometry of a series (docs/design.md §3, docs/dicom.md §3): sort by IPP . normal, steps from the positions,
+ * and every irregularity (duplicates, gaps, variable spacing, gantry tilt) spelled out. */
 #include <algorithm>
 #include <cmath>
 #include <cstdarg>

@@ -12,6 +12,7 @@
 #include <dcmtk/dcmdata/dcpxitem.h>
 #include <dcmtk/dcmdata/dcxfer.h>
 
+#include "dicom_codecs.h"
 #include "dicom_pixels.h"
 #include "voxlabel/error.h"
 

@@ -21,7 +21,7 @@ struct vl_dicom_pixel_rules {
 };
 
 class DcmDataset;
-/* DCMTK 3.6.7's RLE decoder reads past its input when segment offsets are corrupt (found by the fuzzer):
+/* DCMTK 3.6.7's RLE decoder reads past its input when segment offsets are corrupt:
  * false (with the reason) unless every RLE fragment header is consistent. Other syntaxes pass. */
 bool vl_dicom_rle_is_sane(DcmDataset *dataset, std::string &reason);
 

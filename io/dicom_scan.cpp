@@ -473,13 +473,3 @@ vl_status vl_dicom_choose_group(const vl_dicom_files &files, const char *series,
         candidates.push_back(g);
     return pick_largest(files, candidates, "series choice", chosen, notes);
 }
-
-std::string vl_dicom_transfer_syntax_name(const std::string &uid)
-{
-    DcmXfer xfer(uid.c_str());
-    if (xfer.getXfer() == EXS_Unknown) {
-        const char *name = dcmFindNameOfUID(uid.c_str(), nullptr);
-        return name ? name : uid;
-    }
-    return xfer.getXferName();
-}

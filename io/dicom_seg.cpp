@@ -1,4 +1,4 @@
-// Labels -> DICOM Segmentation (binary, one segment per component) with DCMTK dcmseg (shared docs dicom.md §10).
+// Labels -> DICOM Segmentation (binary, one segment per component) with DCMTK dcmseg (docs/formats.md, "DICOM SEG").
 // C++17 shim behind the C API of voxlabel/seg.h; nothing here prints (DCMTK's logger is silenced).
 #include <algorithm>
 #include <cmath>

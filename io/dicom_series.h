@@ -67,7 +67,4 @@ struct vl_dicom_stack {
 
 void vl_dicom_analyse_stack(const vl_dicom_files &files, const vl_dicom_group &group, vl_dicom_stack &stack);
 
-/* Human-readable name of a transfer syntax UID. */
-std::string vl_dicom_transfer_syntax_name(const std::string &uid);
-
 #endif

@@ -4,13 +4,13 @@
  * stream) and ended by a sync flush (byte-aligned, not final); the CRCs are joined with crc32_combine and
  * an empty final block ends the stream. The bytes depend on the block size, not on the thread count.
  * Whole blocks are compressed where the caller's data lies; only a block that straddles two writes is
- * copied, so a 420 MB volume is not copied once more on one core. */
+ * copied, so the voxels are not copied a second time on one core. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/parallel.h"
 #include "voxlabel/error.h"
-#include "volume_formats.h"
+#include "volume_helpers.h"
 
 enum { block_bytes = 1 << 20, window_bytes = 32 << 10, most_threads = 32 };
 

@@ -1,7 +1,7 @@
-/* MATLAB MAT files through libmatio: v5/v7 (zlib) and v7.3 (HDF5) (shared docs matlab.md §8).
+/* MATLAB MAT files through libmatio: v5/v7 (zlib) and v7.3 (HDF5) (docs/formats.md, "MATLAB .mat").
  *
  * Axis convention (vl_read_options.mat_xy / vl_write_options.mat_xy):
- *   0 (DESIGN's `matlab` order): MATLAB V(y+1, x+1, z+1), size(V) = [ny nx nz], as bwlabeln sees a volume
+ *   0 (docs/design.md §4's `matlab` order): MATLAB V(y+1, x+1, z+1), size(V) = [ny nx nz], as bwlabeln sees a volume
  *     stacked from dicomread slices; voxel (x,y,z) is MATLAB's column-major element y + ny*(x + nx*z).
  *   1 (`matlab-xy`): V(x+1, y+1, z+1), size(V) = [nx ny nz]: MATLAB's column-major order is our x-fastest one.
  * A MAT file carries no geometry: volumes read from one get identity axes and unit spacing. */
@@ -15,6 +15,7 @@
 #include "voxlabel/atomic_file.h"
 #include "voxlabel/error.h"
 #include "volume_formats.h"
+#include "volume_helpers.h"
 
 /* Above this many bytes a variable needs MAT v7.3 (HDF5): v5/v7 sizes are 32-bit. */
 #define VL_MAT5_MAX_VARIABLE_BYTES ((uint64_t)1 << 31)

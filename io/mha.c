@@ -12,6 +12,7 @@
 #include "voxlabel/atomic_file.h"
 #include "voxlabel/error.h"
 #include "volume_formats.h"
+#include "volume_helpers.h"
 
 enum { MHA_MAX_LINE = 65536, MHA_MAX_HEADER_LINES = 1024, MHA_CHUNK = 1 << 22 };
 

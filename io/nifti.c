@@ -1,4 +1,5 @@
-/* NIfTI-1 single-file volumes (.nii, .nii.gz) with the LPS <-> RAS affine (shared docs dicom.md §11).
+/* NIfTI-1 single-file volumes (.nii, .nii.gz) with the LPS <-> RAS affine (docs/formats.md, "NIfTI-1";
+ * docs/design.md §7).
  *
  * The writer stores the exact (possibly sheared) affine as the sform and its orthonormal part as the
  * qform, both NIFTI_XFORM_SCANNER_ANAT, so tools that trust either one overlay the labels on the CT.
@@ -11,6 +12,7 @@
 #include "voxlabel/atomic_file.h"
 #include "voxlabel/error.h"
 #include "volume_formats.h"
+#include "volume_helpers.h"
 
 enum {
     NIFTI_HEADER_SIZE = 348,

@@ -1,5 +1,5 @@
 /* NRRD volumes (.nrrd attached header, .nhdr with a detached data file), raw or gzip encoded.
- * NRRD stores LPS directly and allows sheared axes, so gantry tilt is exact (shared docs dicom.md §12). */
+ * NRRD stores LPS directly and allows sheared axes, so gantry tilt is exact (docs/formats.md, "NRRD"). */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
 #include <fcntl.h>
@@ -14,6 +14,7 @@
 #include "voxlabel/atomic_file.h"
 #include "voxlabel/error.h"
 #include "volume_formats.h"
+#include "volume_helpers.h"
 
 enum { NRRD_MAX_LINE = 65536, NRRD_MAX_HEADER_LINES = 4096 };
 

@@ -9,6 +9,7 @@
 #include "voxlabel/atomic_file.h"
 #include "voxlabel/error.h"
 #include "volume_formats.h"
+#include "volume_helpers.h"
 
 vl_status vl_raw_read(const char *path, const vl_read_options *options, vl_volume *volume)
 {

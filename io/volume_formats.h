@@ -1,93 +1,13 @@
-/* Internal: the per-format readers and writers behind vl_read_volume / vl_write_volume, and the
- * helpers they share (sample types of foreign files, narrowing them to a vl_dtype, chunked zlib I/O). */
+/* Internal: the per-format readers and writers behind vl_read_volume / vl_write_volume (volume_io.c).
+ * What they share lies one room lower, in volume_helpers.h; they never call volume_io.c or each other. */
 #ifndef VL_VOLUME_FORMATS_H
 #define VL_VOLUME_FORMATS_H
-
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <zlib.h>
 
 #include "voxlabel/io.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Sample types a file may hold; vl_volume has fewer (vl_dtype), so some are narrowed on read. */
-typedef enum vl_sample_type {
-    VL_SAMPLE_U8 = 0,
-    VL_SAMPLE_I8,
-    VL_SAMPLE_U16,
-    VL_SAMPLE_I16,
-    VL_SAMPLE_U32,
-    VL_SAMPLE_I32,
-    VL_SAMPLE_U64,
-    VL_SAMPLE_I64,
-    VL_SAMPLE_F32,
-    VL_SAMPLE_F64
-} vl_sample_type;
-
-size_t vl_sample_size(vl_sample_type type);
-const char *vl_sample_name(vl_sample_type type);
-/* The vl_dtype stored without conversion, or 0 when the type needs narrowing. */
-vl_dtype vl_sample_native_dtype(vl_sample_type type);
-vl_sample_type vl_sample_type_of(vl_dtype dtype);
-
-/* nx*ny*nz when each is positive and the byte count (times `element`) stays below 2^62, else -1; checked
- * before multiplying, so absurd header dimensions cannot overflow. */
-int64_t vl_checked_voxel_count(const int64_t dims[3], size_t element);
-
-/* Reverses the bytes of each of `count` elements of `element_size` bytes (big-endian files). */
-void vl_swap_bytes(void *data, int64_t count, size_t element_size);
-
-/* Turns the malloc'd `samples` (nx*ny*nz of `type`, host byte order; ownership passes here), scaled by
- * value*slope+intercept when `scaled`, into volume->data of the closest vl_dtype (dims and geometry set, data NULL):
- *   native types (u8, i16, u16, u32, f32) unscaled are copied as they are;
- *   integral values: u32 when all are in 0..2^32-1, else i16 when they fit, else f32 when |v| <= 2^24;
- *   fractional values: f32 (values beyond the f32 range are refused).
- * `what` names the file in error messages. */
-vl_status vl_samples_to_volume(void *samples, vl_sample_type type, int scaled, double slope,
-                               double intercept, vl_volume *volume, const char *what);
-
-/* The end of a reader of raw samples: when `status` failed, frees `samples` and returns it; otherwise
- * swaps them when `big_endian`, gives `out` (geometry set) the dims and the samples (vl_samples_to_volume,
- * which takes them over), reports the reading done and moves `out` into *volume. */
-vl_status vl_finish_samples(vl_status status, void *samples, vl_sample_type type, int big_endian,
-                            const int64_t dims[3], vl_volume *out, const vl_read_options *options, vl_volume *volume,
-                            const char *path);
-
-/* `data_file` as named by a detached header at `header_path`: absolute, or relative to its directory. */
-void vl_detached_path(const char *header_path, const char *data_file, char *out, size_t size);
-
-/* Label maps are written in the smallest unsigned type that holds their largest label (DESIGN §7). */
-vl_dtype vl_disk_dtype_for(const vl_volume *volume, const vl_write_options *options);
-/* Converts voxels [first, first+count) of `volume` to `dtype` into `out` (count * size of dtype bytes). */
-void vl_convert_voxels(const vl_volume *volume, int64_t first, int64_t count, vl_dtype dtype, void *out);
-
-/* Chunked zlib reads: gzread takes an unsigned length, so large volumes come in pieces. */
-vl_status vl_gz_read_exact(gzFile file, void *data, size_t bytes, const char *path);
-/* Bytes from the current position of `file` to its end, -1 when unknown; lets readers refuse a truncated
- * uncompressed file before allocating what its header claims. */
-int64_t vl_file_remaining_bytes(FILE *file);
-/* Parallel gzip (io/gzip_parallel.c): one gzip member appended to `file` at `level` (0 = 1), compressed
- * on every core. Close with finish = 1 to end the stream (0 only frees); the FILE stays open. */
-typedef struct vl_pgz vl_pgz;
-vl_status vl_pgz_open(vl_pgz **z, FILE *file, int level, const char *path);
-vl_status vl_pgz_write(vl_pgz *z, const void *data, size_t bytes);
-vl_status vl_pgz_close(vl_pgz *z, int finish);
-
-/* Writes `prefix` (may be empty), then the voxels as `dtype`, to `out`; through the parallel gzip writer
- * when `compress`. The caller opens and closes `out` (vl_atomic_file_open_stream / _close_stream). */
-vl_status vl_write_volume_data(FILE *out, int compress, const void *prefix, size_t prefix_bytes,
-                               const vl_volume *volume, vl_dtype dtype, const vl_write_options *options,
-                               const char *path);
-
-/* Geometry helpers shared by the formats that store an affine. */
-int vl_geometry_is_valid(const vl_geometry *geometry);
-/* Builds origin/spacing/direction from a 3x3 LPS matrix whose columns are the axis steps (mm per index). */
-vl_status vl_geometry_from_axes(const double axes[9], const double origin[3], vl_geometry *geometry,
-                                const char *what);
 
 vl_status vl_nifti_read(const char *path, const vl_read_options *options, vl_volume *volume);
 vl_status vl_nifti_write(const char *path, const vl_volume *volume, const vl_write_options *options,

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "voxlabel/error.h"
-#include "volume_formats.h"
+#include "volume_helpers.h"
 
 int vl_geometry_is_valid(const vl_geometry *g)
 {

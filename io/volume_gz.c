@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "voxlabel/error.h"
-#include "volume_formats.h"
+#include "volume_helpers.h"
 
 enum { VL_GZ_CHUNK = 256u << 20, VL_CONVERT_CHUNK_VOXELS = 1 << 22 };
 

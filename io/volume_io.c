@@ -1,4 +1,5 @@
-/* Format names and the dispatch of vl_read_volume / vl_write_volume to the per-format files. */
+/* Format names and the dispatch of vl_read_volume / vl_write_volume to the per-format files
+ * (volume_formats.h). The top volume room: it calls down into the format files and nothing calls it back. */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -75,15 +76,6 @@ void vl_write_options_default(vl_write_options *options)
     memset(options, 0, sizeof *options);
     options->format = VL_FORMAT_AUTO;
     options->mat_class = VL_MAT_DOUBLE;
-}
-
-vl_dtype vl_label_dtype_for(uint32_t max_label)
-{
-    if (max_label <= UINT8_MAX)
-        return VL_U8;
-    if (max_label <= UINT16_MAX)
-        return VL_U16;
-    return VL_U32;
 }
 
 /* For names without a known extension: recognise the format by its first bytes. */

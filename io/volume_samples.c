@@ -1,11 +1,12 @@
-/* Sample types of foreign files and their conversion to and from the vl_dtype set. */
+/* Sample types of foreign files and their conversion to and from the vl_dtype set, and the dtype a label
+ * map is stored in (vl_label_dtype_for, docs/design.md §7). The bottom volume room: it calls no io/ file. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "voxlabel/error.h"
 #include "core/parallel.h"
-#include "volume_formats.h"
+#include "volume_helpers.h"
 
 size_t vl_sample_size(vl_sample_type type)
 {
@@ -227,6 +228,15 @@ vl_status vl_samples_to_volume(void *samples, vl_sample_type type, int scaled, d
     out.geometry = geometry;
     *volume = out;
     return VL_OK;
+}
+
+vl_dtype vl_label_dtype_for(uint32_t max_label)
+{
+    if (max_label <= UINT8_MAX)
+        return VL_U8;
+    if (max_label <= UINT16_MAX)
+        return VL_U16;
+    return VL_U32;
 }
 
 typedef struct max_label_job {
