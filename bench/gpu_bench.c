@@ -1,4 +1,4 @@
-/* GPU labelling benchmark (issue 3 item 7, DESIGN §10): the fixed volumes of bench/make_volumes.c
+/* GPU labelling benchmark (issue 3 item 7, docs/design.md §10): the fixed volumes of bench/make_volumes.c
  * (512^3 Bernoulli 0.5 and 0.2, CT-like phantom 512x512x400 >= 100 HU), conn 6/18/26, on one GPU.
  * Per volume and connectivity, with CUDA events, median of REPEATS runs after 3 warm-ups:
  *   union     union-find (the component forest is complete; no label image yet)

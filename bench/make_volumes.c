@@ -1,4 +1,4 @@
-/* Writes the fixed CPU benchmark masks of DESIGN §10 as raw u8 (x fastest):
+/* Writes the fixed CPU benchmark masks of docs/design.md §10 as raw u8 (x fastest):
  *   noise50.raw, noise20.raw  512^3 Bernoulli(0.5), Bernoulli(0.2) (xorshift, fixed seeds)
  *   ct.raw                    the CT-like phantom, 512x512x400, thresholded at HU >= THRESHOLD
  * usage: make_volumes OUTDIR [THRESHOLD_HU]   (default 100: vessels, bone, contrast and noise specks) */

@@ -1,7 +1,7 @@
-/* Times component statistics on the labels of the CT-like phantom (DESIGN section 10).
+/* Times component statistics on the labels of the CT-like phantom (docs/design.md §10).
  * usage: stats_bench [NX NY NZ [THRESHOLD [THREADS [REPEATS [DEVICE [RAW_PREFIX]]]]]]
  *   defaults 512 512 400, HU >= 150, all cores, 3 repeats, cpu; DEVICE is cpu or gpu.
- * RAW_PREFIX writes PREFIX_labels.u32 and PREFIX_hu.i16 (x fastest) for the peers in bench/stats_bench.py.
+ * RAW_PREFIX writes PREFIX_labels.u32 and PREFIX_hu.i16 (x fastest) for the peers in bench/stats_peers.py.
  * Prints one line per measurement. With DEVICE gpu it also prints the device times of the statistics pass and
  * of the median (CUDA events on the device-resident volume, i.e. without the uploads) next to the end-to-end
  * time of vl_component_stats_compute (uploads, pass, download, finalising on the host). */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Component statistics benchmark (issue 5 item 7): voxlabel's CPU statistics on the labels of the CT-like
-# phantom (512x512x400, HU >= 64 at 26-connectivity: about 170 000 components, like cpu-ccl.md's phantom A)
+# phantom (512x512x400, HU >= 64 at 26-connectivity: about 170 000 components)
 # against ITK's label-map filters and scipy.ndimage, measured in the same run on the same volume.
 # With a usable GPU it also reports the device time of the full statistics.
 # usage: bench/stats_bench.sh [BUILD_DIR]   (needs the build's bench/stats_bench and, for ITK, tests/stats_itk_oracle)

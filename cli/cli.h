@@ -8,7 +8,7 @@
 #include "voxlabel/label.h"
 #include "voxlabel/progress.h"
 
-/* Exit codes of DESIGN §8. */
+/* Exit codes of docs/design.md §8. */
 enum { CLI_EXIT_OK = 0, CLI_EXIT_USAGE = 2, CLI_EXIT_INPUT = 3, CLI_EXIT_OUTPUT = 4, CLI_EXIT_DEVICE = 5 };
 
 /* Prints "voxlabel: error: <what>: <why>" and returns `exit_code`. */
@@ -41,7 +41,7 @@ const char *cli_option_value(int argc, char **argv, int *i);
 
 typedef int (*cli_command_fn)(int argc, char **argv);
 
-/* One function per subcommand, each in src/cli/cmd_<name>.c; argv[0] is the subcommand name. */
+/* One function per subcommand, each in cli/cmd_<name>.c; argv[0] is the subcommand name. */
 int cmd_label(int argc, char **argv);
 int cmd_phantom(int argc, char **argv);
 int cmd_info(int argc, char **argv);

@@ -1,4 +1,4 @@
-/* CUDA creates its context on first use (a few hundred ms on a cold H200 host); starting that on a side
+/* CUDA creates its context on first use (slow on a cold host); starting that on a side
  * thread while the inputs are read takes it off the computing stage. */
 #ifndef VL_CLI_GPU_WARM_UP_H
 #define VL_CLI_GPU_WARM_UP_H

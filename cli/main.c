@@ -1,4 +1,4 @@
-/* voxlabel: git-style command line; each subcommand lives in src/cli/cmd_<name>.c. */
+/* voxlabel: git-style command line; each subcommand lives in cli/cmd_<name>.c. */
 #include <stdio.h>
 #include <string.h>
 

@@ -1,7 +1,6 @@
 /* Staged host <-> device copies. A pageable cudaMemcpy copies through the driver's own staging on one
- * thread, page faults included: on the H200 host, 420 MB of labels took 333-351 ms to download into newly
- * allocated pages and 42-46 ms into pages already touched, against 8 ms for the DMA itself into pinned
- * memory (the CLI's label stage spent 151 ms on it). Here up to kWorkers threads each move their own
+ * thread, page faults included, so a large download into new pages is bound by that thread, not by the
+ * DMA into pinned memory. Here up to kWorkers threads each move their own
  * slice in kChunk pieces, double-buffered on their own stream: one piece is in flight on the DMA engine
  * while the thread copies the other between its pinned buffer and the pageable side. */
 #include "core/gpu_transfer.h"

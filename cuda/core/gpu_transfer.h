@@ -1,5 +1,5 @@
 /* Large copies between pageable host memory and the device, through pinned staging buffers that are
- * allocated once and reused (DESIGN section 5). Same contract as cudaMemcpy (synchronous); small copies,
+ * allocated once and reused (docs/design.md §5). Same contract as cudaMemcpy (synchronous); small copies,
  * or any failure to set the staging up, take plain cudaMemcpy. */
 #ifndef VL_GPU_TRANSFER_H
 #define VL_GPU_TRANSFER_H

@@ -1,5 +1,5 @@
 /* The colour stage on the GPU: one fused RGB -> HSV -> range kernel, one thread per pixel (grid-stride).
- * The arithmetic is src/color_hsv_pixel.h, shared with the CPU reference, so results are bit-identical. */
+ * The arithmetic is src/image2d/color_hsv_pixel.h, shared with the CPU reference, so results are bit-identical. */
 #include <cuda_runtime.h>
 
 #include <stdint.h>

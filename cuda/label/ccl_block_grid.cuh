@@ -16,12 +16,11 @@
  * one there. So a block's union-find state is 8 adjacent bytes, and the blocks of a row of lanes fill
  * whole sectors: the passes touch a quarter (26) or half (18, 8) of the labels buffer's sectors. Under 6
  * and 4 a representative's parent lives at its own first voxel (a split block has two), and the bits at
- * node 0's second voxel, so the passes read both of the block's lines (539 MB each on noise50/6, against
- * 269 under 18). Both parents in 8 adjacent bytes, with the bits read from the mask instead, read 405 MB
- * but took noise50/6 from 3.70 to 4.09 ms (H200, matlab order, label+relabel+sizes): merge then tests the
- * neighbours again; and with the bits cell in the second line and compress and flatten reading the
- * parents alone (270 MB) it was level (3.56-3.59 -> 3.63-3.68 ms, noise20/6 2.90-2.92 -> 2.87): those
- * passes wait on their root walks, not on bytes. */
+ * node 0's second voxel, so the passes read both of the block's lines, twice the sectors of 18. That
+ * keeps the bits beside the parents, so merge need not test the neighbours again (as it would with both
+ * parents in 8 adjacent bytes and the bits read from the mask); and fewer bytes would not help compress
+ * and flatten, which wait on their root walks, not on bytes. Chosen by measurement on the bench
+ * (bench/gpu_bench.c). */
 #ifndef VL_CCL_BLOCK_GRID_CUH
 #define VL_CCL_BLOCK_GRID_CUH
 

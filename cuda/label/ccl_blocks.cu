@@ -1,14 +1,13 @@
-/* Union-find phase of the CUDA labeller, on blocks of nodes, for every connectivity. (Shared-memory
- * tiles, which blocks replaced under 4 and 6, measured slower on the H200: conn 6 matlab order, 6.67
- * against 5.91 ms on 512^3 noise 0.5, 4.12 against 4.07 on noise 0.2 and 0.66 against 0.62 ms on the
- * CT-like volume; the tiles of blocks tried for 26 and 18 are in docs/gpu.md.)
+/* Union-find phase of the CUDA labeller, on blocks of nodes in global memory, for every connectivity.
+ * (Blocks rather than tiles labelled in shared memory, for 4 and 6 as for 26 and 18: chosen by
+ * measurement on the bench, bench/gpu_bench.c; docs/gpu.md lists what is not supported.)
  *
  * Blocks (ccl_block_grid.cuh) are 2x2x2 voxels under 26 and a 2x2 square of one slice otherwise. Under
  * 26, 18 and 8 every foreground voxel of a block is connected to every other one; under 6 and 4 a block
  * whose two nodes meet only at a corner holds two pieces. So union-find runs on pieces of blocks: about a
  * quarter (26) or half (18, 8, 6, 4) of the nodes, each with at most 13 backward neighbours (3 under 6).
- * Under 6, 2x2 blocks instead of single nodes took noise50/6 from 4.19 to 3.70 ms, noise20/6 from 3.49
- * to 2.89 (H200, matlab order, label+relabel+sizes).
+ * Under 6 and 4 too, 2x2 blocks rather than single nodes: half the units to walk, at the price of split
+ * blocks (chosen by measurement on the bench, bench/gpu_bench.c).
  *
  * A piece's representative is its first foreground node in node order (= key order), so linking toward
  * the smaller representative still leaves each component rooted at its minimum-key node. A block keeps
@@ -25,7 +24,7 @@
  *   compress  every representative := its root;
  *   merge     connected neighbours whose roots still differ are united (atomicMin union-find).
  * Neighbours are addressed by grid steps from the block (Neighbourhood): link and merge are bound by
- * instruction issue on dense volumes, and this took noise20 conn 18 from 5.79 to 4.68 ms on the H200. */
+ * instruction issue on dense volumes, so a neighbour must cost a few adds, not a 64-bit index computation. */
 #include "ccl_kernels.cuh"
 #include "ccl_union_find.cuh"
 
@@ -53,8 +52,7 @@ constexpr bool blocks_touch(int o, uint32_t fa, uint32_t fb)
 /* For 18, 8, 6 and 4: the voxels of the block at backward offset o (a bit mask, in that block's bit
  * numbering) that voxel v of this block touches. Constant once the loops over o and v are unrolled, so
  * a connection test is a few ORs. A 16x16-bit table per offset in constant memory, indexed by both
- * blocks' bits (lanes of a warp read different words of it), was slower: H200, matlab order, noise50/18
- * 2.92 -> 2.45 ms and noise20/18 3.41 -> 3.00 ms with this. */
+ * blocks' bits, would serialise: the lanes of a warp read different words of it. */
 template <int CONN>
 __host__ __device__ constexpr uint32_t touched_by_voxel(int o, int v)
 {
@@ -98,8 +96,8 @@ __host__ __device__ constexpr bool offset_used(int o)
 /* Calls body(k, f, kept) for every block k with foreground (bits f and kept connections, read from its
  * bits cell after init, else from the mask with kept = 0): LISTED, from the
  * `listed` entries of the list (sparse volumes: every lane gets a foreground block), else from the
- * whole grid. Two instantiations, chosen by the host: one kernel with both paths needed more
- * registers and ran 13 % slower on dense volumes. */
+ * whole grid. Two instantiations, chosen by the host: one kernel with both paths needs the registers of
+ * both, which dense volumes pay for in occupancy. */
 template <int CONN, bool XY, bool LISTED, typename Body>
 __device__ __forceinline__ void for_each_foreground_block(const uint8_t *__restrict__ mask, const uint32_t *labels,
                                                           const BlockList &list, uint32_t listed, const Grid &g,
@@ -124,8 +122,8 @@ __device__ __forceinline__ void for_each_foreground_block(const uint8_t *__restr
 }
 
 /* Foreground blocks a thread block of init gathers in shared memory before it appends them to the list
- * with one global atomic: one atomic per step of every thread block was the cost of init on sparse
- * volumes. */
+ * with one global atomic, so that init on sparse volumes does not pay one global atomic per step of
+ * every thread block. */
 constexpr uint32_t kStaged = 2048;
 
 /* Init's writes for block k (bits f): its parent cell := its representative and its bits cell := f, for
@@ -198,7 +196,7 @@ __global__ void __launch_bounds__(256) init_blocks_kernel(const uint8_t *__restr
 
 /* Block k's 13 backward neighbours, addressed from k by steps of the grid, so that a neighbour costs a
  * few adds instead of a 64-bit index computation: link and merge are bound by instruction issue on
- * dense volumes (Nsight: 63-68 % SM throughput, DRAM under 20 %). */
+ * dense volumes, not by DRAM. */
 template <int CONN, bool XY>
 struct Neighbourhood {
     BlockAt k;
@@ -435,13 +433,9 @@ __device__ __forceinline__ uint32_t run_minimum(uint32_t v, bool joins_previous)
 }
 
 /* Slabs a thread block of link walks in order, passing each block's final target to the connected
- * blocks of the slab above in its tile: fewer thread blocks, each a chain of slabs, against fewer trees
- * for merge. H200, matlab order, label+relabel+sizes, with 1 / 4 / 16 slabs (before link kept the
- * connections for merge): noise50/18 3.08 / 2.87 / 2.91 ms, noise20/18 3.46 / 3.37 / 3.33, noise50/6
- * 4.27 / 4.31 / 4.20, noise20/6 3.60 / 3.76 / 3.71 (a block then one node); after, under 26 with 1 / 4:
- * noise50/26 1.41-1.43 / 1.45-1.47, noise20/26 1.92-1.95 / 1.88-1.91 (4 kept: noise20 is the closer to
- * its target); under 6 with 2x2 blocks, 1 / 4 / 16 / 32 / 64 slabs: noise50/6 3.86 / 3.70 / 3.56 / 3.55 /
- * 3.58, noise20/6 2.85 / 2.89 / 2.90 / 2.91 / 2.96, CT/6 0.65 / 0.65 / 0.64 / 0.64 / 0.65. */
+ * blocks of the slab above in its tile: more slabs per thread block leave fewer trees for merge, at the
+ * price of fewer thread blocks, each a longer chain of slabs. 16 where blocks split (6 and 4), 4
+ * otherwise: chosen by measurement on the bench (bench/gpu_bench.c). */
 template <int CONN>
 constexpr uint32_t kLinkSlabs = kSplits<CONN> ? 16 : 4;
 
@@ -464,10 +458,8 @@ inline dim3 link_launch_grid(const Grid &g)
  * of shared-memory atomicMin, also over its connected neighbours in the tile's rows above and below;
  * and again over its run. Every value a block takes is a node of its own component, so the forest stays
  * valid whatever the order of the updates, and the trees that reach merge are pieces of tiles instead
- * of chains. A CPU model of the forest on 256^3 noise 0.5 under 26 counts 24 % of the connected pairs in
- * different trees after compress with the smallest neighbour alone, 13 % with runs and 6 % with the
- * round. H200, noise50/26: 2.60 ms with the smallest neighbour alone, 2.20 with runs, 2.03 with one
- * round and with two (noise20/18: 4.11, 3.95 and 4.15 ms). */
+ * of chains. Each step (runs, the round) leaves fewer connected pairs in different trees for merge; one
+ * round, as a second does not pay for itself (chosen by measurement on the bench, bench/gpu_bench.c). */
 template <int CONN, bool XY, bool LISTED>
 __global__ void __launch_bounds__(256) link_blocks_kernel(const uint8_t *__restrict__ mask,
                                                           uint32_t *__restrict__ labels, BlockList list,

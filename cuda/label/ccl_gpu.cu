@@ -1,5 +1,5 @@
 /* The CUDA labeller's driver: device buffers in (vl_gpu_label_device) and the host-volume entry
- * behind vl_label_volume (vl_label_volume_gpu), which labels in z-slabs (src/label_slabs.c) a volume
+ * behind vl_label_volume (vl_label_volume_gpu), which labels in z-slabs (src/label/label_slabs.c) a volume
  * that the device memory or the node numbering cannot take at once. Phases: union-find (ccl_blocks.cu),
  * flatten + root bitmask, per-segment root counts -> CUB exclusive scan, labels + sizes
  * (ccl_relabel.cu), and for `size` order a CUB sort (ccl_size_order.cu). Device memory beyond mask +
@@ -177,9 +177,8 @@ extern "C" vl_status vl_gpu_label_device(const uint8_t *mask, uint32_t *labels, 
     CUDA_TRY_OR_DONE(cudaMemsetAsync(sizes, 0, (size_t)count * sizeof(unsigned long long), stream), "clearing sizes");
     by_size = order == VL_ORDER_SIZE && count > 0;
     /* `size` order: the sizes first, then the voxels straight in size order, instead of a write and a
-     * remap pass over the labels. H200: CT/26 0.72 -> 0.58 ms, noise50/26 1.74 -> 1.56, noise50/18
-     * 2.58 -> 2.47; under 6 (2x2 blocks) CT/6 0.91 -> 0.83, noise50/6 4.25 -> 4.32, noise20/6
-     * 3.79 -> 3.84. */
+     * remap pass over the labels: the remap's read and write of every label, for a separate sizes pass
+     * (chosen by measurement on the bench, bench/gpu_bench.c). */
     if (by_size) {
         CUDA_TRY_OR_DONE(count_sizes(connectivity, xy, mask, labels, root_bits, segment_offset, sizes, list, g, stream),
                     "counting component sizes");
@@ -289,8 +288,8 @@ vl_status label_slab_on_device(void *context, const vl_volume *slab_mask, uint32
     uint64_t *host_sizes = nullptr;
     if (status == VL_OK && !(host_sizes = static_cast<uint64_t *>(malloc(((size_t)run.count + 1) * sizeof(uint64_t)))))
         status = vl_fail(VL_ERR_MEMORY, "label: no memory for %u component sizes", run.count);
-    /* Through the pinned staging too: a plain copy into new pageable pages took 0.8 ms per MB on the H200
-     * host, 70 ms for the 11.4 M sizes of 512^3 noise 0.2 under 6. */
+    /* Through the pinned staging too: there is one size per component (millions on noise), and a plain
+     * copy into new pageable pages takes its page faults on one thread (cuda/core/gpu_transfer.cu). */
     if (status == VL_OK && run.count > 0 &&
         (error = vl_gpu_download(host_sizes, run.sizes, (size_t)run.count * sizeof(uint64_t))) != cudaSuccess)
         status = vl_cuda_failure(error, "downloading the sizes");

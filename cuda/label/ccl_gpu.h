@@ -1,4 +1,4 @@
-/* Internal: the CUDA labeller on device buffers, for vl_label_volume_gpu (cuda/ccl_gpu.cu), the GPU
+/* Internal: the CUDA labeller on device buffers, for vl_label_volume_gpu (cuda/label/ccl_gpu.cu), the GPU
  * tests and bench/. Plain C so that C programs can call it. */
 #ifndef VL_CCL_GPU_H
 #define VL_CCL_GPU_H

@@ -18,9 +18,10 @@ namespace {
 
 constexpr int kSizeCache = 64;
 
-/* Representative rep := its root, or if it is one: its bit set and its segment's root count + 1. Counting
- * the final roots here, rather than the roots after link in compress and the links in merge, measured
- * level or faster on all nine bench rows (H200: noise20/18 2.77 -> 2.71 ms, noise50/6 3.59 -> 3.53). */
+/* Representative rep := its root, or if it is one: its bit set and its segment's root count + 1. The
+ * final roots are counted here, once each, rather than the roots after link in compress less the links
+ * made in merge, which keeps those passes to their union-find work (chosen by measurement on the bench,
+ * bench/gpu_bench.c). */
 template <int CONN, bool XY>
 __device__ __forceinline__ void flatten_piece(uint32_t *labels, uint32_t *root_bits, uint32_t *segment_roots,
                                               const Grid &g, Representative rep)

@@ -1,4 +1,4 @@
-/* CUDA component statistics: the GPU half of src/stats_cpu.c, filling the same sums.
+/* CUDA component statistics: the GPU half of src/stats/stats_cpu.c, filling the same sums.
  *
  * Pass: a block walks a z-range of a tile of rows, staging each slice of labels in shared memory once; one
  * warp per row, lanes taking every 32nd voxel. A lane accumulates, in registers, the voxels of one label
@@ -38,7 +38,7 @@ namespace {
 
 constexpr int kDirections = VL_STATS_DIRECTIONS;
 
-/* Same numbering as vl_stats_direction (src/stats_common.c): d and -d share a class. */
+/* Same numbering as vl_stats_direction (src/stats/stats_common.c): d and -d share a class. */
 __host__ __device__ constexpr int direction_class(int dx, int dy, int dz)
 {
     return (dx < 0 || (dx == 0 && (dy < 0 || (dy == 0 && dz < 0)))) ? direction_class(-dx, -dy, -dz)

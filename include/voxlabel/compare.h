@@ -5,7 +5,7 @@
  *   VL_COMPARE_IDENTICAL       every voxel has the same label;
  *   VL_COMPARE_SAME_PARTITION  the same components (same voxel sets, background alike), numbered differently;
  *                              the numbering rule of each side is identified when it is one of voxlabel's
- *                              orders (DESIGN §4), possibly with z, y or both reversed, else "arbitrary permutation";
+ *                              orders (docs/design.md §4), possibly with z, y or both reversed, else "arbitrary permutation";
  *   VL_COMPARE_DIFFERENT       the components themselves differ. */
 #ifndef VOXLABEL_COMPARE_H
 #define VOXLABEL_COMPARE_H

@@ -44,7 +44,7 @@ vl_status vl_device_parse(const char *text, vl_device *device);
 const char *vl_device_kind_name(vl_device_kind kind);
 
 /* 1 when CUDA device `gpu_index` can run this build's kernels; otherwise 0 with the reason in `why`.
- * The first call on a host creates the CUDA context, which can take a few hundred milliseconds. */
+ * The first call on a host creates the CUDA context, which is slow on a cold host. */
 int vl_device_gpu_usable(int gpu_index, char *why, size_t why_size);
 /* "NVIDIA H200 (gpu:0)", or "gpu:N" when the device cannot be asked. */
 void vl_device_gpu_name(int gpu_index, char *name, size_t name_size);

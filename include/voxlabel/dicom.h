@@ -86,7 +86,7 @@ typedef struct vl_dicom_report {
 
 /* Loads one CT series from `path` (a directory, scanned recursively, or one file) into `hu`: I16 when
  * every slice has slope 1, an integral intercept and every value fits, else F32. Geometry follows
- * DESIGN §3: slices sorted by IPP . (row x col), spacing from the positions, a sheared z axis for tilt.
+ * docs/design.md §3: slices sorted by IPP . (row x col), spacing from the positions, a sheared z axis for tilt.
  * `report` may be NULL; otherwise it is filled (also on failure, as far as the scan got) and must be
  * released with vl_dicom_report_free. Errors: VL_ERR_INPUT with the file and reason. */
 vl_status vl_dicom_read_series(const char *path, const vl_dicom_read_options *options, vl_volume *hu,

@@ -33,7 +33,7 @@ typedef struct vl_read_options {
     int64_t raw_nx, raw_ny, raw_nz;
     vl_dtype raw_dtype;
     /* MAT files: variable name (NULL = the only / first numeric array) and how MATLAB's axes map to x,y
-     * (0: V(y,x,z) as bwlabeln on dicomread stacks, DESIGN's `matlab` order; 1: V(x,y,z), `matlab-xy`). */
+     * (0: V(y,x,z) as bwlabeln on dicomread stacks, docs/design.md §4's `matlab` order; 1: V(x,y,z), `matlab-xy`). */
     const char *mat_variable;
     int mat_xy;
     vl_progress progress;
@@ -47,7 +47,7 @@ typedef struct vl_write_options {
     int is_label_map;        /* NIfTI intent LABEL, NRRD/Slicer label hints */
     vl_mat_class mat_class;  /* MAT: double (what bwlabeln returns) by default */
     int mat_xy;              /* MAT axis convention, as in vl_read_options */
-    int compression_level;   /* gzip level 1..9 for .nii.gz/.nrrd; 0 = 1: several times faster than 6, and label maps still shrink well */
+    int compression_level;   /* gzip level 1..9 for .nii.gz/.nrrd; 0 = 1: the fastest level, and label maps still shrink well */
     vl_progress progress;
 } vl_write_options;
 

@@ -1,7 +1,7 @@
 /* voxlabel: connected-component labelling with MATLAB bwlabeln numbering.
  *
  * Components of the nonzero voxels of a mask get labels 1..N in ascending order of a per-component
- * key, the minimum over the component's voxels of (DESIGN §4):
+ * key, the minimum over the component's voxels of (docs/design.md §4):
  *   VL_ORDER_MATLAB     z*nx*ny + x*ny + y   (bwlabeln on V(y+1,x+1,z+1), volumes stacked from dicomread)
  *   VL_ORDER_MATLAB_XY  z*nx*ny + y*nx + x   (bwlabeln on V(x+1,y+1,z+1); scipy, cc3d and ITK raster order)
  *   VL_ORDER_SIZE       descending voxel count, ties by the MATLAB key (ITK RelabelComponentImageFilter)

@@ -1,8 +1,8 @@
 /* voxlabel: a synthetic chest/abdomen CT phantom in HU.
  *
  * The phantom is the built-in demo input, the source of the DICOM series that the tests write and read
- * back, and the CT-like benchmark volume (DESIGN §10). It is deterministic for a seed and cheap to make
- * (row spans and one PRNG draw per voxel), so a 512x512x400 volume takes well under two seconds.
+ * back, and the CT-like benchmark volume (docs/design.md §10). It is deterministic for a seed and cheap to
+ * make: row spans and one PRNG draw per voxel, so its cost is linear in the voxel count.
  *
  * Content (HU): air -1000 outside an elliptical body; a fat layer (-100) around soft tissue (40); two
  * lungs (-850) with branching pulmonary vessels (150) and small nodules (40, 5-10 mm); a liver (60) below

@@ -1,5 +1,5 @@
 /* Internal: structuring elements as offset lists, the CPU engine, and the CUDA engine behind
- * vl_morphology_apply (cuda/morphology.cu; src/morphology_gpu_nocuda.c stands in without CUDA). */
+ * vl_morphology_apply (cuda/image2d/morphology_gpu.cu; cuda/no_cuda.c stands in without CUDA). */
 #ifndef VL_MORPHOLOGY_GPU_H
 #define VL_MORPHOLOGY_GPU_H
 

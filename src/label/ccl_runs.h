@@ -1,4 +1,4 @@
-/* Internal: the run table of the CPU labeller (see src/ccl_cpu.c for the invariants). */
+/* Internal: the run table of the CPU labeller (see src/label/ccl_cpu.c for the invariants). */
 #ifndef VL_CCL_RUNS_H
 #define VL_CCL_RUNS_H
 

@@ -1,5 +1,5 @@
 /* Internal: the CUDA labeller behind vl_label_volume.
- * Implemented in cuda/ (built when a CUDA toolkit is found) and by src/label_gpu_nocuda.c otherwise. */
+ * Implemented in cuda/ (built when a CUDA toolkit is found) and by cuda/no_cuda.c otherwise. */
 #ifndef VL_LABEL_GPU_H
 #define VL_LABEL_GPU_H
 
@@ -20,7 +20,7 @@ static inline uint64_t vl_gpu_label_bytes_per_slice(int64_t nx, int64_t ny)
 }
 
 /* Same contract and bit-identical results as vl_label_volume_cpu. A volume larger than
- * options->device.gpu_memory (or than the device's free memory) is labelled in z-slabs (src/label_slabs.c). */
+ * options->device.gpu_memory (or than the device's free memory) is labelled in z-slabs (src/label/label_slabs.c). */
 vl_status vl_label_volume_gpu(const vl_volume *mask, vl_volume *labels,
                               const vl_label_options *options, vl_label_result *result);
 

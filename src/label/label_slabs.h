@@ -1,4 +1,4 @@
-/* Internal: labelling a volume in z-slabs (DESIGN §11), for volumes larger than a device holds.
+/* Internal: labelling a volume in z-slabs (docs/design.md §11), for volumes larger than a device holds.
  * Each slab is labelled on its own; the faces between slabs are joined by a union-find over the slabs'
  * labels; one pass then renumbers every voxel in the requested order, exactly as the whole volume
  * labelled at once would be numbered. */

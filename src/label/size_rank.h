@@ -1,5 +1,5 @@
 /* Internal: ranking labels by size, largest first and ties to the lower label (the `size` order's rule),
- * for the z-slab merge (src/label_slabs.c) and the --largest filter (src/label_filter.c). */
+ * for the z-slab merge (src/label/label_slabs.c) and the --largest filter (src/label/label_filter.c). */
 #ifndef VL_SIZE_RANK_H
 #define VL_SIZE_RANK_H
 

@@ -1,5 +1,5 @@
-/* Internal: the host union-find of the CPU labeller (src/ccl_cpu.c) and the z-slab merge
- * (src/label_slabs.c). Every union links the larger root under the smaller, so each set is rooted at its
+/* Internal: the host union-find of the CPU labeller (src/label/ccl_cpu.c) and the z-slab merge
+ * (src/label/label_slabs.c). Every union links the larger root under the smaller, so each set is rooted at its
  * smallest element and parent[i] <= i always holds: a forward pass can number the roots in order. */
 #ifndef VL_UNION_FIND_H
 #define VL_UNION_FIND_H

@@ -1,4 +1,4 @@
-/* Internal: the table of CSV / JSON columns (src/stats_columns.c), shared by both writers so that they
+/* Internal: the table of CSV / JSON columns (src/stats/stats_columns.c), shared by both writers so that they
  * always agree with each other and with docs/csv.md. */
 #ifndef VL_STATS_COLUMNS_H
 #define VL_STATS_COLUMNS_H
@@ -33,7 +33,7 @@ typedef struct vl_row_writer {
     size_t row_capacity;
 } vl_row_writer;
 
-/* Writes a table atomically to `path` (src/stats_rows.c): `head`, rows 0..count-1 formatted on every core
+/* Writes a table atomically to `path` (src/stats/stats_rows.c): `head`, rows 0..count-1 formatted on every core
  * and written in order, then `tail`. */
 vl_status vl_write_table(const char *path, int force, const char *head, uint32_t count, const vl_row_writer *writer,
                          const char *tail);

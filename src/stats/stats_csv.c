@@ -1,4 +1,4 @@
-/* components.csv: a header line, then one row per component; columns from src/stats_columns.c. */
+/* components.csv: a header line, then one row per component; columns from src/stats/stats_columns.c. */
 #include <stdio.h>
 
 #include "stats/stats_columns.h"

@@ -178,7 +178,7 @@ void vl_stats_finalize(const vl_stats_sums *sums, const vl_stats_shape_sums *sha
     surface_constants surface = {0};
     if (level == VL_STATS_FULL && count)
         surface_constants_init(&labels->geometry, &surface);
-    /* An eigen-decomposition per component: 171 k of them take about 0.1 s on one core of the 2-core VM. */
+    /* An eigen-decomposition per component is cheap: a thread per 4096 components at most. */
     finalize_job jobs[VL_MAX_THREADS];
     const int cores = vl_cpu_thread_count(0), wanted = (int)(count / 4096) + 1;
     const int threads = cores < wanted ? cores : wanted;

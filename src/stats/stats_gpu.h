@@ -1,5 +1,5 @@
-/* Internal: the CUDA statistics pass behind vl_component_stats_compute (cuda/stats.cu; without CUDA,
- * src/stats_gpu_nocuda.c). It fills the same sums as the CPU pass, and the shared finaliser turns them
+/* Internal: the CUDA statistics pass behind vl_component_stats_compute (cuda/stats/stats_gpu.cu; without CUDA,
+ * cuda/no_cuda.c). It fills the same sums as the CPU pass, and the shared finaliser turns them
  * into statistics, so integer results are bit-identical to the CPU's by construction of the sums. */
 #ifndef VL_STATS_GPU_H
 #define VL_STATS_GPU_H

@@ -1,5 +1,5 @@
-/* Internal: the per-component sums that a statistics pass accumulates (CPU in src/stats_cpu.c, GPU in
- * cuda/stats.cu) and the shared step that turns them into vl_component_stats (src/stats_finalize.c).
+/* Internal: the per-component sums that a statistics pass accumulates (CPU in src/stats/stats_cpu.c, GPU in
+ * cuda/stats/stats_gpu.cu) and the shared step that turns them into vl_component_stats (src/stats/stats_finalize.c).
  * Because both backends hand the same sums to the same finaliser, every value derived from integer sums
  * is bit-identical between them. */
 #ifndef VL_STATS_INTERNAL_H

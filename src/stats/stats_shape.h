@@ -1,4 +1,4 @@
-/* Internal: geometry helpers of the shape statistics (src/stats_shape.c). */
+/* Internal: geometry helpers of the shape statistics (src/stats/stats_shape.c). */
 #ifndef VL_STATS_SHAPE_H
 #define VL_STATS_SHAPE_H
 
