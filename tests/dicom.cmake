@@ -1,7 +1,7 @@
-# DICOM area: phantom writer, series reader, discovery, CLI (phantom, info, convert), real data, broken files.
+# io/ DICOM (DCMTK): phantom writer, series reader, discovery, CLI (phantom, info, convert), real data, broken files.
 set(VL_DICOM_WORK ${CMAKE_CURRENT_BINARY_DIR}/dicom-work)
 
-vl_test_exe(dicom_roundtrip dicom_roundtrip.c)
+vl_test_exe(dicom_roundtrip ${CMAKE_CURRENT_LIST_DIR}/dicom_roundtrip.c)
 add_test(NAME dicom_roundtrip COMMAND dicom_roundtrip ${VL_DICOM_WORK})
 set_tests_properties(dicom_roundtrip PROPERTIES LABELS "unit")
 
@@ -16,7 +16,7 @@ add_test(NAME dicom_realdata_oracle
                  ${VL_SHARED_DATA} ${VL_DICOM_WORK}/realdata)
 set_tests_properties(dicom_realdata_oracle PROPERTIES LABELS "realdata" SKIP_RETURN_CODE 77 TIMEOUT 600)
 
-vl_test_exe(dicom_rgb dicom_rgb.c)
+vl_test_exe(dicom_rgb ${CMAKE_CURRENT_LIST_DIR}/dicom_rgb.c)
 add_test(NAME dicom_rgb COMMAND dicom_rgb ${VL_SHARED_DATA})
 set_tests_properties(dicom_rgb PROPERTIES LABELS "realdata" SKIP_RETURN_CODE 77)
 

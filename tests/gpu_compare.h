@@ -8,7 +8,7 @@ extern const vl_label_order vl_gpu_test_orders[3];
 
 /* Labels `mask` on the CPU and on GPU 0; 1 when labels, count and sizes are identical (prints the first
  * difference otherwise). With slab_depth > 0 the GPU gets device memory for that many slices only, so it
- * labels in z-slabs (src/label_slabs.c), and the number of slabs is checked too. */
+ * labels in z-slabs (src/label/label_slabs.c), and the number of slabs is checked too. */
 int vl_gpu_test_compare(const vl_volume *mask, int connectivity, vl_label_order order, int64_t slab_depth,
                         const char *what);
 

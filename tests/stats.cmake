@@ -1,10 +1,10 @@
-# Component statistics (issue 5): unit tests of the CPU reference, CSV/JSON writers, CLI oracles, GPU == CPU.
-vl_test_exe(stats_unit ${CMAKE_CURRENT_SOURCE_DIR}/stats_unit.c)
+# src/stats (issue 5): unit tests of the CPU reference and the CSV/JSON writers, CLI oracles, GPU == CPU.
+vl_test_exe(stats_unit ${CMAKE_CURRENT_LIST_DIR}/stats_unit.c)
 add_test(NAME stats_unit COMMAND stats_unit)
 set_tests_properties(stats_unit PROPERTIES LABELS "unit")
 
 # GPU == CPU (bit-identical for integer intensities); exits 77 without a usable GPU.
-vl_test_exe(stats_gpu ${CMAKE_CURRENT_SOURCE_DIR}/stats_gpu.c)
+vl_test_exe(stats_gpu ${CMAKE_CURRENT_LIST_DIR}/stats_gpu.c)
 add_test(NAME stats_gpu COMMAND stats_gpu)
 set_tests_properties(stats_gpu PROPERTIES LABELS "gpu" SKIP_RETURN_CODE 77)
 
@@ -13,7 +13,7 @@ set_tests_properties(stats_gpu PROPERTIES LABELS "gpu" SKIP_RETURN_CODE 77)
 find_package(ITK 5 QUIET COMPONENTS ITKLabelMap ITKIONIFTI ITKIOImageBase)
 set(VL_STATS_ORACLE_ARGS)
 if(ITK_FOUND)
-  add_executable(stats_itk_oracle ${CMAKE_CURRENT_SOURCE_DIR}/stats_itk_oracle.cxx)
+  add_executable(stats_itk_oracle ${CMAKE_CURRENT_LIST_DIR}/stats_itk_oracle.cxx)
   target_include_directories(stats_itk_oracle PRIVATE ${ITK_INCLUDE_DIRS})
   target_link_libraries(stats_itk_oracle PRIVATE ${ITK_LIBRARIES})
   list(APPEND VL_STATS_ORACLE_ARGS --itk $<TARGET_FILE:stats_itk_oracle>)
@@ -25,15 +25,10 @@ if(VL_OCTAVE)
   list(APPEND VL_STATS_ORACLE_ARGS --octave)
 endif()
 add_test(NAME stats_oracle
-         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/stats_oracle.py $<TARGET_FILE:voxlabel_cli>
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/stats_oracle.py $<TARGET_FILE:voxlabel_cli>
                  ${CMAKE_CURRENT_BINARY_DIR}/stats_oracle ${VL_STATS_ORACLE_ARGS})
 set_tests_properties(stats_oracle PROPERTIES LABELS "oracle")
 
 add_test(NAME stats_cli
-         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/stats_cli.py $<TARGET_FILE:voxlabel_cli> ${CMAKE_CURRENT_BINARY_DIR}/stats_cli)
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/stats_cli.py $<TARGET_FILE:voxlabel_cli> ${CMAKE_CURRENT_BINARY_DIR}/stats_cli)
 set_tests_properties(stats_cli PROPERTIES LABELS "cli")
-
-# The CSV's %.12g without printf, against printf on millions of values.
-vl_test_exe(format_number_test ${CMAKE_CURRENT_SOURCE_DIR}/format_number_test.c)
-add_test(NAME format_number COMMAND format_number_test)
-set_tests_properties(format_number PROPERTIES LABELS "unit")

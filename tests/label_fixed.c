@@ -20,7 +20,7 @@ static void *read_all(const char *path, size_t bytes)
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: test_label_fixed TEST_DATA_DIR\n");
+        fprintf(stderr, "usage: label_fixed TEST_DATA_DIR\n");
         return 2;
     }
     char path[4096];

@@ -100,7 +100,7 @@ int main(int argc, char **argv)
     rng_state = argc > 1 ? strtoull(argv[1], NULL, 10) : (uint64_t)time(NULL) * 2654435761u;
     if (rng_state == 0)
         rng_state = 1;
-    printf("seed %" PRIu64 " (rerun with: test_label_unit %" PRIu64 ")\n", rng_state, rng_state);
+    printf("seed %" PRIu64 " (rerun with: label_unit %" PRIu64 ")\n", rng_state, rng_state);
     static const int64_t shapes[][3] = {{1, 17, 1}, {17, 1, 1}, {1, 1, 17}, {7, 13, 5}, {13, 7, 5}, {2, 2, 2},
                                         {64, 48, 20}, {100, 3, 3}, {3, 100, 4}, {33, 29, 1}, {9, 64, 31}, {1, 1, 1},
                                         {63, 4, 3},  {65, 4, 3},  {128, 3, 2}, {129, 2, 2}};

@@ -3,7 +3,7 @@
  *   - OpenCV 8-bit RGB2HSV (tables with round-half-even, branchy hue instead of OpenCV's masks);
  *   - the keep rules (thesis kernel rule, inclusive ranges with hue wrap) on several bound sets.
  * Also reproduces the measured thesis-vs-OpenCV-FULL difference statistics (docs/stages2d.md).
- * Usage: stages2d_hsv_exhaustive cpu|gpu   (gpu exits 77 when no GPU is usable). */
+ * Usage: image2d_hsv_exhaustive cpu|gpu   (gpu exits 77 when no GPU is usable). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* Morphology against a brute-force reference written from the definition (every offset of the element,
  * outside = background), on random masks of several shapes and densities, every operation, element and
  * radius 0..3, planar and 3D; with `gpu` also GPU == CPU bit for bit (exit 77 when no GPU is usable).
- * usage: stages2d_morph cpu|gpu [quick]   (quick: density 0.5 and radius <= 2 only, for sanitizer runs) */
+ * usage: image2d_morph cpu|gpu [quick]   (quick: density 0.5 and radius <= 2 only, for sanitizer runs) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

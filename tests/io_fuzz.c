@@ -1,6 +1,6 @@
 /* Fuzz (deterministic mutations): valid NIfTI, NRRD, MetaImage, MAT and raw files with flipped bytes, random
  * truncations and absurd header numbers must read as a clean error or a valid volume, never crash or hang.
- * usage: io_fuzz_test WORK_DIR [MUTATIONS_PER_FILE] */
+ * usage: io_fuzz WORK_DIR [MUTATIONS_PER_FILE] */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>

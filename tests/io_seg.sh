@@ -1,7 +1,7 @@
 #!/bin/sh
 # DICOM SEG: phantom CT -> voxlabel label -> voxlabel seg; dciodvfy (dicom3tools) reports no error, pydicom
 # reads it back voxel for voxel; the segment limit, a foreign CT series and an existing output are refused.
-# usage: io_seg_test.sh VOXLABEL PYTHON WORK_DIR
+# usage: io_seg.sh VOXLABEL PYTHON WORK_DIR
 set -u
 VOXLABEL=$1
 PYTHON=$2

@@ -2,7 +2,7 @@
 slice; DESIGN §4): labels.png of `voxlabel color` must equal bwlabeln exactly, and on a multi-slice stack
 `voxlabel shapes` must number each slice's components 1..N in bwlabeln order (first pixel of label k =
 find(L == k, 1) of bwlabeln on that slice). Skips (77) when octave-cli or its image package is missing.
-usage: stages2d_oracle_order.py VOXLABEL WORKDIR"""
+usage: image2d_oracle_order.py VOXLABEL WORKDIR"""
 import csv
 import os
 import shutil

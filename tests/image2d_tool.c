@@ -1,6 +1,6 @@
 /* Test helper for the Python oracles of the 2D stages:
- *   stages2d_tool hsv MODE OUT.raw          HSV of all 2^24 RGB triples (index r<<16 | g<<8 | b), CPU
- *   stages2d_tool morph OP SE R PER_SLICE NX NY NZ IN.raw OUT.raw cpu|gpu
+ *   image2d_tool hsv MODE OUT.raw          HSV of all 2^24 RGB triples (index r<<16 | g<<8 | b), CPU
+ *   image2d_tool morph OP SE R PER_SLICE NX NY NZ IN.raw OUT.raw cpu|gpu
  *                                           morphology of a U8 raw volume (x fastest) */
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +55,6 @@ int main(int argc, char **argv)
         }
         return write_file(argv[10], mask.data, bytes);
     }
-    fprintf(stderr, "usage: see the comment at the top of stages2d_tool.c\n");
+    fprintf(stderr, "usage: see the comment at the top of image2d_tool.c\n");
     return 2;
 }

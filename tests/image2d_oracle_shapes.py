@@ -9,7 +9,7 @@ single pixels, border-touching blobs), runs `voxlabel shapes` and `voxlabel colo
   - perimeters, orientation, eccentricity, axes, Euler number, extent <= 1e-9 of skimage regionprops;
   - convex_area = lattice points in the scipy ConvexHull of the pixel centres;
   - the contour histogram against a numpy re-implementation, JM = sqrt(2) * HISTCMP_BHATTACHARYYA.
-usage: stages2d_oracle_shapes.py VOXLABEL WORKDIR"""
+usage: image2d_oracle_shapes.py VOXLABEL WORKDIR"""
 import csv
 import math
 import os

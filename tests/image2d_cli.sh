@@ -1,6 +1,6 @@
 #!/bin/sh
 # CLI contract of voxlabel color / shapes / preview: exit codes, outputs, colour DICOM input (skips that part
-# when ../shared/test-data is absent). usage: stages2d_cli.sh VOXLABEL PYTHON WORKDIR DATA_DIR
+# when ../shared/test-data is absent). usage: image2d_cli.sh VOXLABEL PYTHON WORKDIR DATA_DIR
 set -u
 voxlabel=$1 python=$2 work=$3 data=$4
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1

@@ -2,7 +2,7 @@
 2D and 3D, every operation, box/cross/ball radius 1..3 and the thesis pair, random masks of density
 0.1..0.9 including 1xN and Nx1 (docs/stages2d.md M1). Also the HSV conversion against cv2.cvtColor on all
 2^24 RGB triples (COLOR_RGB2HSV and COLOR_RGB2HSV_FULL).
-usage: stages2d_oracle_morph.py STAGES2D_TOOL WORKDIR"""
+usage: image2d_oracle_morph.py IMAGE2D_TOOL WORKDIR"""
 import os
 import subprocess
 import sys

@@ -1,4 +1,4 @@
-/* z-slab labelling (src/label_slabs.c) == the CPU reference on the whole volume, exactly: labels, N and
+/* z-slab labelling (src/label/label_slabs.c) == the CPU reference on the whole volume, exactly: labels, N and
  * sizes, for every connectivity and order and slab depths from 1 slice up, with the CPU labeller labelling
  * each slab. Also: a slab labeller that runs out of memory above some depth makes the driver halve the
  * depth and still get the same answer; a failing slab leaves nothing allocated. */

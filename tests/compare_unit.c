@@ -1,8 +1,10 @@
 /* Unit: vl_compare_labels verdicts and rules. Labellings come from the CPU labeller in each order, and from
  * the labeller run on a z-flipped mask (flipped back), so each rule is checked against an independent numbering. */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "voxlabel/compare.h"
 #include "voxlabel/label.h"
@@ -54,8 +56,11 @@ static vl_compare_result compare(const vl_volume *a, const vl_volume *b)
 static void write_text(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
-    fputs(text, f);
-    fclose(f);
+    CHECK(f != NULL, "cannot write %s", path);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
 }
 
 /* Component tables: writetable-style CSVs (BOM, quoted names, NaN) against ours, by column name. */
@@ -98,8 +103,10 @@ static void test_tables(const char *dir)
 
 int main(int argc, char **argv)
 {
-    if (argc > 1)
+    if (argc > 1) {
+        mkdir(argv[1], 0755);
         test_tables(argv[1]);
+    }
     vl_volume mask;
     vl_volume_create(&mask, NX, NY, NZ, VL_U8);
     uint8_t *m = mask.data;
