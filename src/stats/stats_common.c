@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/memory.h"
 #include "stats/stats_internal.h"
 #include "voxlabel/error.h"
 
@@ -88,7 +89,7 @@ vl_status vl_stats_check_limits(const vl_volume *labels, const vl_volume *intens
         largest = labels->nz;
     double bound = (double)vl_volume_voxels(labels) * (double)largest * (double)largest;
     if (bound >= 1.8e19)
-        return vl_fail(VL_ERR_ARGUMENT, "statistics: volume too large for exact 64-bit moments (%lldx%lldx%lld)",
+        return vl_fail(VL_ERR_INPUT, "statistics: volume too large for exact 64-bit moments (%lldx%lldx%lld)",
                        (long long)labels->nx, (long long)labels->ny, (long long)labels->nz);
     return VL_OK;
 }
@@ -96,4 +97,31 @@ vl_status vl_stats_check_limits(const vl_volume *labels, const vl_volume *intens
 void vl_component_stats_free(vl_component_stats *stats)
 {
     free(stats);
+}
+
+vl_status vl_stats_buffers_allocate(vl_stats_buffers *buffers, uint32_t count, int copies, int full,
+                                    int has_intensity)
+{
+    const size_t n = (size_t)count * (size_t)copies;
+    buffers->sums = vl_allocate_large(sizeof *buffers->sums * n);
+    buffers->shape = full ? vl_allocate_large(sizeof *buffers->shape * n) : NULL;
+    buffers->medians = full && has_intensity ? vl_allocate_large(sizeof *buffers->medians * count) : NULL;
+    buffers->result = vl_allocate_large(sizeof *buffers->result * count);
+    if (buffers->sums && (!full || buffers->shape) && (!full || !has_intensity || buffers->medians) && buffers->result)
+        return VL_OK;
+    return vl_stats_buffers_finish(buffers, vl_fail(VL_ERR_MEMORY, "statistics: no memory for %u components", count),
+                                   NULL);
+}
+
+vl_status vl_stats_buffers_finish(vl_stats_buffers *buffers, vl_status status, vl_component_stats **stats)
+{
+    free(buffers->sums);
+    free(buffers->shape);
+    free(buffers->medians);
+    if (status == VL_OK)
+        *stats = buffers->result;
+    else
+        free(buffers->result);
+    *buffers = (vl_stats_buffers){0};
+    return status;
 }

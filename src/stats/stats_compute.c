@@ -3,7 +3,6 @@
 #include <stdlib.h>
 
 #include "core/device.h"
-#include "core/memory.h"
 #include "voxlabel/error.h"
 #include "stats/stats_gpu.h"
 #include "stats/stats_internal.h"
@@ -14,28 +13,15 @@ static vl_status compute_gpu(const vl_volume *labels, const vl_volume *intensity
     vl_status status = vl_stats_check_limits(labels, intensity);
     if (status != VL_OK || count == 0)
         return status;
-    const int full = options->level == VL_STATS_FULL;
-    const size_t n = count;
-    vl_stats_sums *sums = vl_allocate_large(sizeof *sums * n);
-    vl_stats_shape_sums *shape = full ? vl_allocate_large(sizeof *shape * n) : NULL;
-    double *medians = full && intensity ? vl_allocate_large(sizeof *medians * n) : NULL;
-    vl_component_stats *result = vl_allocate_large(sizeof *result * n);
-    if (!sums || (full && !shape) || (full && intensity && !medians) || !result)
-        status = vl_fail(VL_ERR_MEMORY, "statistics: no memory for %u components", count);
-    vl_stats_gpu_timing timing;
-    if (status == VL_OK)
-        status = vl_stats_sums_gpu(labels, intensity, count, options, sums, shape, medians, &timing);
-    if (status == VL_OK)
-        vl_stats_finalize(sums, shape, medians, count, labels, intensity != NULL, options->level, result);
-    free(sums);
-    free(shape);
-    free(medians);
-    if (status != VL_OK) {
-        free(result);
+    vl_stats_buffers b;
+    status = vl_stats_buffers_allocate(&b, count, 1, options->level == VL_STATS_FULL, intensity != NULL);
+    if (status != VL_OK)
         return status;
-    }
-    *stats = result;
-    return VL_OK;
+    vl_stats_gpu_timing timing;
+    status = vl_stats_sums_gpu(labels, intensity, count, options, b.sums, b.shape, b.medians, &timing);
+    if (status == VL_OK)
+        vl_stats_finalize(b.sums, b.shape, b.medians, count, labels, intensity != NULL, options->level, b.result);
+    return vl_stats_buffers_finish(&b, status, stats);
 }
 
 typedef struct stats_call {

@@ -380,12 +380,12 @@ vl_status vl_component_stats_compute_cpu(const vl_volume *labels, const vl_volum
         threads = (int)labels->nz; /* threads take slabs of z */
     const size_t n = count;
     /* Every thread accumulates into its own arrays: thread 0's become the result, the others merge into them. */
-    vl_stats_sums *sums = vl_allocate_large(sizeof *sums * n * (size_t)threads);
-    vl_stats_shape_sums *shape = full ? vl_allocate_large(sizeof *shape * n * (size_t)threads) : NULL;
-    double *medians = full && intensity ? vl_allocate_large(sizeof *medians * n) : NULL;
-    vl_component_stats *result = vl_allocate_large(sizeof *result * n);
-    if (!sums || (full && !shape) || (full && intensity && !medians) || !result)
-        status = vl_fail(VL_ERR_MEMORY, "statistics: no memory for %u components", count);
+    vl_stats_buffers b;
+    if ((status = vl_stats_buffers_allocate(&b, count, threads, full, intensity != NULL)) != VL_OK)
+        return status;
+    vl_stats_sums *sums = b.sums;
+    vl_stats_shape_sums *shape = b.shape;
+    double *medians = b.medians;
     pass_job jobs[VL_MAX_THREADS];
     for (int t = 0; t < threads && status == VL_OK; t++) {
         jobs[t] = (pass_job){.labels = labels, .intensity = intensity, .count = count, .full = full,
@@ -410,15 +410,7 @@ vl_status vl_component_stats_compute_cpu(const vl_volume *labels, const vl_volum
     if (status == VL_OK) {
         for (int t = 1; t < threads; t++)
             merge_sums(&jobs[0], &jobs[t], count);
-        vl_stats_finalize(sums, shape, medians, count, labels, intensity != NULL, options->level, result);
+        vl_stats_finalize(sums, shape, medians, count, labels, intensity != NULL, options->level, b.result);
     }
-    free(sums);
-    free(shape);
-    free(medians);
-    if (status != VL_OK) {
-        free(result);
-        return status;
-    }
-    *stats = result;
-    return VL_OK;
+    return vl_stats_buffers_finish(&b, status, stats);
 }

@@ -39,7 +39,23 @@ int vl_stats_direction_class(int dx, int dy, int dz);
 /* Sets every sum to its empty value (0, +inf/-inf for min/max, bbox inverted). */
 void vl_stats_sums_clear(vl_stats_sums *sums, uint32_t count);
 
-/* Returns VL_ERR_ARGUMENT when a volume is so large that the exact 64-bit second moments could overflow. */
+/* The working arrays of one statistics call: per-component sums (`copies` sets of them, one per CPU
+ * thread), shape sums at the full level, medians at the full level with intensity, and the result. */
+typedef struct vl_stats_buffers {
+    vl_stats_sums *sums;
+    vl_stats_shape_sums *shape;
+    double *medians;
+    vl_component_stats *result;
+} vl_stats_buffers;
+
+/* Allocates them all, or none with VL_ERR_MEMORY. */
+vl_status vl_stats_buffers_allocate(vl_stats_buffers *buffers, uint32_t count, int copies, int full,
+                                    int has_intensity);
+/* Frees the working arrays; hands the result to *stats when `status` is VL_OK, frees it otherwise.
+ * Returns `status`. */
+vl_status vl_stats_buffers_finish(vl_stats_buffers *buffers, vl_status status, vl_component_stats **stats);
+
+/* Returns VL_ERR_INPUT when a volume is so large that the exact 64-bit second moments could overflow. */
 vl_status vl_stats_check_limits(const vl_volume *labels, const vl_volume *intensity);
 
 /* Turns the sums into statistics; the geometry comes from the labels volume. `shape` (full level) and
