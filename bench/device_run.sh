@@ -17,6 +17,7 @@ root=$(mktemp -d)
 tar -C "$root" -xJf "$package"
 export LD_LIBRARY_PATH=$root/lib DCMDICTPATH=$root/dicom.dic:$root/private.dic
 bin=$root/bin
+export PATH=$bin:$PATH
 mkdir -p "$out"
 failed=0
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
@@ -38,7 +39,7 @@ for stage in $stages; do
         step memory_pressure 300 "$bin/gpu_memory_test"
         step hsv_exhaustive 120 "$bin/image2d_hsv_exhaustive" gpu
         step morphology 300 "$bin/image2d_morph" gpu
-        step device_selection 120 "$root/../$(basename "$here")/../tests/gpu_device_selection.sh" "$root/voxlabel"
+        step device_selection 200 bash "$here/../tests/gpu_device_selection.sh" "$root/voxlabel"
         [ "$status" -eq 0 ] || failed=$((failed + 1))
         ;;
     sanitizer)
