@@ -30,10 +30,10 @@ static void label_with(const vl_volume *mask, vl_label_order order, vl_volume *l
     options.device.kind = VL_DEVICE_CPU;
     options.connectivity = 6;
     vl_label_result result;
-    if (vl_label_volume_cpu(mask, labels, &options, &result) != VL_OK) {
-        fprintf(stderr, "labelling failed: %s\n", vl_last_error());
-        exit(1);
-    }
+    const vl_status status = vl_label_volume_cpu(mask, labels, &options, &result);
+    CHECK(status == VL_OK, "labelling failed");
+    if (status != VL_OK)
+        exit(test_finish("compare_unit"));
     vl_label_result_free(&result);
 }
 
@@ -216,9 +216,5 @@ int main(int argc, char **argv)
                         &small, &changed, &empty, &one, &a, &b, &swapped, &real};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         vl_volume_free(all[i]);
-    if (failures)
-        fprintf(stderr, "%d check(s) failed\n", failures);
-    else
-        printf("compare: all checks passed\n");
-    return failures ? 1 : 0;
+    return test_finish("compare_unit");
 }

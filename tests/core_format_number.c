@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "core/format_number.h"
+#include "test_check.h"
 
 static uint64_t state = 0x9e3779b97f4a7c15ull;
-static int failures;
 static long checked;
 
 static uint64_t next_random(void)
@@ -28,8 +28,7 @@ static void check(double value)
     const size_t n = vl_format_g12(got, value);
     got[n] = 0;
     checked++;
-    if (strcmp(expected, got) != 0 && failures++ < 10)
-        fprintf(stderr, "%.17g (%a): printf '%s', vl_format_g12 '%s'\n", value, value, expected, got);
+    CHECK(strcmp(expected, got) == 0, "%.17g (%a): printf '%s', vl_format_g12 '%s'", value, value, expected, got);
 }
 
 static void check_both_signs(double value)
@@ -70,10 +69,6 @@ int main(void)
             x = nextafter(x, INFINITY);
         }
     }
-    if (failures) {
-        fprintf(stderr, "format_number: %d of %ld values differ from printf's %%.12g\n", failures, checked);
-        return 1;
-    }
-    printf("format_number: %ld values, all identical to printf's %%.12g\n", checked);
-    return 0;
+    printf("core_format_number: %ld values against printf's %%.12g, %d differ\n", checked, failures);
+    return test_finish("core_format_number");
 }

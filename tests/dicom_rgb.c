@@ -54,10 +54,8 @@ int main(int argc, char **argv)
         return 2;
     snprintf(root, sizeof root, "%s/dicom/color", argv[1]);
     struct stat info;
-    if (stat(root, &info) != 0) {
-        printf("SKIP: no shared colour samples at %s\n", root);
-        return 77;
-    }
+    if (stat(root, &info) != 0)
+        TEST_SKIP("no shared colour samples at %s", root);
     same_pixels("color-pl.dcm", "color-px.dcm");
     same_pixels("SC_rgb.dcm", "SC_rgb_rle.dcm");
     same_pixels("SC_rgb.dcm", "SC_rgb_jpeg_gdcm.dcm");
@@ -86,9 +84,5 @@ int main(int argc, char **argv)
     snprintf(philips, sizeof philips, "%s/../dcm_qa_ct_philips_study/S21570/S2010/I10", root);
     CHECK(vl_dicom_read_rgb(philips, &sc) == VL_ERR_INPUT && strstr(vl_last_error(), "monochrome"), "monochrome: %s",
           vl_last_error());
-    if (failures)
-        fprintf(stderr, "%d check(s) failed\n", failures);
-    else
-        printf("dicom_rgb: all checks passed\n");
-    return failures ? 1 : 0;
+    return test_finish("dicom_rgb");
 }

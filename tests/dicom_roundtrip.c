@@ -130,9 +130,5 @@ int main(int argc, char **argv)
     vl_volume_free(&b);
     vl_volume_free(&c);
 
-    if (failures)
-        fprintf(stderr, "%d check(s) failed\n", failures);
-    else
-        printf("dicom_roundtrip: all checks passed\n");
-    return failures ? 1 : 0;
+    return test_finish("dicom_roundtrip");
 }

@@ -10,10 +10,11 @@
 #include "label/label_gpu.h"
 #include "voxlabel/threshold.h"
 #include "voxlabel/dicom.h"
+#include "test_check.h"
 
 static const double thresholds[] = {150, -500};
 
-static int export_mask(const char *directory, int index, const vl_volume *mask)
+static void export_mask(const char *directory, int index, const vl_volume *mask)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%02d_%lldx%lldx%lld.raw", directory, index, (long long)mask->nx,
@@ -23,8 +24,9 @@ static int export_mask(const char *directory, int index, const vl_volume *mask)
     int ok = file && fwrite(mask->data, 1, bytes, file) == bytes;
     if (file && fclose(file) != 0)
         ok = 0;
-    printf("%s %s\n", ok ? "wrote" : "FAIL writing", path);
-    return ok;
+    CHECK(ok, "cannot write %s", path);
+    if (ok)
+        printf("wrote %s\n", path);
 }
 
 int main(int argc, char **argv)
@@ -36,12 +38,10 @@ int main(int argc, char **argv)
         first = 3;
     }
     char why[256] = "";
-    if (!export_directory && !vl_device_gpu_usable(0, why, sizeof why)) {
-        printf("skipped: no usable GPU: %s\n", why);
-        return 77;
-    }
+    if (!export_directory && !vl_device_gpu_usable(0, why, sizeof why))
+        TEST_SKIP("no usable GPU: %s", why);
     static const int conns[] = {6, 18, 26, 8};
-    int failures = 0, series = 0, exported = 0;
+    int series = 0, exported = 0;
     for (int i = first; i < argc; i++) {
         vl_dicom_read_options options;
         vl_dicom_read_options_default(&options);
@@ -53,28 +53,28 @@ int main(int argc, char **argv)
         }
         series++;
         for (int t = 0; t < 2; t++) {
-            if (vl_threshold(&hu, thresholds[t], 1e9, &mask) != VL_OK) {
-                printf("FAIL threshold: %s\n", vl_last_error());
-                return 1;
-            }
+            const vl_status thresholded = vl_threshold(&hu, thresholds[t], 1e9, &mask);
+            CHECK(thresholded == VL_OK, "%s: threshold %.0f", argv[i], thresholds[t]);
+            if (thresholded != VL_OK)
+                return test_finish("gpu_label_dicom");
             if (export_directory) {
-                failures += !export_mask(export_directory, exported++, &mask);
+                export_mask(export_directory, exported++, &mask);
             } else {
                 char name[600];
                 snprintf(name, sizeof name, "%s (%lldx%lldx%lld) >= %.0f HU", argv[i], (long long)hu.nx,
                          (long long)hu.ny, (long long)hu.nz, thresholds[t]);
-                failures += vl_gpu_test_compare_all(&mask, name, conns, 4);
+                const int differing = vl_gpu_test_compare_all(&mask, name, conns, 4);
+                CHECK(differing == 0, "%s: %d (connectivity, order) cases GPU != CPU", name, differing);
                 if (mask.nz > 1)
-                    failures += vl_gpu_test_compare_in_slabs(&mask, name, 26, VL_ORDER_MATLAB, (mask.nz + 2) / 3);
+                    CHECK(vl_gpu_test_compare_in_slabs(&mask, name, 26, VL_ORDER_MATLAB, (mask.nz + 2) / 3) == 0,
+                          "%s in z-slabs: GPU != CPU", name);
             }
             vl_volume_free(&mask);
         }
         vl_volume_free(&hu);
     }
-    if (series == 0) {
-        printf("skipped: no readable CT series among the %d paths\n", argc - first);
-        return 77;
-    }
-    printf("dicom: %d series, %d failures\n", series, failures);
-    return failures ? 1 : 0;
+    if (series == 0)
+        TEST_SKIP("no readable CT series among the %d paths", argc - first);
+    printf("gpu_label_dicom: %d series\n", series);
+    return test_finish("gpu_label_dicom");
 }

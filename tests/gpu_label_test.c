@@ -15,6 +15,7 @@
 #include "label/label_gpu.h"
 #include "voxlabel/threshold.h"
 #include "voxlabel/label.h"
+#include "test_check.h"
 
 #if __has_include("voxlabel/phantom.h")
 #include "voxlabel/phantom.h"
@@ -108,7 +109,7 @@ static int run_random(int quick)
         {2, 3, 600001}, {3, 2, 300001}, {2, 2, 140001}};
     const int fixed_count = (int)(sizeof fixed / sizeof fixed[0]);
     const int cases = quick ? 60 : 240;
-    int failures = 0, slab_cases = 0, slab_failures = 0;
+    int differing = 0, slab_cases = 0, slab_differing = 0;
     for (int c = 0; c < cases; c++) {
         int64_t nx, ny, nz;
         if (c < fixed_count) {
@@ -121,10 +122,10 @@ static int run_random(int quick)
             nx = random_between(1, 90), ny = random_between(1, 90), nz = random_between(1, 40);
         }
         vl_volume mask;
-        if (vl_volume_create(&mask, nx, ny, nz, VL_U8) != VL_OK) {
-            printf("FAIL: %s\n", vl_last_error());
-            return 1;
-        }
+        const vl_status created = vl_volume_create(&mask, nx, ny, nz, VL_U8);
+        CHECK(created == VL_OK, "cannot allocate a %lldx%lldx%lld mask", (long long)nx, (long long)ny, (long long)nz);
+        if (created != VL_OK)
+            return test_finish("gpu_label_test random");
         static const double densities[] = {0.0, 0.03, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.75, 0.95, 1.0};
         const double density = densities[next_random() % (sizeof densities / sizeof densities[0])];
         const char *pattern = "bernoulli";
@@ -142,42 +143,52 @@ static int run_random(int quick)
         char what[160];
         snprintf(what, sizeof what, "case %d %lldx%lldx%lld %s p=%.2f conn %d order %s", c, (long long)nx,
                  (long long)ny, (long long)nz, pattern, density, connectivity, vl_label_order_name(order));
-        if (!vl_gpu_test_compare(&mask, connectivity, order, 0, what))
-            failures++;
+        const int same = vl_gpu_test_compare(&mask, connectivity, order, 0, what);
+        differing += !same;
+        CHECK(same, "%s: GPU != CPU", what);
         /* A third of the volumes again in z-slabs (at most 64, so the deepest volumes stay quick). */
         if (c % 3 == 0 && nz > 1) {
             const int64_t depth = random_between((nz + 63) / 64, nz - 1);
             char slabbed[220];
             snprintf(slabbed, sizeof slabbed, "%s, z-slabs of %lld slices", what, (long long)depth);
             slab_cases++;
-            if (!vl_gpu_test_compare(&mask, connectivity, order, depth, slabbed))
-                slab_failures++;
+            const int same_in_slabs = vl_gpu_test_compare(&mask, connectivity, order, depth, slabbed);
+            slab_differing += !same_in_slabs;
+            CHECK(same_in_slabs, "%s: GPU != CPU", slabbed);
         }
         vl_volume_free(&mask);
     }
-    printf("random: %d of %d volumes identical on GPU and CPU\n", cases - failures, cases);
-    printf("random: %d of %d volumes labelled in z-slabs identical on GPU and CPU\n", slab_cases - slab_failures,
+    printf("random: %d of %d volumes identical on GPU and CPU\n", cases - differing, cases);
+    printf("random: %d of %d volumes labelled in z-slabs identical on GPU and CPU\n", slab_cases - slab_differing,
            slab_cases);
-    return failures || slab_failures ? 1 : 0;
+    return test_finish("gpu_label_test random");
 }
 
 /* Design volumes also in z-slabs of 97 slices, conn 6, size order: faces cut by giant components and by
  * many small ones, and the size order sorted after the merge. */
-static int compare_in_slabs(const vl_volume *mask, const char *name)
+static void compare_in_slabs(const vl_volume *mask, const char *name)
 {
-    return vl_gpu_test_compare_in_slabs(mask, name, 6, VL_ORDER_SIZE, 97);
+    CHECK(vl_gpu_test_compare_in_slabs(mask, name, 6, VL_ORDER_SIZE, 97) == 0, "%s in z-slabs of 97: GPU != CPU", name);
+}
+
+/* Every connectivity in conns and every order, GPU against CPU. */
+static void compare_all(const vl_volume *mask, const char *name, const int *conns, int conn_count)
+{
+    const int differing = vl_gpu_test_compare_all(mask, name, conns, conn_count);
+    CHECK(differing == 0, "%s: %d (connectivity, order) cases GPU != CPU", name, differing);
 }
 
 static int run_design(void)
 {
     static const int conns[] = {6, 18, 26};
-    int failures = 0;
     vl_volume mask;
     const double densities[] = {0.5, 0.2};
     const uint64_t seeds[] = {0x9E3779B97F4A7C15ull, 0xD1B54A32D192ED03ull};
     for (int v = 0; v < 2; v++) {
-        if (vl_volume_create(&mask, 512, 512, 512, VL_U8) != VL_OK)
-            return 1;
+        const vl_status created = vl_volume_create(&mask, 512, 512, 512, VL_U8);
+        CHECK(created == VL_OK, "cannot allocate a 512^3 mask");
+        if (created != VL_OK)
+            return test_finish("gpu_label_test design");
         rng_state = seeds[v];
         uint8_t *m = mask.data;
         const uint64_t threshold = (uint64_t)(densities[v] * 18446744073709551615.0);
@@ -185,8 +196,8 @@ static int run_design(void)
             m[i] = next_random() < threshold;
         char name[64];
         snprintf(name, sizeof name, "512^3 Bernoulli(%.1f)", densities[v]);
-        failures += vl_gpu_test_compare_all(&mask, name, conns, 3);
-        failures += compare_in_slabs(&mask, name);
+        compare_all(&mask, name, conns, 3);
+        compare_in_slabs(&mask, name);
         vl_volume_free(&mask);
     }
 #ifdef VL_TEST_HAVE_PHANTOM
@@ -196,19 +207,18 @@ static int run_design(void)
     options.pixel_spacing_mm = 0.7;
     options.slice_spacing_mm = 1.0;
     vl_volume hu;
-    if (vl_phantom_generate(&options, &hu) != VL_OK || vl_threshold(&hu, 100, 1e9, &mask) != VL_OK) {
-        printf("FAIL phantom: %s\n", vl_last_error());
-        return 1;
-    }
-    failures += vl_gpu_test_compare_all(&mask, "CT-like phantom 512x512x400 >= 100 HU", conns, 3);
-    failures += compare_in_slabs(&mask, "CT-like phantom 512x512x400 >= 100 HU");
+    const int ready = vl_phantom_generate(&options, &hu) == VL_OK && vl_threshold(&hu, 100, 1e9, &mask) == VL_OK;
+    CHECK(ready, "phantom: generating or thresholding failed");
+    if (!ready)
+        return test_finish("gpu_label_test design");
+    compare_all(&mask, "CT-like phantom 512x512x400 >= 100 HU", conns, 3);
+    compare_in_slabs(&mask, "CT-like phantom 512x512x400 >= 100 HU");
     vl_volume_free(&mask);
     vl_volume_free(&hu);
 #else
     printf("note: no phantom generator in this build: CT-like volume not checked\n");
 #endif
-    printf("design: %d failures\n", failures);
-    return failures ? 1 : 0;
+    return test_finish("gpu_label_test design");
 }
 
 /* A mask stored as raw u8 (x fastest), e.g. a thresholded real CT series written by gpu_label_dicom --export. */
@@ -216,26 +226,27 @@ static int run_raw(const char *path, int64_t nx, int64_t ny, int64_t nz)
 {
     static const int conns[] = {6, 18, 26, 8};
     vl_volume mask;
-    if (nx < 1 || ny < 1 || nz < 1 || vl_volume_create(&mask, nx, ny, nz, VL_U8) != VL_OK) {
-        printf("FAIL %s: bad dimensions\n", path);
-        return 1;
-    }
+    const int created = nx >= 1 && ny >= 1 && nz >= 1 && vl_volume_create(&mask, nx, ny, nz, VL_U8) == VL_OK;
+    CHECK(created, "%s: bad dimensions %lldx%lldx%lld", path, (long long)nx, (long long)ny, (long long)nz);
+    if (!created)
+        return test_finish("gpu_label_test raw");
     FILE *file = fopen(path, "rb");
     size_t got = file ? fread(mask.data, 1, (size_t)vl_volume_voxels(&mask), file) : 0;
     if (file)
         fclose(file);
+    CHECK(got == (size_t)vl_volume_voxels(&mask), "%s: cannot read %lld voxels", path, (long long)vl_volume_voxels(&mask));
     if (got != (size_t)vl_volume_voxels(&mask)) {
-        printf("FAIL %s: cannot read %lld voxels\n", path, (long long)vl_volume_voxels(&mask));
         vl_volume_free(&mask);
-        return 1;
+        return test_finish("gpu_label_test raw");
     }
     char name[700];
     snprintf(name, sizeof name, "%s (%lldx%lldx%lld)", path, (long long)nx, (long long)ny, (long long)nz);
-    int failures = vl_gpu_test_compare_all(&mask, name, conns, 4);
+    compare_all(&mask, name, conns, 4);
     if (nz > 1)
-        failures += vl_gpu_test_compare_in_slabs(&mask, name, 26, VL_ORDER_MATLAB, (nz + 2) / 3);
+        CHECK(vl_gpu_test_compare_in_slabs(&mask, name, 26, VL_ORDER_MATLAB, (nz + 2) / 3) == 0,
+              "%s in z-slabs of %lld: GPU != CPU", name, (long long)((nz + 2) / 3));
     vl_volume_free(&mask);
-    return failures ? 1 : 0;
+    return test_finish("gpu_label_test raw");
 }
 
 int main(int argc, char **argv)
@@ -245,10 +256,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: gpu_label_test random [--quick] | design | raw FILE NX NY NZ\n");
         return 2;
     }
-    if (!vl_device_gpu_usable(0, why, sizeof why)) {
-        printf("skipped: no usable GPU: %s\n", why);
-        return 77;
-    }
+    if (!vl_device_gpu_usable(0, why, sizeof why))
+        TEST_SKIP("no usable GPU: %s", why);
     if (strcmp(argv[1], "random") == 0)
         return run_random(argc > 2 && strcmp(argv[2], "--quick") == 0);
     if (strcmp(argv[1], "design") == 0)

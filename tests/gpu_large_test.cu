@@ -23,6 +23,7 @@
 
 #include "label/ccl_gpu.h"
 #include "label/label_gpu.h"
+#include "test_check.h"
 
 namespace {
 
@@ -81,21 +82,17 @@ __global__ void check_kernel(const uint32_t *labels, Columns c, unsigned long lo
 
 int check_cuda(cudaError_t error, const char *what)
 {
-    if (error != cudaSuccess) {
-        printf("FAIL %s: %s\n", what, cudaGetErrorString(error));
-        return 0;
-    }
-    return 1;
+    CHECK(error == cudaSuccess, "%s: %s", what, cudaGetErrorString(error));
+    return error == cudaSuccess;
 }
 
-/* Every component's size from the closed form, indexed by expected label. */
+/* Every component's size from the closed form, indexed by expected label; 0 (counted) at the first difference. */
 int check_sizes(const Columns &c, const unsigned long long *sizes, uint32_t count)
 {
     const int64_t total = c.ncx * c.ncy + (c.segments - 1) * even_columns(c.ncx, c.ncy);
-    if ((int64_t)count != total) {
-        printf("FAIL count %u, expected %lld\n", count, (long long)total);
+    CHECK((int64_t)count == total, "count %u, expected %lld", count, (long long)total);
+    if ((int64_t)count != total)
         return 0;
-    }
     for (int64_t cx = 0; cx < c.ncx; cx++)
         for (int64_t cy = 0; cy < c.ncy; cy++) {
             const int64_t area = (c.nx - 3 * cx < 2 ? 1 : 2) * (c.ny - 3 * cy < 2 ? 1 : 2);
@@ -103,11 +100,11 @@ int check_sizes(const Columns &c, const unsigned long long *sizes, uint32_t coun
             for (int64_t k = 0; k < (cut ? c.segments : 1); k++) {
                 const int64_t z0 = 7 * k, z1 = cut ? (7 * k + 5 < c.nz - 1 ? 7 * k + 5 : c.nz - 1) : c.nz - 1;
                 const uint32_t label = expected_label(c, 3 * cx, 3 * cy, z0);
-                if (sizes[label - 1] != (unsigned long long)(area * (z1 - z0 + 1))) {
-                    printf("FAIL size of label %u: %llu, expected %lld\n", label, sizes[label - 1],
-                           (long long)(area * (z1 - z0 + 1)));
+                const bool same = sizes[label - 1] == (unsigned long long)(area * (z1 - z0 + 1));
+                CHECK(same, "size of label %u: %llu, expected %lld", label, sizes[label - 1],
+                      (long long)(area * (z1 - z0 + 1)));
+                if (!same)
                     return 0;
-                }
             }
         }
     return 1;
@@ -137,16 +134,14 @@ int run_in_slabs(Columns c)
 {
     const int64_t voxels = c.nx * c.ny * c.nz, slice = c.nx * c.ny;
     const double host_bytes = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
-    if (host_bytes < (double)voxels * 5.5) {
-        printf("skipped: %lld voxels need %.1f GiB of host memory, %.1f GiB here\n", (long long)voxels,
-               voxels * 5.5 / (1 << 30), host_bytes / (1 << 30));
-        return 77;
-    }
+    if (host_bytes < (double)voxels * 5.5)
+        TEST_SKIP("%lld voxels need %.1f GiB of host memory, %.1f GiB here", (long long)voxels,
+                  voxels * 5.5 / (1 << 30), host_bytes / (1 << 30));
     vl_volume mask, labels;
-    if (vl_volume_create_uninitialised(&mask, c.nx, c.ny, c.nz, VL_U8) != VL_OK) {
-        printf("FAIL host mask: %s\n", vl_last_error());
-        return 1;
-    }
+    const vl_status created = vl_volume_create_uninitialised(&mask, c.nx, c.ny, c.nz, VL_U8);
+    CHECK(created == VL_OK, "host mask");
+    if (created != VL_OK)
+        return test_finish("gpu_large_test slabs");
     over_slices(c.nz, [&](int64_t z0, int64_t z1) {
         uint8_t *m = static_cast<uint8_t *>(mask.data);
         for (int64_t z = z0; z < z1; z++)
@@ -160,10 +155,11 @@ int run_in_slabs(Columns c)
     vl_label_result result;
     c.xy = false;
     const double start = seconds_now();
-    if (vl_label_volume(&mask, &labels, &options, &result) != VL_OK) {
-        printf("FAIL in z-slabs: %s\n", vl_last_error());
+    const vl_status labelled = vl_label_volume(&mask, &labels, &options, &result);
+    CHECK(labelled == VL_OK, "labelling in z-slabs");
+    if (labelled != VL_OK) {
         vl_volume_free(&mask);
-        return 1;
+        return test_finish("gpu_large_test slabs");
     }
     const double seconds = seconds_now() - start;
     vl_volume_free(&mask);
@@ -179,15 +175,15 @@ int run_in_slabs(Columns c)
     for (unsigned long long w : wrong)
         wrong_voxels += w;
     std::vector<unsigned long long> sizes(result.sizes, result.sizes + result.count);
+    CHECK(wrong_voxels == 0, "in z-slabs: %llu wrong voxels", wrong_voxels);
+    CHECK(result.slabs > 1, "labelled in %lld z-slab(s), expected more than one", (long long)result.slabs);
     const int ok = wrong_voxels == 0 && result.slabs > 1 && check_sizes(c, sizes.data(), result.count);
-    if (wrong_voxels)
-        printf("FAIL in z-slabs: %llu wrong voxels\n", wrong_voxels);
     printf("%s %lldx%lldx%lld (%lld voxels) conn 26 order matlab from host memory on %s: %u components, %.2f s\n",
            ok ? "ok" : "FAIL", (long long)c.nx, (long long)c.ny, (long long)c.nz, (long long)voxels,
            result.device_name, result.count, seconds);
     vl_volume_free(&labels);
     vl_label_result_free(&result);
-    return ok ? 0 : 1;
+    return test_finish("gpu_large_test slabs");
 }
 
 } // namespace
@@ -195,10 +191,8 @@ int run_in_slabs(Columns c)
 int main(int argc, char **argv)
 {
     char why[256] = "";
-    if (!vl_device_gpu_usable(0, why, sizeof why)) {
-        printf("skipped: no usable GPU: %s\n", why);
-        return 77;
-    }
+    if (!vl_device_gpu_usable(0, why, sizeof why))
+        TEST_SKIP("no usable GPU: %s", why);
     const bool slabs = argc > 1 && strcmp(argv[1], "slabs") == 0;
     if (slabs)
         argc--, argv++;
@@ -214,20 +208,17 @@ int main(int argc, char **argv)
     const int64_t voxels = c.nx * c.ny * c.nz;
     size_t free_bytes = 0, total_bytes = 0;
     cudaMemGetInfo(&free_bytes, &total_bytes);
-    if ((double)free_bytes < (double)voxels * 5.2) {
-        printf("skipped: %lld voxels need %.1f GiB of device memory, %.1f GiB free\n", (long long)voxels,
-               voxels * 5.2 / (1 << 30), (double)free_bytes / (1 << 30));
-        return 77;
-    }
+    if ((double)free_bytes < (double)voxels * 5.2)
+        TEST_SKIP("%lld voxels need %.1f GiB of device memory, %.1f GiB free", (long long)voxels,
+                  voxels * 5.2 / (1 << 30), (double)free_bytes / (1 << 30));
     uint8_t *mask = nullptr;
     uint32_t *labels = nullptr;
     unsigned long long *counters = nullptr;
     if (!check_cuda(cudaMalloc(&mask, (size_t)voxels), "mask") ||
         !check_cuda(cudaMalloc(&labels, (size_t)voxels * 4), "labels") ||
         !check_cuda(cudaMalloc(&counters, 2 * sizeof(unsigned long long)), "counters"))
-        return 1;
+        return test_finish("gpu_large_test");
     fill_kernel<<<132 * 16, 256>>>(mask, c);
-    int failures = 0;
     const struct {
         int connectivity;
         vl_label_order order;
@@ -235,34 +226,32 @@ int main(int argc, char **argv)
     for (const auto &r : runs) {
         c.xy = r.order == VL_ORDER_MATLAB_XY;
         if (!check_cuda(cudaMemset(labels, 0xAB, (size_t)voxels * 4), "poisoning labels"))
-            return 1;
+            return test_finish("gpu_large_test");
         vl_gpu_label_run run;
-        if (vl_gpu_label_device(mask, labels, c.nx, c.ny, c.nz, r.connectivity, r.order, nullptr, 1, &run) != VL_OK) {
-            printf("FAIL conn %d %s: %s\n", r.connectivity, vl_label_order_name(r.order), vl_last_error());
-            failures++;
+        const vl_status labelled = vl_gpu_label_device(mask, labels, c.nx, c.ny, c.nz, r.connectivity, r.order, nullptr,
+                                                       1, &run);
+        CHECK(labelled == VL_OK, "conn %d %s: labelling failed", r.connectivity, vl_label_order_name(r.order));
+        if (labelled != VL_OK)
             continue;
-        }
         unsigned long long init[2] = {0, ~0ull}, found[2];
         check_cuda(cudaMemcpy(counters, init, sizeof init, cudaMemcpyHostToDevice), "counters");
         check_kernel<<<132 * 16, 256>>>(labels, c, counters, counters + 1);
         check_cuda(cudaMemcpy(found, counters, sizeof found, cudaMemcpyDeviceToHost), "checking labels");
         unsigned long long *sizes = (unsigned long long *)malloc((size_t)run.count * sizeof *sizes + 1);
         check_cuda(cudaMemcpy(sizes, run.sizes, (size_t)run.count * sizeof *sizes, cudaMemcpyDeviceToHost), "sizes");
-        int ok = found[0] == 0 && check_sizes(c, sizes, run.count);
-        if (found[0])
-            printf("FAIL conn %d %s: %llu wrong voxels, first at index %llu\n", r.connectivity,
-                   vl_label_order_name(r.order), found[0], found[1]);
+        CHECK(found[0] == 0, "conn %d %s: %llu wrong voxels, first at index %llu", r.connectivity,
+              vl_label_order_name(r.order), found[0], found[1]);
+        const int ok = found[0] == 0 && check_sizes(c, sizes, run.count);
         printf("%s %lldx%lldx%lld (%lld voxels) conn %d order %s: %u components, %.2f ms union-find, %.2f ms total, "
                "scratch %.1f MiB\n",
                ok ? "ok" : "FAIL", (long long)c.nx, (long long)c.ny, (long long)c.nz, (long long)voxels,
                r.connectivity, vl_label_order_name(r.order), run.count, run.union_ms, run.total_ms,
                run.scratch_bytes / 1048576.0);
-        failures += !ok;
         free(sizes);
         vl_gpu_label_run_free(&run);
     }
     cudaFree(mask);
     cudaFree(labels);
     cudaFree(counters);
-    return failures ? 1 : 0;
+    return test_finish("gpu_large_test");
 }

@@ -16,6 +16,7 @@
 #include "label_compare.h"
 #include "label/label_gpu.h"
 #include "voxlabel/label.h"
+#include "test_check.h"
 
 namespace {
 
@@ -60,7 +61,7 @@ void fill_noise(vl_volume *mask, double density)
 }
 
 /* Case 1: labelled on the nearly full GPU, in z-slabs, identical to the CPU. */
-int slabs_under_pressure(const vl_volume &mask, int connectivity, vl_label_order order)
+void slabs_under_pressure(const vl_volume &mask, int connectivity, vl_label_order order)
 {
     vl_label_options options;
     vl_label_options_default(&options);
@@ -68,19 +69,21 @@ int slabs_under_pressure(const vl_volume &mask, int connectivity, vl_label_order
     options.order = order;
     vl_volume cpu_labels, gpu_labels;
     vl_label_result cpu, gpu;
-    if (vl_label_volume_cpu(&mask, &cpu_labels, &options, &cpu) != VL_OK) {
-        printf("FAIL cpu: %s\n", vl_last_error());
-        return 1;
-    }
+    const vl_status on_cpu = vl_label_volume_cpu(&mask, &cpu_labels, &options, &cpu);
+    CHECK(on_cpu == VL_OK, "conn %d %s: cpu labelling failed", connectivity, vl_label_order_name(order));
+    if (on_cpu != VL_OK)
+        return;
     options.device.kind = VL_DEVICE_GPU;
-    int failed = 0;
-    if (vl_label_volume(&mask, &gpu_labels, &options, &gpu) != VL_OK) {
-        printf("FAIL conn %d %s on the nearly full GPU: %s\n", connectivity, vl_label_order_name(order),
-               vl_last_error());
-        failed = 1;
-    } else {
+    const vl_status on_gpu = vl_label_volume(&mask, &gpu_labels, &options, &gpu);
+    CHECK(on_gpu == VL_OK, "conn %d %s on the nearly full GPU: labelling failed", connectivity,
+          vl_label_order_name(order));
+    if (on_gpu == VL_OK) {
         const bool same = vl_test_same_labelling(&cpu_labels, &cpu, "cpu", &gpu_labels, &gpu, "gpu", "nearly full GPU");
-        failed = !same || gpu.slabs < 2;
+        CHECK(same, "conn %d %s on the nearly full GPU: labels differ from the CPU's", connectivity,
+              vl_label_order_name(order));
+        CHECK(gpu.slabs >= 2, "conn %d %s on the nearly full GPU: %lld z-slab(s), expected at least 2", connectivity,
+              vl_label_order_name(order), (long long)gpu.slabs);
+        const bool failed = !same || gpu.slabs < 2;
         printf("%s conn %d %s on the nearly full GPU: %s, %u components%s\n", failed ? "FAIL" : "ok", connectivity,
                vl_label_order_name(order), gpu.device_name, gpu.count, same ? "" : ", labels differ from the CPU's");
         vl_volume_free(&gpu_labels);
@@ -88,23 +91,21 @@ int slabs_under_pressure(const vl_volume &mask, int connectivity, vl_label_order
     }
     vl_volume_free(&cpu_labels);
     vl_label_result_free(&cpu);
-    return failed;
 }
 
 /* Case 2: not one slice fits. */
-int no_slice_fits(const vl_volume &mask)
+void no_slice_fits(const vl_volume &mask)
 {
     vl_label_options options;
     vl_label_options_default(&options);
     options.device.kind = VL_DEVICE_GPU;
     vl_volume labels;
     vl_label_result result;
-    int failures = 0;
     const vl_status status = vl_label_volume(&mask, &labels, &options, &result);
+    CHECK(status == VL_ERR_MEMORY && !labels.data && !result.sizes,
+          "--device gpu with no room for a slice: status %d (want VL_ERR_MEMORY), %s", (int)status,
+          labels.data || result.sizes ? "outputs left allocated" : "nothing left allocated");
     if (status != VL_ERR_MEMORY || labels.data || result.sizes) {
-        printf("FAIL --device gpu with no room for a slice: status %d (want VL_ERR_MEMORY), %s\n", (int)status,
-               labels.data || result.sizes ? "outputs left allocated" : "nothing left allocated");
-        failures++;
         if (status == VL_OK) {
             vl_volume_free(&labels);
             vl_label_result_free(&result);
@@ -113,10 +114,10 @@ int no_slice_fits(const vl_volume &mask)
         printf("ok --device gpu with no room for a slice: %s\n", vl_last_error());
     }
     options.device.kind = VL_DEVICE_AUTO;
-    if (vl_label_volume(&mask, &labels, &options, &result) != VL_OK) {
-        printf("FAIL --device auto with no room for a slice: %s\n", vl_last_error());
-        return failures + 1;
-    }
+    const vl_status automatic = vl_label_volume(&mask, &labels, &options, &result);
+    CHECK(automatic == VL_OK, "--device auto with no room for a slice: labelling failed");
+    if (automatic != VL_OK)
+        return;
     vl_volume cpu_labels;
     vl_label_result cpu;
     options.device.kind = VL_DEVICE_CPU;
@@ -124,6 +125,7 @@ int no_slice_fits(const vl_volume &mask)
     const bool ok = labelled && result.outcome.used == VL_DEVICE_CPU && result.outcome.gpu_failed &&
                     result.outcome.fallback_reason[0] &&
                     vl_test_same_labelling(&cpu_labels, &cpu, "cpu", &labels, &result, "auto", "no room for a slice");
+    CHECK(ok, "--device auto with no room for a slice: not the CPU's labels with gpu_failed and a reason");
     printf("%s --device auto with no room for a slice: on %s, gpu_failed %d, reason '%s'\n", ok ? "ok" : "FAIL",
            result.device_name, result.outcome.gpu_failed, result.outcome.fallback_reason);
     if (labelled) {
@@ -132,7 +134,6 @@ int no_slice_fits(const vl_volume &mask)
     }
     vl_volume_free(&labels);
     vl_label_result_free(&result);
-    return failures + !ok;
 }
 
 } // namespace
@@ -140,31 +141,27 @@ int no_slice_fits(const vl_volume &mask)
 int main()
 {
     char why[256] = "";
-    if (!vl_device_gpu_usable(0, why, sizeof why)) {
-        printf("skipped: no usable GPU: %s\n", why);
-        return 77;
-    }
+    if (!vl_device_gpu_usable(0, why, sizeof why))
+        TEST_SKIP("no usable GPU: %s", why);
     vl_volume noise, wide;
-    if (vl_volume_create(&noise, 512, 512, 200, VL_U8) != VL_OK ||
-        vl_volume_create(&wide, 1024, 1024, 8, VL_U8) != VL_OK) {
-        printf("FAIL host memory: %s\n", vl_last_error());
-        return 1;
-    }
+    const bool allocated = vl_volume_create(&noise, 512, 512, 200, VL_U8) == VL_OK &&
+                           vl_volume_create(&wide, 1024, 1024, 8, VL_U8) == VL_OK;
+    CHECK(allocated, "host memory for the masks");
+    if (!allocated)
+        return test_finish("gpu_memory_test");
     fill_noise(&noise, 0.3);
     fill_noise(&wide, 0.3);
-    int failures = 0;
     Hog hog;
     const size_t left = hog.take_all_but((size_t)96 << 20);
     printf("device memory left free: %.1f MiB\n", left / 1048576.0);
-    failures += slabs_under_pressure(noise, 26, VL_ORDER_MATLAB);
-    failures += slabs_under_pressure(noise, 6, VL_ORDER_SIZE);
+    slabs_under_pressure(noise, 26, VL_ORDER_MATLAB);
+    slabs_under_pressure(noise, 6, VL_ORDER_SIZE);
     const size_t little = hog.take_all_but((size_t)2 << 20);
     printf("device memory left free: %.1f MiB (a 1024x1024 slice needs %.1f MiB)\n", little / 1048576.0,
            vl_gpu_label_bytes_per_slice(1024, 1024) / 1048576.0);
-    failures += no_slice_fits(wide);
+    no_slice_fits(wide);
     hog.release();
     vl_volume_free(&noise);
     vl_volume_free(&wide);
-    printf("memory pressure: %d failures\n", failures);
-    return failures ? 1 : 0;
+    return test_finish("gpu_memory_test");
 }

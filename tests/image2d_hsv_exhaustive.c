@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_check.h"
 #include "voxlabel/color.h"
 
 #define ALL_TRIPLES (1 << 24)
@@ -107,24 +108,22 @@ int main(int argc, char **argv)
     opencv_tables();
     uint8_t *rgb = malloc((size_t)ALL_TRIPLES * 3), *hsv = malloc((size_t)ALL_TRIPLES * 3),
             *mask = malloc(ALL_TRIPLES), *thesis = malloc((size_t)ALL_TRIPLES * 3);
+    CHECK(rgb && hsv && mask && thesis, "out of memory");
     if (!rgb || !hsv || !mask || !thesis)
-        return 1;
+        return test_finish("image2d_hsv_exhaustive");
     for (uint32_t i = 0; i < ALL_TRIPLES; i++) {
         rgb[3 * i] = (uint8_t)(i >> 16);
         rgb[3 * i + 1] = (uint8_t)(i >> 8);
         rgb[3 * i + 2] = (uint8_t)i;
     }
-    int failures = 0;
     for (int mode = VL_COLOR_THESIS; mode <= VL_COLOR_OPENCV_FULL; mode++) {
         vl_status status = vl_rgb_to_hsv(rgb, hsv, ALL_TRIPLES, (vl_color_mode)mode, &device);
-        if (status == VL_ERR_DEVICE && device.kind == VL_DEVICE_GPU) {
-            printf("SKIP: no usable GPU: %s\n", vl_last_error());
-            return 77;
-        }
-        if (status != VL_OK) {
-            printf("FAIL: vl_rgb_to_hsv: %s\n", vl_last_error());
-            return 1;
-        }
+        /* No usable GPU shows on the first call; a device error after that is a failure. */
+        if (status == VL_ERR_DEVICE && device.kind == VL_DEVICE_GPU && mode == VL_COLOR_THESIS)
+            TEST_SKIP("no usable GPU: %s", vl_last_error());
+        CHECK(status == VL_OK, "vl_rgb_to_hsv %s", vl_color_mode_name(mode));
+        if (status != VL_OK)
+            return test_finish("image2d_hsv_exhaustive");
         long mismatches = 0;
         for (uint32_t i = 0; i < ALL_TRIPLES; i++) {
             unsigned char want[3];
@@ -132,14 +131,15 @@ int main(int argc, char **argv)
                 thesis_reference(rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2], &want[0], &want[1], &want[2]);
             else
                 opencv_reference(mode == VL_COLOR_OPENCV_FULL, rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2], want);
-            if (memcmp(want, hsv + 3 * i, 3) != 0 && mismatches++ < 5)
-                printf("  %s rgb(%u,%u,%u): got %u,%u,%u want %u,%u,%u\n", vl_color_mode_name(mode), rgb[3 * i],
-                       rgb[3 * i + 1], rgb[3 * i + 2], hsv[3 * i], hsv[3 * i + 1], hsv[3 * i + 2], want[0], want[1],
-                       want[2]);
+            if (memcmp(want, hsv + 3 * i, 3) != 0 && mismatches++ < 5) /* the first few; the CHECK below counts */
+                REPORT_FAILURE("%s rgb(%u,%u,%u): got %u,%u,%u want %u,%u,%u", vl_color_mode_name(mode), rgb[3 * i],
+                               rgb[3 * i + 1], rgb[3 * i + 2], hsv[3 * i], hsv[3 * i + 1], hsv[3 * i + 2], want[0],
+                               want[1], want[2]);
         }
         printf("%s %s: %ld of %d triples differ from the reference\n", argv[1], vl_color_mode_name(mode), mismatches,
                ALL_TRIPLES);
-        failures += mismatches != 0;
+        CHECK(mismatches == 0, "%s %s: %ld triples differ from the reference", argv[1], vl_color_mode_name(mode),
+              mismatches);
         if (mode == VL_COLOR_THESIS)
             memcpy(thesis, hsv, (size_t)ALL_TRIPLES * 3);
     }
@@ -159,11 +159,9 @@ int main(int argc, char **argv)
            "differs on %ld triples\n",
            100.0 * same_h / ALL_TRIPLES, 100.0 * same_s / ALL_TRIPLES, 100.0 * same_v / ALL_TRIPLES, h_off_by_more,
            gate_differs);
-    if (same_v != ALL_TRIPLES || h_off_by_more != 0 || gate_differs != 6840 ||
-        fabs(100.0 * same_h / ALL_TRIPLES - 64.58) > 0.005 || fabs(100.0 * same_s / ALL_TRIPLES - 50.51) > 0.005) {
-        printf("FAIL: statistics differ from docs/stages2d.md (V 100%%, H 64.58%%, S 50.51%%, gate 6840)\n");
-        failures++;
-    }
+    CHECK(same_v == ALL_TRIPLES && h_off_by_more == 0 && gate_differs == 6840 &&
+              fabs(100.0 * same_h / ALL_TRIPLES - 64.58) <= 0.005 && fabs(100.0 * same_s / ALL_TRIPLES - 50.51) <= 0.005,
+          "statistics differ from docs/stages2d.md (V 100%%, H 64.58%%, S 50.51%%, gate 6840)");
 
     /* Threshold rules: thesis centres incl. wrap-around, OpenCV windows incl. red wrap, S/V bounds. */
     struct { vl_color_mode mode; int hue, tol, lo, hi, smin, smax, vmin, vmax; } cases[] = {
@@ -182,10 +180,10 @@ int main(int argc, char **argv)
             range.hue_lo = cases[c].lo, range.hue_hi = cases[c].hi;
         range.s_min = cases[c].smin, range.s_max = cases[c].smax, range.v_min = cases[c].vmin,
         range.v_max = cases[c].vmax;
-        if (vl_color_threshold(rgb, mask, ALL_TRIPLES, &range, &device) != VL_OK) {
-            printf("FAIL: vl_color_threshold: %s\n", vl_last_error());
-            return 1;
-        }
+        const vl_status thresholded = vl_color_threshold(rgb, mask, ALL_TRIPLES, &range, &device);
+        CHECK(thresholded == VL_OK, "vl_color_threshold, case %zu", c);
+        if (thresholded != VL_OK)
+            return test_finish("image2d_hsv_exhaustive");
         unsigned char hue_ok[256];
         hue_table_reference(&range, hue_ok);
         long mismatches = 0, kept = 0;
@@ -202,17 +200,17 @@ int main(int argc, char **argv)
         }
         /* Unaligned starts and lengths that are not a multiple of 4 (the GPU's scalar and tail paths). */
         for (int shift = 1; shift <= 4; shift += 3) {
-            if (vl_color_threshold(rgb + 3 * shift, thesis, ALL_TRIPLES - 2 * shift, &range, &device) != VL_OK) {
-                printf("FAIL: vl_color_threshold: %s\n", vl_last_error());
-                return 1;
-            }
+            const vl_status shifted = vl_color_threshold(rgb + 3 * shift, thesis, ALL_TRIPLES - 2 * shift, &range, &device);
+            CHECK(shifted == VL_OK, "vl_color_threshold, case %zu shifted by %d", c, shift);
+            if (shifted != VL_OK)
+                return test_finish("image2d_hsv_exhaustive");
             mismatches += memcmp(thesis, mask + shift, (size_t)(ALL_TRIPLES - 2 * shift)) != 0;
         }
         printf("%s threshold case %zu (%s): %ld kept, %ld mismatches\n", argv[1], c, vl_color_mode_name(range.mode),
                kept, mismatches);
-        failures += mismatches != 0;
+        CHECK(mismatches == 0, "%s threshold case %zu (%s): %ld mismatches", argv[1], c, vl_color_mode_name(range.mode),
+              mismatches);
     }
     free(rgb), free(hsv), free(mask), free(thesis);
-    printf(failures ? "FAIL\n" : "PASS\n");
-    return failures ? 1 : 0;
+    return test_finish("image2d_hsv_exhaustive");
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "test_check.h"
 #include "voxlabel/preview.h"
 
 /* PS3.3 C.11.2.1.2.1 written from the standard's three cases, output range 0..255. */
@@ -19,17 +20,17 @@ static int voi_linear_reference(double x, double c, double w)
 
 int main(void)
 {
-    int failures = 0;
     const double windows[][2] = {{40, 400}, {-600, 1500}, {300, 2000}, {0, 1}, {0, 2}, {40, 80}};
-    for (size_t k = 0; k < sizeof windows / sizeof windows[0]; k++)
-        for (int x = -32768; x <= 32767; x++)
-            if (vl_window_linear(x, windows[k][0], windows[k][1]) != voi_linear_reference(x, windows[k][0], windows[k][1])) {
-                printf("FAIL window %g/%g at %d\n", windows[k][0], windows[k][1], x);
-                failures++;
-                break;
-            }
+    for (size_t k = 0; k < sizeof windows / sizeof windows[0]; k++) {
+        int x = -32768; /* the first int16 where the two differ, if any */
+        while (x <= 32767 && vl_window_linear(x, windows[k][0], windows[k][1]) ==
+                                 voi_linear_reference(x, windows[k][0], windows[k][1]))
+            x++;
+        CHECK(x > 32767, "window %g/%g at %d: %d, want %d", windows[k][0], windows[k][1], x,
+              vl_window_linear(x, windows[k][0], windows[k][1]), voi_linear_reference(x, windows[k][0], windows[k][1]));
+    }
     /* W = 1 is a step at c - 0.5. */
-    failures += vl_window_linear(-0.5, 0, 1) != 0 || vl_window_linear(-0.49, 0, 1) != 255;
+    CHECK(vl_window_linear(-0.5, 0, 1) == 0 && vl_window_linear(-0.49, 0, 1) == 255, "W = 1 is not a step at c - 0.5");
 
     uint8_t rgb[3], again[3];
     const struct { uint32_t label, color; } known[] = {
@@ -37,15 +38,12 @@ int main(void)
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) {
         vl_label_color_itksnap(known[k].label, rgb);
         uint32_t got = (uint32_t)rgb[0] << 16 | (uint32_t)rgb[1] << 8 | rgb[2];
-        if (got != known[k].color) {
-            printf("FAIL colour of label %u: %06X, want %06X\n", known[k].label, got, known[k].color);
-            failures++;
-        }
+        CHECK(got == known[k].color, "colour of label %u: %06X, want %06X", known[k].label, got, known[k].color);
     }
     for (uint32_t label = 1; label <= 300; label++) {
         vl_label_color_itksnap(label, rgb);
         vl_label_color_itksnap(label + 130, again);
-        failures += memcmp(rgb, again, 3) != 0;
+        CHECK(memcmp(rgb, again, 3) == 0, "label %u and label %u have different colours", label, label + 130);
     }
 
     const double alphas[] = {0.0, 0.5, 1.0};
@@ -56,29 +54,25 @@ int main(void)
             vl_preview_blend(pixel, &label, 1, 1, alphas[a], 0);
             int want_g = alphas[a] == 0 ? grey : alphas[a] == 1 ? 255 : (grey + 255 + 1) / 2;
             int want_r = alphas[a] == 0 ? grey : alphas[a] == 1 ? 0 : (grey + 1) / 2;
-            if (pixel[1] != want_g || pixel[0] != want_r) {
-                printf("FAIL blend alpha %.1f grey %d: %d,%d\n", alphas[a], grey, pixel[0], pixel[1]);
-                failures++;
-            }
+            CHECK(pixel[1] == want_g && pixel[0] == want_r, "blend alpha %.1f grey %d: %d,%d, want %d,%d", alphas[a],
+                  grey, pixel[0], pixel[1], want_r, want_g);
         }
 
     vl_volume ct;
-    vl_volume_create(&ct, 40, 30, 12, VL_I16);
+    CHECK(vl_volume_create(&ct, 40, 30, 12, VL_I16) == VL_OK, "cannot allocate the CT");
     ct.geometry.spacing[0] = ct.geometry.spacing[1] = 1.0;
     ct.geometry.spacing[2] = 2.5;
     vl_preview_options options;
     vl_preview_options_default(&options);
-    vl_image view;
+    vl_image view = {0};
     const int64_t want[3][2] = {{30, 30}, {40, 30}, {40, 30}}; /* sagittal 30x(12*2.5), coronal 40x30, axial 40x30 */
     for (int axis = 0; axis < 3; axis++) {
-        if (vl_preview_render(&ct, NULL, axis, 0, &options, &view) != VL_OK || view.width != want[axis][0] ||
-            view.height != want[axis][1]) {
-            printf("FAIL view of axis %d: %lldx%lld\n", axis, (long long)view.width, (long long)view.height);
-            failures++;
-        }
+        const vl_status status = vl_preview_render(&ct, NULL, axis, 0, &options, &view);
+        CHECK(status == VL_OK && view.width == want[axis][0] && view.height == want[axis][1],
+              "view of axis %d: %lldx%lld, want %lldx%lld", axis, (long long)view.width, (long long)view.height,
+              (long long)want[axis][0], (long long)want[axis][1]);
         vl_image_free(&view);
     }
     vl_volume_free(&ct);
-    printf(failures ? "FAIL (%d)\n" : "PASS\n", failures);
-    return failures ? 1 : 0;
+    return test_finish("image2d_preview");
 }

@@ -8,6 +8,7 @@
 
 #include "voxlabel/color.h"
 #include "voxlabel/morphology.h"
+#include "test_check.h"
 
 static int write_file(const char *path, const void *data, size_t bytes)
 {
@@ -15,6 +16,7 @@ static int write_file(const char *path, const void *data, size_t bytes)
     int ok = file && fwrite(data, 1, bytes, file) == bytes;
     if (file)
         ok &= fclose(file) == 0;
+    CHECK(ok, "cannot write %zu bytes to %s", bytes, path);
     return ok ? 0 : 1;
 }
 
@@ -26,9 +28,14 @@ int main(int argc, char **argv)
             return 2;
         size_t n = (size_t)1 << 24;
         uint8_t *rgb = malloc(3 * n), *hsv = malloc(3 * n);
+        CHECK(rgb && hsv, "out of memory");
+        if (!rgb || !hsv)
+            return 1;
         for (size_t i = 0; i < n; i++)
             rgb[3 * i] = (uint8_t)(i >> 16), rgb[3 * i + 1] = (uint8_t)(i >> 8), rgb[3 * i + 2] = (uint8_t)i;
-        if (vl_rgb_to_hsv(rgb, hsv, (int64_t)n, mode, &(vl_device){.kind = VL_DEVICE_CPU}) != VL_OK)
+        const vl_status status = vl_rgb_to_hsv(rgb, hsv, (int64_t)n, mode, &(vl_device){.kind = VL_DEVICE_CPU});
+        CHECK(status == VL_OK, "vl_rgb_to_hsv %s", argv[2]);
+        if (status != VL_OK)
             return 1;
         return write_file(argv[3], hsv, 3 * n);
     }
@@ -38,21 +45,27 @@ int main(int argc, char **argv)
         if (vl_morphology_op_parse(argv[2], &op) != VL_OK || vl_structuring_element_parse(argv[3], &se) != VL_OK)
             return 2;
         vl_volume mask;
-        if (vl_volume_create(&mask, atoll(argv[6]), atoll(argv[7]), atoll(argv[8]), VL_U8) != VL_OK)
+        const vl_status created = vl_volume_create(&mask, atoll(argv[6]), atoll(argv[7]), atoll(argv[8]), VL_U8);
+        CHECK(created == VL_OK, "cannot allocate a %sx%sx%s mask", argv[6], argv[7], argv[8]);
+        if (created != VL_OK)
             return 1;
         size_t bytes = (size_t)vl_volume_voxels(&mask);
         FILE *in = fopen(argv[9], "rb");
-        if (!in || fread(mask.data, 1, bytes, in) != bytes)
+        const int read = in && fread(mask.data, 1, bytes, in) == bytes;
+        if (in)
+            fclose(in);
+        CHECK(read, "cannot read %zu bytes from %s", bytes, argv[9]);
+        if (!read)
             return 1;
-        fclose(in);
         vl_status status = vl_morphology_apply(&mask, op, se, atoi(argv[4]), atoi(argv[5]),
                                                &(vl_device){.kind = strcmp(argv[11], "gpu") == 0 ? VL_DEVICE_GPU
                                                                                                : VL_DEVICE_CPU},
                                                NULL);
-        if (status != VL_OK) {
-            fprintf(stderr, "%s\n", vl_last_error());
-            return status == VL_ERR_DEVICE ? 77 : 1;
-        }
+        if (status == VL_ERR_DEVICE && strcmp(argv[11], "gpu") == 0)
+            TEST_SKIP("no usable GPU: %s", vl_last_error());
+        CHECK(status == VL_OK, "morphology %s %s r=%s", argv[2], argv[3], argv[4]);
+        if (status != VL_OK)
+            return 1;
         return write_file(argv[10], mask.data, bytes);
     }
     fprintf(stderr, "usage: see the comment at the top of image2d_tool.c\n");

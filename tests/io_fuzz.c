@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "test_check.h"
 #include "voxlabel/io.h"
 
 static uint64_t rng = 0x243f6a8885a308d3ull;
@@ -32,11 +33,14 @@ static unsigned char *slurp(const char *path, size_t *size)
     return data;
 }
 
-static void spill(const char *path, const unsigned char *data, size_t size)
+static int spill(const char *path, const unsigned char *data, size_t size)
 {
     FILE *f = fopen(path, "wb");
-    fwrite(data, 1, size, f);
-    fclose(f);
+    int ok = f && fwrite(data, 1, size, f) == size;
+    if (f)
+        ok &= fclose(f) == 0;
+    CHECK(ok, "cannot write %s", path);
+    return ok;
 }
 
 /* Replaces a run of digits in a text header by a random (often huge or zero) number. */
@@ -57,14 +61,13 @@ static size_t mutate_number(unsigned char *data, size_t size, size_t header_end,
     return size - (end - start) + n;
 }
 
-static int fuzz_file(const char *path, const char *mutant, int mutations, int text_header)
+static void fuzz_file(const char *path, const char *mutant, int mutations, int text_header)
 {
     size_t size;
     unsigned char *data = slurp(path, &size);
-    if (!data) {
-        fprintf(stderr, "FAIL: cannot read %s (last error: %s)\n", path, vl_last_error());
-        return 1;
-    }
+    CHECK(data != NULL, "cannot read %s", path);
+    if (!data)
+        return;
     size_t header_end = size;
     if (text_header) { /* NRRD headers end at a blank line, MetaImage ones after "ElementDataFile = LOCAL" */
         data[size] = '\0';
@@ -97,7 +100,8 @@ static int fuzz_file(const char *path, const char *mutant, int mutations, int te
                 for (int k = 0; k < 4; k++)
                     buffer[next_random() % (size < 352 ? size : 352)] = 0xff;
         }
-        spill(mutant, buffer, n);
+        if (!spill(mutant, buffer, n))
+            break;
         vl_read_options options;
         vl_read_options_default(&options);
         options.format = vl_file_format_from_path(path);
@@ -112,19 +116,15 @@ static int fuzz_file(const char *path, const char *mutant, int mutations, int te
             vl_volume_free(&v);
         } else {
             refused++;
-            if (vl_last_error()[0] == '\0') {
-                fprintf(stderr, "FAIL: %s mutation %d refused without a message\n", path, m);
-                free(buffer);
-                free(data);
-                return 1;
-            }
+            CHECK(vl_last_error()[0] != '\0', "%s mutation %d refused without a message", path, m);
+            if (vl_last_error()[0] == '\0')
+                break;
         }
     }
     printf("%-40s %d mutations: %d read, %d refused with a message\n", strrchr(path, '/') + 1, mutations, accepted,
            refused);
     free(buffer);
     free(data);
-    return 0;
 }
 
 int main(int argc, char **argv)
@@ -138,12 +138,13 @@ int main(int argc, char **argv)
     if (system(command) != 0)
         return 2;
     vl_volume v;
-    vl_volume_create(&v, 7, 5, 3, VL_U16);
+    CHECK(vl_volume_create(&v, 7, 5, 3, VL_U16) == VL_OK, "cannot allocate the seed volume");
+    if (failures)
+        return test_finish("io_fuzz");
     for (int64_t i = 0; i < vl_volume_voxels(&v); i++)
         ((uint16_t *)v.data)[i] = (uint16_t)(i * 977);
     const char *names[] = {"seed.nii", "seed.nii.gz", "seed.nrrd", "seed.mha", "seed.mat", "seed.raw"};
     const int text[] = {0, 0, 1, 1, 0, 0};
-    int failures = 0;
     for (int f = 0; f < 6; f++) {
         char path[4200], mutant[4300];
         snprintf(path, sizeof path, "%.4000s/%s", dir, names[f]);
@@ -152,14 +153,13 @@ int main(int argc, char **argv)
         vl_write_options_default(&wo);
         wo.force = 1;
         wo.mat_class = VL_MAT_NATIVE;
-        if (vl_write_volume(path, &v, &wo) != VL_OK) {
-            fprintf(stderr, "FAIL: cannot write %s: %s\n", path, vl_last_error());
-            failures++;
+        const vl_status written = vl_write_volume(path, &v, &wo);
+        CHECK(written == VL_OK, "cannot write %s", path);
+        if (written != VL_OK)
             continue;
-        }
         unlink(mutant);
-        failures += fuzz_file(path, mutant, mutations, text[f]);
+        fuzz_file(path, mutant, mutations, text[f]);
     }
     vl_volume_free(&v);
-    return failures ? 1 : 0;
+    return test_finish("io_fuzz");
 }

@@ -265,9 +265,5 @@ int main(int argc, char **argv)
     test_label_narrowing(argv[1]);
     test_atomic(argv[1]);
     test_failed_write_leaves_nothing(argv[1]);
-    if (failures)
-        fprintf(stderr, "%d check(s) failed\n", failures);
-    else
-        printf("io round trips: all checks passed\n");
-    return failures ? 1 : 0;
+    return test_finish("io_roundtrip");
 }

@@ -8,12 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_check.h"
 #include "voxlabel/io.h"
 
 static int fixture(const char *out_path, const char *corners_path, int sheared, int flipped)
 {
     vl_volume v;
-    if (vl_volume_create(&v, 5, 4, 3, VL_U32) != VL_OK)
+    const vl_status created = vl_volume_create(&v, 5, 4, 3, VL_U32);
+    CHECK(created == VL_OK, "cannot allocate the fixture");
+    if (created != VL_OK)
         return 1;
     for (int64_t i = 0; i < vl_volume_voxels(&v); i++)
         ((uint32_t *)v.data)[i] = (uint32_t)(i % 7);
@@ -42,13 +45,14 @@ static int fixture(const char *out_path, const char *corners_path, int sheared, 
     vl_write_options_default(&options);
     options.force = 1;
     options.is_label_map = 1;
-    if (vl_write_volume(out_path, &v, &options) != VL_OK) {
-        fprintf(stderr, "write %s: %s\n", out_path, vl_last_error());
+    const vl_status written = vl_write_volume(out_path, &v, &options);
+    CHECK(written == VL_OK, "write %s", out_path);
+    FILE *corners = fopen(corners_path, "w");
+    CHECK(corners != NULL, "cannot write %s", corners_path);
+    if (written != VL_OK || !corners) {
+        vl_volume_free(&v);
         return 1;
     }
-    FILE *corners = fopen(corners_path, "w");
-    if (!corners)
-        return 1;
     for (int k = 0; k < 2; k++)
         for (int j = 0; j < 2; j++)
             for (int i = 0; i < 2; i++) {
@@ -56,9 +60,9 @@ static int fixture(const char *out_path, const char *corners_path, int sheared, 
                 vl_geometry_index_to_lps(&v.geometry, index[0], index[1], index[2], lps);
                 fprintf(corners, "%g %g %g %.9f %.9f %.9f\n", index[0], index[1], index[2], lps[0], lps[1], lps[2]);
             }
-    fclose(corners);
+    CHECK(fclose(corners) == 0, "cannot write %s", corners_path);
     vl_volume_free(&v);
-    return 0;
+    return failures != 0;
 }
 
 static int dump(const char *path, int mat_xy)

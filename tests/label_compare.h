@@ -10,7 +10,8 @@ extern "C" {
 #endif
 
 /* 1 when `b` (named b_name) equals the reference `a` (a_name): N, every voxel and every size. Otherwise
- * prints "FAIL <what>: ..." with the first difference on stdout and returns 0. */
+ * reports the first difference (REPORT_FAILURE of tests/test_check.h, on stderr) and returns 0, for the
+ * caller to count. */
 int vl_test_same_labelling(const vl_volume *a, const vl_label_result *ra, const char *a_name, const vl_volume *b,
                            const vl_label_result *rb, const char *b_name, const char *what);
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "test_check.h"
 #include "voxlabel/label.h"
 
 static uint64_t rng_state;
@@ -22,11 +23,11 @@ static int write_file(const char *directory, const char *name, const char *suffi
     char path[4096];
     snprintf(path, sizeof path, "%s/%s%s", directory, name, suffix);
     FILE *file = fopen(path, "wb");
-    if (!file || fwrite(data, 1, bytes, file) != bytes || fclose(file) != 0) {
-        fprintf(stderr, "cannot write %s\n", path);
-        return 0;
-    }
-    return 1;
+    int ok = file && fwrite(data, 1, bytes, file) == bytes;
+    if (file)
+        ok &= fclose(file) == 0;
+    CHECK(ok, "cannot write %s", path);
+    return ok;
 }
 
 static int write_labels(const char *directory, const char *name, const vl_volume *mask, int connectivity,
@@ -39,10 +40,10 @@ static int write_labels(const char *directory, const char *name, const vl_volume
     options.order = order;
     vl_volume labels;
     vl_label_result result;
-    if (vl_label_volume(mask, &labels, &options, &result) != VL_OK) {
-        fprintf(stderr, "%s: %s\n", name, vl_last_error());
+    const vl_status status = vl_label_volume(mask, &labels, &options, &result);
+    CHECK(status == VL_OK, "%s conn %d: labelling failed", name, connectivity);
+    if (status != VL_OK)
         return 0;
-    }
     char suffix[64];
     snprintf(suffix, sizeof suffix, ".c%d.%s", connectivity, order == VL_ORDER_MATLAB ? "matlab" : "xy");
     int ok = write_file(directory, name, suffix, labels.data, (size_t)vl_volume_voxels(&labels) * 4);
@@ -66,10 +67,9 @@ int main(int argc, char **argv)
     char manifest_path[4096];
     snprintf(manifest_path, sizeof manifest_path, "%s/manifest.txt", directory);
     FILE *manifest = fopen(manifest_path, "w");
-    if (!manifest) {
-        fprintf(stderr, "cannot write %s\n", manifest_path);
+    CHECK(manifest != NULL, "cannot write %s", manifest_path);
+    if (!manifest)
         return 1;
-    }
     for (int v = 0; v < count; v++) {
         int64_t nx, ny, nz;
         if (v < fixed) {
@@ -79,7 +79,10 @@ int main(int argc, char **argv)
             nz = 1 + (int64_t)(next_random() % 24);
         }
         vl_volume mask;
-        vl_volume_create(&mask, nx, ny, nz, VL_U8);
+        const vl_status created = vl_volume_create(&mask, nx, ny, nz, VL_U8);
+        CHECK(created == VL_OK, "cannot allocate a %lldx%lldx%lld mask", (long long)nx, (long long)ny, (long long)nz);
+        if (created != VL_OK)
+            return 1;
         uint8_t *data = mask.data;
         /* The first two volumes past the fixed shapes are empty and full; the rest span densities 0.05..0.6. */
         double density = v == fixed ? 0.0 : v == fixed + 1 ? 1.0 : 0.05 + 0.55 * (double)(next_random() % 1000) / 999.0;
@@ -101,6 +104,6 @@ int main(int argc, char **argv)
         if (!ok)
             return 1;
     }
-    fclose(manifest);
-    return 0;
+    CHECK(fclose(manifest) == 0, "cannot write %s", manifest_path);
+    return failures != 0;
 }

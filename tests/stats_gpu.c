@@ -11,8 +11,7 @@
 #include "voxlabel/label.h"
 #include "voxlabel/phantom.h"
 #include "voxlabel/stats.h"
-
-static int failures;
+#include "test_check.h"
 
 static vl_component_stats *compute(const vl_volume *labels, const vl_volume *intensity, uint32_t count,
                                    vl_stats_level level, vl_device_kind device)
@@ -23,10 +22,8 @@ static vl_component_stats *compute(const vl_volume *labels, const vl_volume *int
     options.device.kind = device;
     options.threads = 2;
     vl_component_stats *stats = NULL;
-    if (vl_component_stats_compute(labels, intensity, count, &options, &stats) != VL_OK) {
-        fprintf(stderr, "%s statistics failed: %s\n", device == VL_DEVICE_GPU ? "gpu" : "cpu", vl_last_error());
-        failures++;
-    }
+    CHECK(vl_component_stats_compute(labels, intensity, count, &options, &stats) == VL_OK, "%s statistics failed",
+          device == VL_DEVICE_GPU ? "gpu" : "cpu");
     return stats;
 }
 
@@ -66,17 +63,15 @@ static void compare(const char *name, const vl_volume *labels, const vl_volume *
                         y.weighted_centroid_lps[axis] = 0;
                 same &= memcmp(&x, &y, sizeof x) == 0;
             }
-            if (!same && differing++ < 3)
-                fprintf(stderr, "%s (%s): label %u differs: cpu voxels %llu mean %.17g median %.17g area %.17g, "
-                                "gpu voxels %llu mean %.17g median %.17g area %.17g\n",
-                        name, level ? "full" : "basic", k + 1, (unsigned long long)a->voxels, a->intensity_mean,
-                        a->intensity_median, a->surface_area_mm2, (unsigned long long)b->voxels, b->intensity_mean,
-                        b->intensity_median, b->surface_area_mm2);
+            if (!same && differing++ < 3) /* the first few; the CHECK below counts */
+                REPORT_FAILURE("%s (%s): label %u differs: cpu voxels %llu mean %.17g median %.17g area %.17g, "
+                               "gpu voxels %llu mean %.17g median %.17g area %.17g",
+                               name, level ? "full" : "basic", k + 1, (unsigned long long)a->voxels, a->intensity_mean,
+                               a->intensity_median, a->surface_area_mm2, (unsigned long long)b->voxels,
+                               b->intensity_mean, b->intensity_median, b->surface_area_mm2);
         }
-        if (differing) {
-            fprintf(stderr, "%s (%s): %d of %u components differ\n", name, level ? "full" : "basic", differing, count);
-            failures++;
-        } else
+        CHECK(differing == 0, "%s (%s): %d of %u components differ", name, level ? "full" : "basic", differing, count);
+        if (!differing)
             printf("%s (%s): %u components identical%s\n", name, level ? "full" : "basic", count,
                    exact ? "" : " (F32 intensity sums within 1e-9)");
         vl_component_stats_free(cpu);
@@ -89,8 +84,11 @@ static void random_case(const char *name, unsigned seed, int nx, int ny, int nz,
 {
     srand(seed);
     vl_volume labels, intensity;
-    vl_volume_create(&labels, nx, ny, nz, label_type);
-    vl_volume_create(&intensity, nx, ny, nz, intensity_type);
+    const int allocated = vl_volume_create(&labels, nx, ny, nz, label_type) == VL_OK &&
+                          vl_volume_create(&intensity, nx, ny, nz, intensity_type) == VL_OK;
+    CHECK(allocated, "%s: cannot allocate", name);
+    if (!allocated)
+        return;
     labels.geometry.spacing[0] = 0.75;
     labels.geometry.spacing[2] = 1.5;
     uint32_t previous = 0;
@@ -127,12 +125,11 @@ static void phantom_case(void)
     vl_label_options_default(&label_options);
     label_options.device.kind = VL_DEVICE_CPU;
     vl_label_result result;
-    if (vl_phantom_generate(&options, &hu) != VL_OK || vl_threshold(&hu, 64, 1e9, &mask) != VL_OK ||
-        vl_label_volume_cpu(&mask, &labels, &label_options, &result) != VL_OK) {
-        fprintf(stderr, "phantom: %s\n", vl_last_error());
-        failures++;
+    const int ready = vl_phantom_generate(&options, &hu) == VL_OK && vl_threshold(&hu, 64, 1e9, &mask) == VL_OK &&
+                      vl_label_volume_cpu(&mask, &labels, &label_options, &result) == VL_OK;
+    CHECK(ready, "phantom: generating, thresholding or labelling failed");
+    if (!ready)
         return;
-    }
     compare("phantom 256x256x96 HU>=64", &labels, &hu, result.count);
     vl_label_result_free(&result);
     vl_volume_free(&labels);
@@ -164,11 +161,9 @@ static void bad_label_case(void)
     vl_stats_options_default(&options);
     options.device.kind = VL_DEVICE_GPU;
     vl_component_stats *stats = NULL;
-    if (vl_component_stats_compute(&labels, NULL, 5, &options, &stats) != VL_ERR_INPUT || stats ||
-        !strstr(vl_last_error(), "voxel 1234 ")) {
-        fprintf(stderr, "bad label: expected VL_ERR_INPUT naming voxel 1234, got '%s'\n", vl_last_error());
-        failures++;
-    }
+    CHECK(vl_component_stats_compute(&labels, NULL, 5, &options, &stats) == VL_ERR_INPUT && !stats &&
+              strstr(vl_last_error(), "voxel 1234 "),
+          "bad label: expected VL_ERR_INPUT naming voxel 1234");
     vl_volume_free(&labels);
 }
 
@@ -177,10 +172,8 @@ int main(int argc, char **argv)
 {
     const int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
     char why[256];
-    if (!vl_device_gpu_usable(0, why, sizeof why)) {
-        printf("stats_gpu: skipped: %s\n", why);
-        return 77;
-    }
+    if (!vl_device_gpu_usable(0, why, sizeof why))
+        TEST_SKIP("stats_gpu: no usable GPU: %s", why);
     random_case("random u8 labels 37x29x23 i16", 1, 37, 29, 23, 9, VL_U8, VL_I16);
     random_case("random u16 labels 512x7x5 f32", 2, 512, 7, 5, 300, VL_U16, VL_F32);
     random_case("random u32 labels 1000x3x4 u8", 3, 1000, 3, 4, 5000, VL_U32, VL_U8);
@@ -191,10 +184,5 @@ int main(int argc, char **argv)
         phantom_case();
     giant_case();
     bad_label_case();
-    if (failures) {
-        fprintf(stderr, "stats_gpu: %d failures\n", failures);
-        return 1;
-    }
-    printf("stats_gpu: GPU == CPU on every case\n");
-    return 0;
+    return test_finish("stats_gpu");
 }
