@@ -1,6 +1,6 @@
 /* Internal: the per-pixel colour arithmetic, compiled unchanged into the CPU reference (src/image2d/color_cpu.c)
  * and the CUDA kernels (cuda/image2d/color_gpu.cu), so that both backends are bit-identical by construction. The
- * independent oracles live in tests/stages2d_hsv_exhaustive.c. */
+ * independent oracles live in tests/image2d_hsv_exhaustive.c. */
 #ifndef VL_COLOR_HSV_PIXEL_H
 #define VL_COLOR_HSV_PIXEL_H
 
