@@ -26,19 +26,12 @@ import nibabel as nib
 import numpy as np
 from scipy import ndimage
 
+from test_check import check, failures, finish
+
 voxlabel, work = sys.argv[1], sys.argv[2]
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
-failures = []
-checks = 0
 
-
-def check(condition, message):
-    global checks
-    checks += 1
-    if not condition:
-        failures.append(message)
-        print("FAIL:", message, flush=True)
 
 
 def run(*arguments):
@@ -211,5 +204,4 @@ for arguments, pattern in ((["--open", "0"], "--open: 0 is outside 1..64"), (["-
     check(r.returncode == 2 and pattern in r.stderr and r.stderr.count("\n") == 1 and not os.path.exists(out),
           f"{' '.join(arguments)}: exit {r.returncode} (want 2), stderr {r.stderr.strip()!r}, output left: {os.path.exists(out)}")
 
-print(f"cli_label_morphology: {checks} checks, {len(failures)} failed")
-sys.exit(1 if failures else 0)
+sys.exit(finish())

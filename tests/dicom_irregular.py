@@ -14,20 +14,14 @@ import numpy as np
 import pydicom
 from pydicom.uid import generate_uid
 
+from test_check import check, finish
+
 cli, work = sys.argv[1], sys.argv[2]
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
 base = os.path.join(work, "base")
 subprocess.run([cli, "phantom", "-o", base, "--size", "40x32x10", "--spacing", "2,3", "--quiet"], check=True)
-failures, checks = [], 0
 
-
-def check(condition, message):
-    global checks
-    checks += 1
-    if not condition:
-        failures.append(message)
-        print("FAIL:", message)
 
 
 def variant(name, edit):
@@ -133,5 +127,4 @@ def one_position(d):
     return d
 expect(variant("one_position", one_position), "warn", 3, "same position")
 
-print(f"{checks - len(failures)} passed, {len(failures)} failed")
-sys.exit(1 if failures else 0)
+sys.exit(finish())

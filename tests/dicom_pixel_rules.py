@@ -12,6 +12,8 @@ import nibabel
 import numpy as np
 import pydicom
 
+from test_check import check, finish
+
 cli, work = sys.argv[1], sys.argv[2]
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
@@ -19,16 +21,8 @@ base = os.path.join(work, "base")
 subprocess.run([cli, "phantom", "-o", base, "--size", "20x16x4", "--quiet"], check=True)
 paths = sorted(glob.glob(os.path.join(base, "*.dcm")))
 hu = np.stack([pydicom.dcmread(p).pixel_array.astype(int) - 1024 for p in paths])  # [k][row][col]
-failures, checks = [], 0
 rng = np.random.default_rng(5)
 
-
-def check(condition, message):
-    global checks
-    checks += 1
-    if not condition:
-        failures.append(message)
-        print("FAIL:", message)
 
 
 def run(name, edit, *options):
@@ -89,5 +83,4 @@ ours, _ = run("padding_keep", padding, "--keep-padding")
 if ours is not None:
     check(np.array_equal(ours, hu), "--keep-padding: HU differ")
 
-print(f"{checks - len(failures)} passed, {len(failures)} failed")
-sys.exit(1 if failures else 0)
+sys.exit(finish())

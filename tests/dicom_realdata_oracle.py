@@ -15,6 +15,8 @@ import sys
 
 import numpy as np
 
+from test_check import check, finish
+
 try:
     import nibabel
     import pydicom
@@ -31,16 +33,7 @@ if shutil.which("dcm2niix") is None:
     sys.exit(77)
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
-failures = []
-checks = 0
 
-
-def check(condition, message):
-    global checks
-    checks += 1
-    if not condition:
-        failures.append(message)
-        print("FAIL:", message)
 
 
 def convert(source, name, *options):
@@ -254,5 +247,4 @@ sizes = sorted(line.split("size:")[1].split(",")[0].strip() for line in info.std
 check(sizes == sorted(["512 x 256", "512 x 512", "512 x 256", "650 x 741 (colour samples)",
                        "650 x 512 (colour samples)"]), f"philips study sizes {sizes}")
 
-print(f"{checks - len(failures)} passed, {len(failures)} failed")
-sys.exit(1 if failures else 0)
+sys.exit(finish())
