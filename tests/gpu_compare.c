@@ -7,7 +7,8 @@
 #include "label/label_gpu.h"
 #include "test_check.h"
 
-const vl_label_order vl_gpu_test_orders[3] = {VL_ORDER_MATLAB, VL_ORDER_MATLAB_XY, VL_ORDER_SIZE};
+const vl_label_order vl_gpu_test_orders[4] = {VL_ORDER_MATLAB, VL_ORDER_MATLAB_XY, VL_ORDER_SIZE,
+                                             VL_ORDER_SIZE_RASTER};
 
 /* Runs CPU and GPU on `mask` and compares everything; prints the first difference. */
 int vl_gpu_test_compare(const vl_volume *mask, int connectivity, vl_label_order order, int64_t slab_depth,
@@ -65,7 +66,7 @@ int vl_gpu_test_compare_all(const vl_volume *mask, const char *name, const int *
 {
     int failed = 0;
     for (int i = 0; i < conn_count; i++)
-        for (int o = 0; o < 3; o++) {
+        for (int o = 0; o < 4; o++) {
             char what[800];
             snprintf(what, sizeof what, "%s conn %d order %s", name, conns[i], vl_label_order_name(vl_gpu_test_orders[o]));
             if (!vl_gpu_test_compare(mask, conns[i], vl_gpu_test_orders[o], 0, what))

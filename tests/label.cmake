@@ -16,3 +16,20 @@ set_tests_properties(label_fixed_octave_reference PROPERTIES LABELS unit)
 vl_test_exe(label_slabs ${CMAKE_CURRENT_LIST_DIR}/label_slabs.c ${CMAKE_CURRENT_LIST_DIR}/label_compare.c)
 add_test(NAME label_slabs COMMAND label_slabs)
 set_tests_properties(label_slabs PROPERTIES LABELS unit)
+
+# `--order size-raster` against ITK ConnectedComponentImageFilter + RelabelComponentImageFilter (conn 6
+# and 26; ITK has no 18), byte for byte, on random volumes with many size ties and on the real CT series
+# (noted and left out when ../shared is absent); also checks that `size` differs from ITK on ties.
+# Needs ITK (Debian libinsighttoolkit5-dev, scripts/deps/stats.txt); not built without it.
+find_package(ITK 5 QUIET COMPONENTS ITKConnectedComponents ITKImageSources ITKCommon)
+if(ITK_FOUND)
+  vl_test_exe(label_itk_order ${CMAKE_CURRENT_LIST_DIR}/label_itk_order.cxx)
+  target_include_directories(label_itk_order PRIVATE ${ITK_INCLUDE_DIRS})
+  target_link_libraries(label_itk_order PRIVATE ${ITK_LIBRARIES})
+  add_test(NAME label_itk_order
+           COMMAND label_itk_order ${VL_SHARED_DATA}/dicom/dcmqi_ct_3slice ${VL_SHARED_DATA}/dicom/dcm_qa_ct_philips_study
+                   ${VL_SHARED_DATA}/dicom/dcm_qa_ct_ge_tilt ${VL_SHARED_DATA}/dicom/dcm_qa_ct_philips_tilt)
+  set_tests_properties(label_itk_order PROPERTIES LABELS oracle)
+else()
+  message(STATUS "voxlabel: ITK not found, label_itk_order is not built")
+endif()

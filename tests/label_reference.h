@@ -49,14 +49,16 @@ static uint32_t reference_label(const uint8_t *mask, int64_t nx, int64_t ny, int
     uint32_t count = 0;
     for (int64_t z = 0; z < nz; z++)
         for (int64_t outer = 0; outer < nx * ny; outer++) {
-            /* MATLAB key order walks x-major inside a slice; raster walks y-major. */
-            int64_t x = order == VL_ORDER_MATLAB_XY ? outer % nx : outer / ny;
-            int64_t y = order == VL_ORDER_MATLAB_XY ? outer / nx : outer % ny;
+            /* MATLAB key order walks x-major inside a slice; raster (matlab-xy, size-raster) walks y-major. */
+            const int raster = order == VL_ORDER_MATLAB_XY || order == VL_ORDER_SIZE_RASTER;
+            int64_t x = raster ? outer % nx : outer / ny;
+            int64_t y = raster ? outer / nx : outer % ny;
             int64_t start = x + nx * (y + ny * z);
             if (!mask[start] || labels[start])
                 continue;
             count++;
-            first_key[count] = (uint64_t)(z * nx * ny + x * ny + y);
+            /* The walk meets each component first at its minimum key: the size orders' tie-break. */
+            first_key[count] = (uint64_t)(raster ? z * nx * ny + y * nx + x : z * nx * ny + x * ny + y);
             int64_t top = 0;
             stack[top++] = start;
             labels[start] = count;
@@ -80,7 +82,7 @@ static uint32_t reference_label(const uint8_t *mask, int64_t nx, int64_t ny, int
                         }
             }
         }
-    if (order == VL_ORDER_SIZE && count > 0) {
+    if ((order == VL_ORDER_SIZE || order == VL_ORDER_SIZE_RASTER) && count > 0) {
         reference_rank *ranks = malloc(count * sizeof *ranks);
         uint32_t *renumber = malloc(((size_t)count + 1) * sizeof *renumber);
         for (uint32_t l = 1; l <= count; l++)

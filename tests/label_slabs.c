@@ -105,7 +105,7 @@ static void fill(vl_volume *mask, int pattern)
 int main(void)
 {
     static const int connectivities[] = {6, 18, 26, 4, 8};
-    static const vl_label_order orders[] = {VL_ORDER_MATLAB, VL_ORDER_MATLAB_XY, VL_ORDER_SIZE};
+    static const vl_label_order orders[] = {VL_ORDER_MATLAB, VL_ORDER_MATLAB_XY, VL_ORDER_SIZE, VL_ORDER_SIZE_RASTER};
     int cases = 0, identical = 0;
     for (int c = 0; c < 150; c++) {
         const int64_t nx = 1 + (int64_t)(next_random() % 24), ny = 1 + (int64_t)(next_random() % 24),
@@ -117,7 +117,7 @@ int main(void)
             return test_finish("label_slabs");
         fill(&mask, c % 4);
         const int connectivity = connectivities[c % 5];
-        const vl_label_order order = orders[c / 5 % 3];
+        const vl_label_order order = orders[c / 5 % 4];
         const int64_t depth = 1 + (int64_t)(next_random() % (uint64_t)nz);
         char what[160];
         snprintf(what, sizeof what, "case %d %lldx%lldx%lld pattern %d conn %d order %s depth %lld", c, (long long)nx,

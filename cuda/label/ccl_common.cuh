@@ -53,8 +53,8 @@ __device__ __forceinline__ uint32_t fdiv(uint32_t n, FastDiv f)
     return (t + ((n - t) >> f.sh1)) >> f.sh2;
 }
 
-/* The volume seen as a node grid. XY = true: nodes pair voxels along x (order matlab-xy);
- * false: along y (orders matlab and size). */
+/* The volume seen as a node grid. XY = true: nodes pair voxels along x (orders matlab-xy
+ * and size-raster); false: along y (orders matlab and size). */
 struct Grid {
     int64_t nx, ny, nz;
     int64_t sxy;          /* nx*ny */

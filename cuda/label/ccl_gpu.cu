@@ -96,7 +96,7 @@ extern "C" vl_status vl_gpu_label_device(const uint8_t *mask, uint32_t *labels, 
     if (!vl_gpu_label_shape_ok(nx, ny, nz))
         return vl_fail(VL_ERR_DEVICE, "gpu: a %lldx%lldx%lld volume is beyond the GPU labeller's limits (2^33 voxels)",
                        (long long)nx, (long long)ny, (long long)nz);
-    const bool xy = order == VL_ORDER_MATLAB_XY;
+    const bool xy = vl_label_order_is_raster(order) != 0; /* matlab-xy, size-raster */
     const Grid g = make_grid(nx, ny, nz, xy);
     const uint64_t segments = (uint64_t)nz * g.n1 * g.nseg;
     cudaStream_t stream = static_cast<cudaStream_t>(stream_handle);
@@ -113,7 +113,7 @@ extern "C" vl_status vl_gpu_label_device(const uint8_t *mask, uint32_t *labels, 
     BlockList list{nullptr, nullptr, g.nodes / 32 + 32, kEmpty};
     uint32_t count = 0;
     bool by_size = false;
-    const uint32_t *new_label = nullptr; /* size order: matlab label -> size-order label */
+    const uint32_t *new_label = nullptr; /* size orders: key-order label -> size-order label */
 
 #define CUDA_TRY_OR_DONE(call, what)                    \
     do {                                           \
@@ -169,13 +169,13 @@ extern "C" vl_status vl_gpu_label_device(const uint8_t *mask, uint32_t *labels, 
     {
         void *block = nullptr;
         const size_t sizes_bytes = round_up((size_t)count * sizeof(unsigned long long));
-        const size_t order_bytes = order == VL_ORDER_SIZE ? size_order_scratch_bytes(count, nx * ny * nz) : 0;
+        const size_t order_bytes = vl_label_order_by_size(order) ? size_order_scratch_bytes(count, nx * ny * nz) : 0;
         VL_TRY(scratch.allocate(&block, sizes_bytes + order_bytes, "allocating component sizes"));
         sizes = static_cast<unsigned long long *>(block);
         order_temp = static_cast<char *>(block) + sizes_bytes;
     }
     CUDA_TRY_OR_DONE(cudaMemsetAsync(sizes, 0, (size_t)count * sizeof(unsigned long long), stream), "clearing sizes");
-    by_size = order == VL_ORDER_SIZE && count > 0;
+    by_size = vl_label_order_by_size(order) && count > 0; /* size, size-raster */
     /* `size` order: the sizes first, then the voxels straight in size order, instead of a write and a
      * remap pass over the labels: the remap's read and write of every label, for a separate sizes pass
      * (chosen by measurement on the bench, bench/gpu_bench.c). */

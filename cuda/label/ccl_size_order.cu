@@ -1,6 +1,7 @@
-/* `size` order on the device: a stable descending radix sort of the component sizes (CUB) over labels
- * numbered in `matlab` order, so equal sizes keep the matlab key as tie-break. The result is a table from
- * matlab label to size-order label, which the write pass applies.
+/* `size` and `size-raster` orders on the device: a stable descending radix sort of the component sizes
+ * (CUB) over labels numbered in `matlab` order (`size`) or `matlab-xy` order (`size-raster`), so equal
+ * sizes keep that key as tie-break. The result is a table from key-order label to size-order label, which
+ * the write pass applies.
  *
  * The sort keys are as narrow as the sizes allow: 32-bit when the volume has fewer than 2^32 voxels, and
  * for many components only the bits of the largest size (a reduction and an 8-byte read-back find it).

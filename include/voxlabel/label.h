@@ -4,7 +4,9 @@
  * key, the minimum over the component's voxels of (docs/design.md §4):
  *   VL_ORDER_MATLAB     z*nx*ny + x*ny + y   (bwlabeln on V(y+1,x+1,z+1), volumes stacked from dicomread)
  *   VL_ORDER_MATLAB_XY  z*nx*ny + y*nx + x   (bwlabeln on V(x+1,y+1,z+1); scipy, cc3d and ITK raster order)
- *   VL_ORDER_SIZE       descending voxel count, ties by the MATLAB key (ITK RelabelComponentImageFilter)
+ *   VL_ORDER_SIZE       descending voxel count, ties by the MATLAB key
+ *   VL_ORDER_SIZE_RASTER descending voxel count, ties by the matlab-xy (raster) key: exactly the numbering of
+ *                       ITK's ConnectedComponentImageFilter + RelabelComponentImageFilter on V(x,y,z)
  * Connectivity 6, 18, 26 is 3D; 4 and 8 label every z-slice on its own (numbering stays global, as
  * Octave's bwlabeln(BW, 8) does on a 3D array). */
 #ifndef VOXLABEL_LABEL_H
@@ -22,7 +24,8 @@ extern "C" {
 typedef enum vl_label_order {
     VL_ORDER_MATLAB = 0,
     VL_ORDER_MATLAB_XY,
-    VL_ORDER_SIZE
+    VL_ORDER_SIZE,
+    VL_ORDER_SIZE_RASTER
 } vl_label_order;
 
 typedef struct vl_label_options {
@@ -44,8 +47,13 @@ typedef struct vl_label_result {
 
 void vl_label_options_default(vl_label_options *options);
 const char *vl_label_order_name(vl_label_order order);
-/* Parses "matlab", "matlab-xy" or "size". */
+/* Parses "matlab", "matlab-xy", "size" or "size-raster". */
 vl_status vl_label_order_parse(const char *text, vl_label_order *order);
+/* 1 for the raster family (matlab-xy, size-raster): keys and ties in x-fastest order, and a MAT file
+ * written or read as V(x,y,z); 0 for the column-major family (matlab, size). */
+int vl_label_order_is_raster(vl_label_order order);
+/* 1 for the orders by descending size (size, size-raster). */
+int vl_label_order_by_size(vl_label_order order);
 int vl_connectivity_is_valid(int connectivity);
 
 /* Labels the nonzero voxels of `mask` (U8) into `labels` (created here as U32, same geometry). */

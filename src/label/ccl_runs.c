@@ -7,6 +7,7 @@
 
 #include "label/ccl_runs.h"
 #include "core/memory.h"
+#include "label/size_rank.h"
 #include "voxlabel/error.h"
 
 /* ---- extraction ---------------------------------------------------------------------------------- */
@@ -211,6 +212,19 @@ static vl_status rank_components(const vl_runs *runs, const uint32_t *component_
     if (order == VL_ORDER_MATLAB_XY) {
         for (uint32_t c = 0; c < components; c++)
             rank[c] = c;
+        return VL_OK;
+    }
+    if (order == VL_ORDER_SIZE_RASTER) {
+        /* c is already the rank by the raster key: sort by size, ties by c. */
+        vl_ranked_label *ranked = malloc(((size_t)components + 1) * sizeof *ranked);
+        if (!ranked)
+            return vl_fail(VL_ERR_MEMORY, "label: cannot allocate the order table for %u components", components);
+        for (uint32_t c = 0; c < components; c++)
+            ranked[c] = (vl_ranked_label){sizes[c], c};
+        qsort(ranked, components, sizeof *ranked, vl_compare_larger_first);
+        for (uint32_t position = 0; position < components; position++)
+            rank[ranked[position].label] = position;
+        free(ranked);
         return VL_OK;
     }
     const int64_t nx = runs->nx, ny = runs->ny, slice = nx * ny;

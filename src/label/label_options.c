@@ -20,19 +20,30 @@ const char *vl_label_order_name(vl_label_order order)
     case VL_ORDER_MATLAB: return "matlab";
     case VL_ORDER_MATLAB_XY: return "matlab-xy";
     case VL_ORDER_SIZE: return "size";
+    case VL_ORDER_SIZE_RASTER: return "size-raster";
     }
     return "unknown";
 }
 
 vl_status vl_label_order_parse(const char *text, vl_label_order *order)
 {
-    static const vl_label_order all[] = {VL_ORDER_MATLAB, VL_ORDER_MATLAB_XY, VL_ORDER_SIZE};
+    static const vl_label_order all[] = {VL_ORDER_MATLAB, VL_ORDER_MATLAB_XY, VL_ORDER_SIZE, VL_ORDER_SIZE_RASTER};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (strcmp(text, vl_label_order_name(all[i])) == 0) {
             *order = all[i];
             return VL_OK;
         }
-    return vl_fail(VL_ERR_ARGUMENT, "--order: '%s' is not one of matlab, matlab-xy, size", text);
+    return vl_fail(VL_ERR_ARGUMENT, "--order: '%s' is not one of matlab, matlab-xy, size, size-raster", text);
+}
+
+int vl_label_order_is_raster(vl_label_order order)
+{
+    return order == VL_ORDER_MATLAB_XY || order == VL_ORDER_SIZE_RASTER;
+}
+
+int vl_label_order_by_size(vl_label_order order)
+{
+    return order == VL_ORDER_SIZE || order == VL_ORDER_SIZE_RASTER;
 }
 
 int vl_connectivity_is_valid(int connectivity)

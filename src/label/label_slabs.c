@@ -5,7 +5,8 @@
  * minimum key of their voxels, and every key in a lower slab is smaller than every key in a higher one,
  * so ids sort exactly like the minimum keys of the pieces they name. A component's minimum key is then
  * that of its smallest id, and uniting toward the smaller id leaves each component rooted at it: the
- * roots in id order are the components in key order. The `size` order sorts those by size afterwards. */
+ * roots in id order are the components in key order. The `size` order (slabs in `matlab` order) and the
+ * `size-raster` order (slabs in `matlab-xy` order) sort those by size afterwards, a tie keeping the key order. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,7 +118,7 @@ static vl_status number_components(uint32_t *parent, const slab_table *table, vl
         result->sizes[parent[id] - 1] += table->sizes[id];
     }
     result->count = components;
-    if (order != VL_ORDER_SIZE || components == 0)
+    if (!vl_label_order_by_size(order) || components == 0)
         return VL_OK;
     vl_ranked_label *ranked = malloc((size_t)components * sizeof *ranked);
     uint32_t *rank = malloc(((size_t)components + 1) * sizeof *rank);
@@ -204,7 +205,7 @@ vl_status vl_label_in_slabs(const vl_volume *mask, vl_volume *labels, const vl_l
     labels->geometry = mask->geometry;
     const int64_t slice = mask->nx * mask->ny;
     /* Slabs are numbered in an order whose ids sort like keys; `size` sorts after the merge. */
-    const vl_label_order slab_order = options->order == VL_ORDER_MATLAB_XY ? VL_ORDER_MATLAB_XY : VL_ORDER_MATLAB;
+    const vl_label_order slab_order = vl_label_order_is_raster(options->order) ? VL_ORDER_MATLAB_XY : VL_ORDER_MATLAB;
     slab_table table = {0};
     for (int64_t z0 = 0; z0 < mask->nz;) {
         const int64_t d = depth < mask->nz - z0 ? depth : mask->nz - z0;

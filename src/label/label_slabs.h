@@ -21,7 +21,7 @@ typedef vl_status (*vl_slab_labeller)(void *context, const vl_volume *slab_mask,
 
 /* Labels `mask` into `labels` (created here, U32) in slabs of at most `depth` slices, each through
  * `label_slab`. A volume that fits in one slab is labelled in one call in the requested order; otherwise
- * the slabs are labelled in `matlab` or `matlab-xy` order and merged. *slabs gets the number of slabs.
+ * the slabs are labelled in `matlab` or `matlab-xy` order (the order's key family) and merged. *slabs gets the number of slabs.
  * Fills result->count and result->sizes; the device fields are the caller's. */
 vl_status vl_label_in_slabs(const vl_volume *mask, vl_volume *labels, const vl_label_options *options, int64_t depth,
                             vl_slab_labeller label_slab, void *context, vl_label_result *result, int64_t *slabs);

@@ -1,5 +1,5 @@
-/* Internal: ranking labels by size, largest first and ties to the lower label (the `size` order's rule),
- * for the z-slab merge (src/label/label_slabs.c) and the --largest filter (src/label/label_filter.c). */
+/* Internal: ranking labels by size, largest first and ties to the lower label (the rule of the `size` and
+ * `size-raster` orders), for the CPU numbering (src/label/ccl_runs.c), the z-slab merge (src/label/label_slabs.c) and the --largest filter (src/label/label_filter.c). */
 #ifndef VL_SIZE_RANK_H
 #define VL_SIZE_RANK_H
 
