@@ -2,7 +2,7 @@
  * behind vl_label_volume (vl_label_volume_gpu), which labels in z-slabs (src/label/label_slabs.c) a volume
  * that the device memory or the node numbering cannot take at once. Phases: union-find (ccl_blocks.cu),
  * flatten + root bitmask, per-segment root counts -> CUB exclusive scan, labels + sizes
- * (ccl_relabel.cu), and for `size` order a CUB sort (ccl_size_order.cu). Device memory beyond mask +
+ * (ccl_relabel.cu), and for the `size` and `size-raster` orders a CUB sort (ccl_size_order.cu). Device memory beyond mask +
  * labels: two u32 per 128-voxel-pair segment, one bit per voxel pair (roots), one u32 per 32 voxel
  * pairs (the block list), and O(components) for sizes and the size order. */
 #include <cub/device/device_scan.cuh>

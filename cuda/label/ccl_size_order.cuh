@@ -1,4 +1,4 @@
-/* `size` order on the device (cuda/label/ccl_size_order.cu). */
+/* `size` and `size-raster` orders on the device (cuda/label/ccl_size_order.cu). */
 #ifndef VL_CCL_SIZE_ORDER_CUH
 #define VL_CCL_SIZE_ORDER_CUH
 

@@ -204,7 +204,7 @@ vl_status vl_label_in_slabs(const vl_volume *mask, vl_volume *labels, const vl_l
         return status;
     labels->geometry = mask->geometry;
     const int64_t slice = mask->nx * mask->ny;
-    /* Slabs are numbered in an order whose ids sort like keys; `size` sorts after the merge. */
+    /* Slabs are numbered in an order whose ids sort like keys; `size` and `size-raster` sort after the merge. */
     const vl_label_order slab_order = vl_label_order_is_raster(options->order) ? VL_ORDER_MATLAB_XY : VL_ORDER_MATLAB;
     slab_table table = {0};
     for (int64_t z0 = 0; z0 < mask->nz;) {
