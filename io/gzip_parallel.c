@@ -5,10 +5,12 @@
  * an empty final block ends the stream. The bytes depend on the block size, not on the thread count.
  * Whole blocks are compressed where the caller's data lies; only a block that straddles two writes is
  * copied, so the voxels are not copied a second time on one core. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/parallel.h"
+#include "voxlabel/atomic_file.h"
 #include "voxlabel/error.h"
 #include "volume_helpers.h"
 
@@ -64,8 +66,12 @@ static void *compress_block(void *argument)
 
 static vl_status write_bytes(vl_pgz *z, const void *data, size_t bytes)
 {
-    if (fwrite(data, 1, bytes, z->file) != bytes)
-        return vl_fail(VL_ERR_OUTPUT, "%s: write failed (disk full?)", z->path);
+    errno = 0;
+    if (fwrite(data, 1, bytes, z->file) != bytes) {
+        char shown[VL_PATH_MAX];
+        return vl_fail(VL_ERR_OUTPUT, "%s: write failed: %s", vl_output_name(z->path, shown, sizeof shown),
+                       errno ? strerror(errno) : "disk full or I/O error");
+    }
     return VL_OK;
 }
 

@@ -1,10 +1,12 @@
 #define _POSIX_C_SOURCE 200809L
 /* Voxel I/O shared by the NIfTI, NRRD and raw readers and writers. gzread takes an unsigned length and
  * returns an int, so volumes over 2 GiB are read in 256 MiB pieces. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "voxlabel/atomic_file.h"
 #include "voxlabel/error.h"
 #include "volume_helpers.h"
 
@@ -43,8 +45,12 @@ static vl_status sink_write(const data_sink *sink, const void *data, size_t byte
 {
     if (sink->z)
         return vl_pgz_write(sink->z, data, bytes);
-    if (fwrite(data, 1, bytes, sink->out) != bytes)
-        return vl_fail(VL_ERR_OUTPUT, "%s: write failed (disk full?)", sink->path);
+    errno = 0;
+    if (fwrite(data, 1, bytes, sink->out) != bytes) {
+        char shown[VL_PATH_MAX];
+        return vl_fail(VL_ERR_OUTPUT, "%s: write failed: %s", vl_output_name(sink->path, shown, sizeof shown),
+                       errno ? strerror(errno) : "disk full or I/O error");
+    }
     return VL_OK;
 }
 
