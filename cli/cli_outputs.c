@@ -16,7 +16,7 @@
 #include "cli_outputs.h"
 
 /* mkdir -p: creates `directory` and its missing parents, recording each one made so that abort removes them. */
-static int make_directories(cli_outputs *outputs)
+static int make_directories(cli_outputs *outputs, int attempt)
 {
     char *path = outputs->directory;
     size_t length = strlen(path);
@@ -59,15 +59,23 @@ static int make_directories(cli_outputs *outputs)
             outputs->created_directory++;
         }
         path[missing[i]] = saved;
+        if (!made && error == ENOENT && attempt < 8)
+            /* A parent made by another run went again (that run failed): start over, a few times. */
+            return make_directories(outputs, attempt + 1);
         if (!made && error != EEXIST) /* EEXIST: another run made it meanwhile, which is fine */
             return cli_error(CLI_EXIT_OUTPUT, "%s: cannot create the output directory: %s", path, strerror(error));
     }
     return 0;
 }
 
+/* Removes the empty directories this run made, deepest first. The output directory itself goes only while
+ * this run holds its lock: otherwise another run that found it may be writing there. */
 static void remove_created_directories(cli_outputs *outputs)
 {
+    const int own_output = outputs->lock_fd >= 0;
     for (int i = 0; i < outputs->created_directory; i++) {
+        if (i == 0 && !own_output && outputs->created_length[0] == (int)strlen(outputs->directory))
+            continue;
         char saved = outputs->directory[outputs->created_length[i]];
         outputs->directory[outputs->created_length[i]] = '\0';
         rmdir(outputs->directory); /* only succeeds when empty */
@@ -148,19 +156,20 @@ int cli_outputs_prepare(cli_outputs *outputs, const char *directory, const char 
     outputs->force = force;
     struct stat info;
     if (stat(outputs->directory, &info) != 0) {
-        int code = make_directories(outputs);
+        int code = make_directories(outputs, 0);
         if (code) {
             remove_created_directories(outputs);
             return code;
         }
+        if (stat(outputs->directory, &info) != 0 || !S_ISDIR(info.st_mode))
+            return cli_error(CLI_EXIT_OUTPUT, "%s: the output directory vanished while it was being created",
+                             directory);
     } else if (!S_ISDIR(info.st_mode)) {
         return cli_error(CLI_EXIT_OUTPUT, "%s: exists and is not a directory", directory);
     }
     int code = lock_directory(outputs);
-    if (code) {
-        remove_created_directories(outputs);
-        return code;
-    }
+    if (code)
+        return code; /* the directory is another run's now: leave it */
     vl_staging_sweep(outputs->directory);
     for (int i = 0; i < count; i++) {
         snprintf(outputs->final_path[i], CLI_PATH_SIZE, "%s/%s", outputs->directory, names[i]);
