@@ -231,6 +231,6 @@ void cli_outputs_abort(cli_outputs *outputs)
         unlink(outputs->staged_path[i]);
     forget_staged(outputs);
     outputs->count = 0;
+    remove_created_directories(outputs); /* while still holding the lock */
     unlock_directory(outputs);
-    remove_created_directories(outputs);
 }
