@@ -5,12 +5,14 @@
  *     stacked from dicomread slices; voxel (x,y,z) is MATLAB's column-major element y + ny*(x + nx*z).
  *   1 (`matlab-xy`): V(x+1, y+1, z+1), size(V) = [nx ny nz]: MATLAB's column-major order is our x-fastest one.
  * A MAT file carries no geometry: volumes read from one get identity axes and unit spacing. */
+#define _POSIX_C_SOURCE 200809L /* fseeko, ftello */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <matio.h>
+#include <zlib.h>
 
 #include "voxlabel/atomic_file.h"
 #include "voxlabel/error.h"
@@ -144,6 +146,232 @@ static vl_status choose_variable(mat_t *mat, const char *requested, const char *
     return vl_fail(VL_ERR_INPUT, "%s: holds no real numeric array of rank 2 or 3", path);
 }
 
+
+/* ---- the file is checked before libmatio allocates (libmatio trusts the dims field: a 1 KB file can claim 8 GB) ----
+ * For a v5/v7 file the element of the variable to read is found by walking the top-level tags, and:
+ *   - every element must lie inside the file;
+ *   - the real part's stored byte count must be exactly numel x the size of its stored type, and lie inside the
+ *     element (so no voxel is left to uninitialised memory, and an unknown data type is refused);
+ *   - a compressed (miCOMPRESSED) element is inflated with a fixed buffer, counting: its stream must be complete
+ *     and hold the whole inner element, which cannot be larger than deflate's limit of 1032 bytes a byte in. */
+enum { MI_INT8 = 1, MI_UINT8, MI_INT16, MI_UINT16, MI_INT32, MI_UINT32, MI_SINGLE, MI_DOUBLE = 9, MI_INT64 = 12,
+       MI_UINT64, MI_MATRIX, MI_COMPRESSED };
+#define VL_DEFLATE_MAX_RATIO 1032u
+
+static int mi_type_size(uint32_t type)
+{
+    switch (type) {
+    case MI_INT8: case MI_UINT8: return 1;
+    case MI_INT16: case MI_UINT16: return 2;
+    case MI_INT32: case MI_UINT32: case MI_SINGLE: return 4;
+    case MI_DOUBLE: case MI_INT64: case MI_UINT64: return 8;
+    default: return 0;
+    }
+}
+
+typedef struct {
+    int swap;
+} mat5_reader;
+
+static uint32_t word_at(const mat5_reader *r, const unsigned char *b)
+{
+    uint32_t v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+    return r->swap ? __builtin_bswap32(v) : v;
+}
+
+/* Reads one tag at b (n bytes there): type, byte count, where its data begin and how many bytes it takes in all
+ * (padded to 8). Returns 0 if the tag does not fit. */
+static int read_tag(const mat5_reader *r, const unsigned char *b, uint64_t n, uint32_t *type, uint64_t *bytes,
+                    uint64_t *data_at, uint64_t *total)
+{
+    if (n < 8)
+        return 0;
+    uint32_t first = word_at(r, b);
+    if (first >> 16) { /* small data element: type and count in one word, data in the next 4 bytes */
+        *type = first & 0xffff;
+        *bytes = first >> 16;
+        *data_at = 4;
+        *total = 8;
+        return *bytes <= 4;
+    }
+    *type = first;
+    *bytes = word_at(r, b + 4);
+    *data_at = 8;
+    *total = 8 + ((*bytes + 7) & ~(uint64_t)7);
+    return 1;
+}
+
+/* Checks the head of a miMATRIX element's contents (b, n bytes available of `size` claimed): its array flags,
+ * dims, name and the real part's tag. Sets *matches when the name is `name`. */
+static vl_status check_matrix_head(const mat5_reader *r, const unsigned char *b, uint64_t n, uint64_t size,
+                                   const char *name, const char *path, int *matches)
+{
+    *matches = 0;
+    uint32_t type;
+    uint64_t bytes, data_at, total, at = 0;
+    /* array flags */
+    if (!read_tag(r, b, n, &type, &bytes, &data_at, &total) || total > n || bytes < 8)
+        return VL_OK; /* not a variable libmatio reads as a volume; libmatio answers for it */
+    const uint32_t class_byte = word_at(r, b + data_at) & 0xff;
+    at += total;
+    /* dims */
+    if (!read_tag(r, b + at, n - at, &type, &bytes, &data_at, &total) || at + total > n || bytes % 4)
+        return VL_OK;
+    uint64_t numel = 1;
+    int overflow = 0;
+    for (uint64_t d = 0; d < bytes / 4; d++) {
+        const uint64_t dim = word_at(r, b + at + data_at + 4 * d);
+        if (dim && numel > UINT64_MAX / dim)
+            overflow = 1;
+        numel *= dim;
+    }
+    at += total;
+    /* name */
+    if (!read_tag(r, b + at, n - at, &type, &bytes, &data_at, &total) || at + total > n)
+        return VL_OK;
+    const size_t name_length = strlen(name);
+    if (bytes != name_length || memcmp(b + at + data_at, name, name_length) != 0)
+        return VL_OK;
+    *matches = 1;
+    at += total;
+    if (class_byte < 6 || class_byte > 15) /* not numeric (6 double .. 15 uint64): refused later by class */
+        return VL_OK;
+    if (overflow)
+        return vl_fail(VL_ERR_INPUT, "%s: variable '%s' claims more elements than 2^64", path, name);
+    if (!read_tag(r, b + at, n - at, &type, &bytes, &data_at, &total))
+        return vl_fail(VL_ERR_INPUT, "%s: variable '%s' has no data element", path, name);
+    const int element = mi_type_size(type);
+    if (!element)
+        return vl_fail(VL_ERR_INPUT, "%s: variable '%s' stores its data as an unknown type (%u)", path, name,
+                       (unsigned)type);
+    if (numel > UINT64_MAX / (uint64_t)element || bytes != numel * (uint64_t)element)
+        return vl_fail(VL_ERR_INPUT,
+                       "%s: variable '%s' claims %llu elements (%llu bytes) but its data element holds %llu bytes",
+                       path, name, (unsigned long long)numel,
+                       numel > UINT64_MAX / (uint64_t)element ? 0ull : (unsigned long long)(numel * element),
+                       (unsigned long long)bytes);
+    if (at + data_at + bytes > size)
+        return vl_fail(VL_ERR_INPUT, "%s: variable '%s': its data run past the end of its element", path, name);
+    return VL_OK;
+}
+
+/* Inflates `compressed` bytes of f from the current position, keeping the first `head_size` bytes in head and
+ * counting the rest; *out_total is what the stream inflates to, capped at cap + 1. */
+static vl_status inflate_counting(FILE *f, uint64_t compressed, unsigned char *head, size_t head_size,
+                                  size_t *head_got, uint64_t cap, uint64_t *out_total, int *complete)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit(&z) != Z_OK)
+        return vl_fail(VL_ERR_MEMORY, "cannot start zlib");
+    unsigned char in[65536], out[65536];
+    uint64_t left = compressed, total = 0;
+    int ret = Z_OK;
+    *head_got = 0;
+    *complete = 0;
+    while (ret != Z_STREAM_END && total <= cap) {
+        if (z.avail_in == 0) {
+            if (!left)
+                break;
+            const size_t want = left < sizeof in ? (size_t)left : sizeof in;
+            const size_t got = fread(in, 1, want, f);
+            if (!got)
+                break;
+            left -= got;
+            z.next_in = in;
+            z.avail_in = (uInt)got;
+        }
+        z.next_out = out;
+        z.avail_out = sizeof out;
+        ret = inflate(&z, Z_NO_FLUSH);
+        const size_t produced = sizeof out - z.avail_out;
+        if (*head_got < head_size) {
+            const size_t take = produced < head_size - *head_got ? produced : head_size - *head_got;
+            memcpy(head + *head_got, out, take);
+            *head_got += take;
+        }
+        total += produced;
+        if (ret != Z_OK && ret != Z_STREAM_END && !(ret == Z_BUF_ERROR && produced))
+            break;
+    }
+    *complete = ret == Z_STREAM_END;
+    inflateEnd(&z);
+    *out_total = total;
+    return VL_OK;
+}
+
+static vl_status check_mat5_file(const char *path, const char *name)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return VL_OK; /* libmatio opened it; let it answer */
+    vl_status status = VL_OK;
+    unsigned char header[128];
+    uint64_t file_size = 0;
+    if (fseeko(f, 0, SEEK_END) == 0)
+        file_size = (uint64_t)ftello(f);
+    if (fseeko(f, 0, SEEK_SET) != 0 || fread(header, 1, sizeof header, f) != sizeof header) {
+        fclose(f);
+        return VL_OK;
+    }
+    mat5_reader r = {.swap = header[126] == 'M' && header[127] == 'I'};
+    uint64_t at = 128;
+    while (status == VL_OK && at + 8 <= file_size) {
+        unsigned char tag[8];
+        if (fseeko(f, (off_t)at, SEEK_SET) != 0 || fread(tag, 1, 8, f) != 8)
+            break;
+        const uint32_t type = word_at(&r, tag);
+        const uint64_t bytes = word_at(&r, tag + 4);
+        if (type != MI_MATRIX && type != MI_COMPRESSED)
+            break; /* libmatio skips or refuses it */
+        if (bytes > file_size - at - 8) {
+            status = vl_fail(VL_ERR_INPUT, "%s: an element claims %llu bytes but only %llu are left in the file",
+                             path, (unsigned long long)bytes, (unsigned long long)(file_size - at - 8));
+            break;
+        }
+        unsigned char head[4096];
+        size_t got = 0;
+        int matches = 0;
+        if (type == MI_MATRIX) {
+            got = fread(head, 1, bytes < sizeof head ? (size_t)bytes : sizeof head, f);
+            status = check_matrix_head(&r, head, got, bytes, name, path, &matches);
+        } else {
+            /* peek first: only the chosen variable's stream is inflated in full */
+            uint64_t total;
+            int complete;
+            status = inflate_counting(f, bytes < 8192 ? bytes : 8192, head, sizeof head, &got, sizeof head, &total,
+                                      &complete);
+            uint32_t inner_type;
+            uint64_t inner_bytes, inner_at, inner_total;
+            if (status == VL_OK && read_tag(&r, head, got, &inner_type, &inner_bytes, &inner_at, &inner_total) &&
+                inner_type == MI_MATRIX) {
+                status = check_matrix_head(&r, head + 8, got - 8, inner_bytes, name, path, &matches);
+                if (status == VL_OK && matches) {
+                    if (inner_bytes + 8 > bytes * (uint64_t)VL_DEFLATE_MAX_RATIO + 1024)
+                        status = vl_fail(VL_ERR_INPUT,
+                                         "%s: variable '%s' claims %llu bytes from %llu compressed ones, more than "
+                                         "deflate can expand to",
+                                         path, name, (unsigned long long)inner_bytes, (unsigned long long)bytes);
+                    else if (fseeko(f, (off_t)(at + 8), SEEK_SET) == 0) {
+                        status = inflate_counting(f, bytes, head, 0, &got, inner_bytes + 8, &total, &complete);
+                        if (status == VL_OK && (!complete || total < inner_bytes + 8))
+                            status = vl_fail(VL_ERR_INPUT,
+                                             "%s: variable '%s': its compressed data are %s (%llu of %llu bytes)",
+                                             path, name, complete ? "short" : "truncated or corrupt",
+                                             (unsigned long long)(total < inner_bytes + 8 ? total : inner_bytes + 8),
+                                             (unsigned long long)(inner_bytes + 8));
+                    }
+                }
+            }
+        }
+        if (matches)
+            break;
+        at += 8 + (type == MI_MATRIX ? ((bytes + 7) & ~(uint64_t)7) : bytes);
+    }
+    fclose(f);
+    return status;
+}
+
 vl_status vl_mat_read(const char *path, const vl_read_options *options, vl_volume *volume)
 {
     pthread_once(&matio_log_once, install_matio_log);
@@ -154,6 +382,8 @@ vl_status vl_mat_read(const char *path, const vl_read_options *options, vl_volum
     char name[256];
     vl_status status = choose_variable(mat, options->mat_variable, path, name, sizeof name);
     matvar_t *var = NULL;
+    if (status == VL_OK && Mat_GetVersion(mat) != MAT_FT_MAT73 && Mat_GetVersion(mat) != MAT_FT_MAT4)
+        status = check_mat5_file(path, name);
     if (status == VL_OK) {
         vl_progress_report(&options->progress, "reading", 0.0);
         var = Mat_VarRead(mat, name);

@@ -1,0 +1,6 @@
+# Issue 16, bad inputs (helper A): MAT size bombs and short data, JPEG/PNG bounds and warnings, seg on huge labels,
+# writer status on a full disk.
+add_test(NAME io_mat_bounds
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/io_mat_bounds.py $<TARGET_FILE:voxlabel_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/io_mat_bounds_work)
+set_tests_properties(io_mat_bounds PROPERTIES LABELS cli TIMEOUT 300)
