@@ -322,12 +322,25 @@ extern "C" vl_status vl_write_dicom_seg(const char *path, const vl_volume *label
         max_label = std::max(max_label, label_at(labels, i));
     std::vector<uint32_t> values;
     try {
-        present.assign(static_cast<size_t>(max_label) + 1, false);
-        for (int64_t i = 0; i < count; i++)
-            present[label_at(labels, i)] = true;
-        for (uint32_t v = 1; v <= max_label; v++)
-            if (present[v])
-                values.push_back(v);
+        /* Segments are the labels present, in increasing order. A table indexed by value serves labels up to
+         * 2^24 (2 MiB of bits); beyond that (a sparse or huge label such as 4294967295) the labels present are
+         * sorted instead, so the work follows the voxels and never the largest value. */
+        if (max_label < (1u << 24)) {
+            present.assign(static_cast<size_t>(max_label) + 1, false);
+            for (int64_t i = 0; i < count; i++)
+                present[label_at(labels, i)] = true;
+            for (uint64_t v = 1; v <= max_label; v++)
+                if (present[v])
+                    values.push_back(static_cast<uint32_t>(v));
+        } else {
+            for (int64_t i = 0; i < count; i++) {
+                const uint32_t v = label_at(labels, i);
+                if (v && (values.empty() || values.back() != v))
+                    values.push_back(v);
+            }
+            std::sort(values.begin(), values.end());
+            values.erase(std::unique(values.begin(), values.end()), values.end());
+        }
     } catch (const std::bad_alloc &) {
         return vl_fail(VL_ERR_MEMORY, "%s: cannot allocate the label table", path);
     }
