@@ -1,6 +1,8 @@
 /* PNG reading and writing through libpng (classic API, so no gamma or colour conversion happens). */
 #include <png.h>
 #include <setjmp.h>
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +23,19 @@ static void on_png_error(png_structp png, png_const_charp message)
     png_longjmp(png, 1);
 }
 
+/* Warnings about ancillary chunks (a known incorrect sRGB profile, a bad tEXt CRC) are dropped; a warning about
+ * the image data (libpng goes on with pixels it did not decode: a short or corrupt IDAT stream) is an error. */
 static void on_png_warning(png_structp png, png_const_charp message)
 {
-    (void)png;
-    (void)message;
+    if (message && (strstr(message, "IDAT") || strstr(message, "image data") || strstr(message, "compressed data") ||
+                    strstr(message, "data check") || strstr(message, "zlib") || strstr(message, "Read Error")))
+        on_png_error(png, message);
 }
+
+/* Deflate expands at most 1032 times (RFC 1951's longest match over the shortest code), so a PNG of `file_bytes`
+ * cannot hold more than 1032 x file_bytes bytes of filtered rows; a header claiming more is refused before any row
+ * is allocated. */
+#define VL_DEFLATE_MAX_RATIO 1032u
 
 vl_status vl_png_read(const char *path, vl_image *image)
 {
@@ -53,6 +63,17 @@ vl_status vl_png_read(const char *path, vl_image *image)
     png_set_user_limits(png, 1u << 16, 1u << 16);
     png_read_info(png, info);
     png_uint_32 width = png_get_image_width(png, info), height = png_get_image_height(png, info);
+    {
+        fpos_t here;
+        long file_bytes = -1;
+        if (fgetpos(file, &here) == 0 && fseek(file, 0, SEEK_END) == 0) {
+            file_bytes = ftell(file);
+            fsetpos(file, &here);
+        }
+        const uint64_t filtered = (uint64_t)height * ((uint64_t)png_get_rowbytes(png, info) + 1);
+        if (file_bytes >= 0 && filtered > (uint64_t)file_bytes * VL_DEFLATE_MAX_RATIO + 4096)
+            png_error(png, "the header claims more pixels than the file can hold");
+    }
     int color_type = png_get_color_type(png, info);
     int depth = png_get_bit_depth(png, info);
     if (color_type == PNG_COLOR_TYPE_PALETTE)
@@ -143,17 +164,29 @@ vl_status vl_png_write(const char *path, const vl_image *image, int force)
     FILE *file = fopen(output.temp_path, "wb");
     if (!file) {
         vl_atomic_file_discard(&output);
-        return vl_fail(VL_ERR_OUTPUT, "%s: cannot open the temporary file", path);
+        char shown[VL_PATH_MAX];
+        return vl_fail(VL_ERR_OUTPUT, "%s: cannot open the temporary file", vl_output_name(path, shown, sizeof shown));
     }
     char why[256] = "";
+    errno = 0;
     int failed = write_png_stream(file, image, why, sizeof why);
+    int error = errno;
+    /* libpng's own writer stops at a short write ("Write Error"); flush and close catch the rest. */
+    if (!failed && (fflush(file) != 0 || ferror(file))) {
+        failed = 1;
+        error = errno;
+        why[0] = '\0';
+    }
     if (fclose(file) != 0 && !failed) {
         failed = 1;
-        snprintf(why, sizeof why, "write error (disk full?)");
+        error = errno;
+        why[0] = '\0';
     }
     if (failed) {
         vl_atomic_file_discard(&output);
-        return vl_fail(VL_ERR_OUTPUT, "%s: %s", path, why);
+        char shown[VL_PATH_MAX];
+        return vl_fail(VL_ERR_OUTPUT, "%s: write failed: %s", vl_output_name(path, shown, sizeof shown),
+                       error ? strerror(error) : why[0] ? why : "disk full or I/O error");
     }
     return vl_atomic_file_commit(&output);
 }

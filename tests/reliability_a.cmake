@@ -8,3 +8,7 @@ add_test(NAME io_seg_huge_label
          COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/io_seg_huge_label.sh $<TARGET_FILE:voxlabel_cli> ${VL_PYTHON}
                  ${CMAKE_CURRENT_BINARY_DIR}/io_seg_huge_label_work)
 set_tests_properties(io_seg_huge_label PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
+add_test(NAME io_image_bounds
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/io_image_bounds.py $<TARGET_FILE:voxlabel_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/io_image_bounds_work)
+set_tests_properties(io_image_bounds PROPERTIES LABELS cli TIMEOUT 300)
