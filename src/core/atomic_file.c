@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "voxlabel/atomic_file.h"
@@ -333,6 +334,10 @@ vl_status vl_atomic_file_close_stream(vl_atomic_file *file, FILE *stream, vl_sta
     errno = 0;
     int failed = fflush(stream) != 0 || ferror(stream);
     int error = failed ? errno : 0;
+    struct statvfs space;
+    /* An earlier short write's errno is gone by now; a file system without room tells the likely cause. */
+    if (failed && !error && fstatvfs(fileno(stream), &space) == 0 && space.f_bavail == 0)
+        error = ENOSPC;
     if (fclose(stream) != 0 && !failed) {
         failed = 1;
         error = errno;
