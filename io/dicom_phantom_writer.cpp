@@ -95,8 +95,8 @@ struct series_identity {
     std::string study_uid, series_uid, frame_of_reference_uid, date, time;
 };
 
-vl_status write_slice(const std::string &file, const vl_volume *hu, int64_t k, int bits_stored,
-                      const series_identity &id, const vl_dicom_write_options *options)
+vl_status write_slice(const std::string &file, const std::string &shown, const vl_volume *hu, int64_t k,
+                      int bits_stored, const series_identity &id, const vl_dicom_write_options *options)
 {
     DcmFileFormat format;
     DcmDataset *ds = format.getDataset();
@@ -168,7 +168,7 @@ vl_status write_slice(const std::string &file, const vl_volume *hu, int64_t k, i
     if (condition.good())
         condition = format.saveFile(file.c_str(), EXS_LittleEndianExplicit);
     if (condition.bad())
-        return vl_fail(VL_ERR_OUTPUT, "%s: cannot write DICOM: %s", file.c_str(), condition.text());
+        return vl_fail(VL_ERR_OUTPUT, "%s: cannot write DICOM (disk full?): %s", shown.c_str(), condition.text());
     return VL_OK;
 }
 
@@ -253,7 +253,7 @@ extern "C" vl_status vl_dicom_write_series(const char *directory, const vl_volum
     for (int64_t k = 0; k < hu->nz; k++) {
         char file_name[64];
         snprintf(file_name, sizeof file_name, "/slice_%0*lld.dcm", digits, (long long)(k + 1));
-        vl_status status = write_slice(temp_dir + file_name, hu, k, bits_stored, id, options);
+        vl_status status = write_slice(temp_dir + file_name, std::string(directory) + file_name, hu, k, bits_stored, id, options);
         if (status != VL_OK) {
             remove_directory_of_files(temp_dir);
             return status;

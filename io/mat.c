@@ -300,11 +300,13 @@ static vl_status inflate_counting(FILE *f, uint64_t compressed, unsigned char *h
     return VL_OK;
 }
 
-static vl_status check_mat5_file(const char *path, const char *name)
+/* `written`: the file was just written by libmatio, which does not check its fwrite calls (a full disk gives a
+ * truncated file and a success); then the header must be whole and the variable found. */
+static vl_status check_mat5_file(const char *path, const char *name, int written)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
-        return VL_OK; /* libmatio opened it; let it answer */
+        return written ? vl_fail(VL_ERR_OUTPUT, "%s: cannot read back", path) : VL_OK;
     vl_status status = VL_OK;
     unsigned char header[128];
     uint64_t file_size = 0;
@@ -312,10 +314,11 @@ static vl_status check_mat5_file(const char *path, const char *name)
         file_size = (uint64_t)ftello(f);
     if (fseeko(f, 0, SEEK_SET) != 0 || fread(header, 1, sizeof header, f) != sizeof header) {
         fclose(f);
-        return VL_OK;
+        return written ? vl_fail(VL_ERR_OUTPUT, "%s: the header is incomplete", path) : VL_OK;
     }
     mat5_reader r = {.swap = header[126] == 'M' && header[127] == 'I'};
     uint64_t at = 128;
+    int found = 0;
     while (status == VL_OK && at + 8 <= file_size) {
         unsigned char tag[8];
         if (fseeko(f, (off_t)at, SEEK_SET) != 0 || fread(tag, 1, 8, f) != 8)
@@ -364,11 +367,15 @@ static vl_status check_mat5_file(const char *path, const char *name)
                 }
             }
         }
-        if (matches)
+        if (matches) {
+            found = 1;
             break;
+        }
         at += 8 + (type == MI_MATRIX ? ((bytes + 7) & ~(uint64_t)7) : bytes);
     }
     fclose(f);
+    if (written && status == VL_OK && !found)
+        status = vl_fail(VL_ERR_OUTPUT, "%s: variable '%s' is missing", path, name);
     return status;
 }
 
@@ -383,7 +390,7 @@ vl_status vl_mat_read(const char *path, const vl_read_options *options, vl_volum
     vl_status status = choose_variable(mat, options->mat_variable, path, name, sizeof name);
     matvar_t *var = NULL;
     if (status == VL_OK && Mat_GetVersion(mat) != MAT_FT_MAT73 && Mat_GetVersion(mat) != MAT_FT_MAT4)
-        status = check_mat5_file(path, name);
+        status = check_mat5_file(path, name, 0);
     if (status == VL_OK) {
         vl_progress_report(&options->progress, "reading", 0.0);
         var = Mat_VarRead(mat, name);
@@ -533,6 +540,10 @@ vl_status vl_mat_write(const char *path, const vl_volume *volume, const vl_write
         Mat_VarFree(var);
     if (mat && Mat_Close(mat) != 0 && status == VL_OK)
         status = vl_fail(VL_ERR_OUTPUT, "%s: closing the MAT file failed (disk full?)", path);
+    /* libmatio's v5 writer ignores short writes: read the element back (its compressed stream must be whole). */
+    if (status == VL_OK && version == MAT_FT_MAT5 &&
+        check_mat5_file(file.temp_path, options->is_label_map ? "L" : "V", 1) != VL_OK)
+        status = vl_fail(VL_ERR_OUTPUT, "%s: the written file is incomplete (disk full?)", path);
     free(data);
     if (status != VL_OK) {
         vl_atomic_file_discard(&file);

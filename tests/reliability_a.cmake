@@ -12,3 +12,7 @@ add_test(NAME io_image_bounds
          COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/io_image_bounds.py $<TARGET_FILE:voxlabel_cli>
                  ${CMAKE_CURRENT_BINARY_DIR}/io_image_bounds_work)
 set_tests_properties(io_image_bounds PROPERTIES LABELS cli TIMEOUT 300)
+add_test(NAME cli_writers_disk_full
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cli_writers_disk_full.sh $<TARGET_FILE:voxlabel_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/cli_writers_disk_full_work)
+set_tests_properties(cli_writers_disk_full PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
