@@ -1,8 +1,10 @@
 /* voxlabel seg: a label volume as a DICOM Segmentation that references its source CT series. */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli.h"
+#include "cli_input.h"
 #include "voxlabel/io.h"
 #include "voxlabel/seg.h"
 
@@ -80,6 +82,36 @@ int cmd_seg(int argc, char **argv)
     vl_status status = vl_read_volume(labels_path, &read, &labels);
     if (status != VL_OK)
         return cli_status_error(status);
+    /* A .mat has no geometry (identity axes, 1 mm): its slices cannot be matched to the CT's positions. When its
+     * grid is the CT's, it is taken to lie on the CT (as a .mat written by 'voxlabel label' from this series does). */
+    const size_t length = strlen(labels_path);
+    if (length >= 4 && strcasecmp(labels_path + length - 4, ".mat") == 0) {
+        cli_input_options input_options;
+        cli_input_options_default(&input_options);
+        input_options.series = options.series_uid;
+        cli_input input;
+        const int code = cli_input_load(ct_dir, &input_options, &input);
+        if (code != 0) {
+            vl_volume_free(&labels);
+            return code;
+        }
+        vl_volume ct = input.volume;
+        const int same = ct.nx == labels.nx && ct.ny == labels.ny && ct.nz == labels.nz;
+        if (same)
+            labels.geometry = ct.geometry;
+        const long long cx = (long long)ct.nx, cy = (long long)ct.ny, cz = (long long)ct.nz;
+        cli_input_free(&input);
+        if (!same) {
+            const long long lx = (long long)labels.nx, ly = (long long)labels.ny, lz = (long long)labels.nz;
+            vl_volume_free(&labels);
+            return cli_error(CLI_EXIT_INPUT,
+                             "%s: a .mat has no geometry, and its %lldx%lldx%lld grid is not the %lldx%lldx%lld of %s, "
+                             "so its slices cannot be placed on the CT",
+                             labels_path, lx, ly, lz, cx, cy, cz, ct_dir);
+        }
+        cli_note("%s: a .mat has no geometry; taking that of %s (same %lldx%lldx%lld grid)", labels_path, ct_dir, cx,
+                 cy, cz);
+    }
     status = vl_write_dicom_seg(output, &labels, ct_dir, &options);
     vl_volume_free(&labels);
     if (status != VL_OK)
