@@ -18,7 +18,8 @@
 /* mkdir -p: creates `directory` and its missing parents, recording each one made so that abort removes them. */
 static int make_directories(cli_outputs *outputs, int attempt)
 {
-    char *path = outputs->directory;
+    char path[CLI_PATH_SIZE]; /* the name as given is kept for messages: trailing slashes go only here */
+    snprintf(path, sizeof path, "%s", outputs->directory);
     size_t length = strlen(path);
     while (length > 1 && path[length - 1] == '/')
         path[--length] = '\0';
@@ -73,8 +74,11 @@ static int make_directories(cli_outputs *outputs, int attempt)
 static void remove_created_directories(cli_outputs *outputs)
 {
     const int own_output = outputs->lock_fd >= 0;
+    size_t length = strlen(outputs->directory);
+    while (length > 1 && outputs->directory[length - 1] == '/')
+        length--;
     for (int i = 0; i < outputs->created_directory; i++) {
-        if (i == 0 && !own_output && outputs->created_length[0] == (int)strlen(outputs->directory))
+        if (i == 0 && !own_output && outputs->created_length[0] == (int)length)
             continue;
         char saved = outputs->directory[outputs->created_length[i]];
         outputs->directory[outputs->created_length[i]] = '\0';
