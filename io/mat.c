@@ -5,7 +5,8 @@
  *     stacked from dicomread slices; voxel (x,y,z) is MATLAB's column-major element y + ny*(x + nx*z).
  *   1 (`matlab-xy`): V(x+1, y+1, z+1), size(V) = [nx ny nz]: MATLAB's column-major order is our x-fastest one.
  * A MAT file carries no geometry: volumes read from one get identity axes and unit spacing. */
-#define _POSIX_C_SOURCE 200809L /* fseeko, ftello */
+#define _GNU_SOURCE /* fseeko, ftello, RTLD_DEFAULT */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,9 +33,43 @@ static void keep_matio_message(int level, char *message)
     snprintf(matio_message, sizeof matio_message, "%s", message ? message : "");
 }
 
+/* HDF5 (libmatio's v7.3 backend) is reached through the symbols libmatio already loaded, so that voxlabel need
+ * not link it itself: hid_t is int64_t and hsize_t 64-bit since HDF5 1.10; H5E_DEFAULT and H5P_DEFAULT are 0,
+ * H5F_ACC_RDONLY is 0. NULL pointers where this HDF5 lacks a symbol: the checks that need them are skipped. */
+typedef int64_t vl_hid;
+static struct {
+    int (*eset_auto2)(vl_hid, void *, void *);
+    vl_hid (*fopen)(const char *, unsigned, vl_hid);
+    int (*fclose)(vl_hid);
+    vl_hid (*dopen2)(vl_hid, const char *, vl_hid);
+    int (*dclose)(vl_hid);
+    uint64_t (*dget_storage_size)(vl_hid);
+    vl_hid (*dget_space)(vl_hid);
+    vl_hid (*dget_type)(vl_hid);
+    int64_t (*sget_simple_extent_npoints)(vl_hid);
+    int (*sclose)(vl_hid);
+    size_t (*tget_size)(vl_hid);
+    int (*tclose)(vl_hid);
+} hdf5;
+
 static void install_matio_log(void)
 {
     Mat_LogInitFunc("voxlabel", keep_matio_message);
+    *(void **)&hdf5.eset_auto2 = dlsym(RTLD_DEFAULT, "H5Eset_auto2");
+    *(void **)&hdf5.fopen = dlsym(RTLD_DEFAULT, "H5Fopen");
+    *(void **)&hdf5.fclose = dlsym(RTLD_DEFAULT, "H5Fclose");
+    *(void **)&hdf5.dopen2 = dlsym(RTLD_DEFAULT, "H5Dopen2");
+    *(void **)&hdf5.dclose = dlsym(RTLD_DEFAULT, "H5Dclose");
+    *(void **)&hdf5.dget_storage_size = dlsym(RTLD_DEFAULT, "H5Dget_storage_size");
+    *(void **)&hdf5.dget_space = dlsym(RTLD_DEFAULT, "H5Dget_space");
+    *(void **)&hdf5.dget_type = dlsym(RTLD_DEFAULT, "H5Dget_type");
+    *(void **)&hdf5.sget_simple_extent_npoints = dlsym(RTLD_DEFAULT, "H5Sget_simple_extent_npoints");
+    *(void **)&hdf5.sclose = dlsym(RTLD_DEFAULT, "H5Sclose");
+    *(void **)&hdf5.tget_size = dlsym(RTLD_DEFAULT, "H5Tget_size");
+    *(void **)&hdf5.tclose = dlsym(RTLD_DEFAULT, "H5Tclose");
+    /* HDF5 prints its error stack to stderr by default; libmatio's own message is what the error line carries. */
+    if (hdf5.eset_auto2)
+        hdf5.eset_auto2(0, NULL, NULL);
 }
 
 static const char *matio_detail(void)
@@ -379,6 +414,46 @@ static vl_status check_mat5_file(const char *path, const char *name, int written
     return status;
 }
 
+/* v7.3: the dataset's allocated storage must be able to hold its data. Unallocated chunks (a sparse dataset: 2 KB
+ * claiming 32 GB) read as the fill value, so libmatio would allocate it all; deflate expands at most 1032 times. */
+static vl_status check_mat73_file(const char *path, const char *name)
+{
+    if (!hdf5.fopen || !hdf5.fclose || !hdf5.dopen2 || !hdf5.dclose || !hdf5.dget_storage_size || !hdf5.dget_space ||
+        !hdf5.dget_type || !hdf5.sget_simple_extent_npoints || !hdf5.sclose || !hdf5.tget_size || !hdf5.tclose)
+        return VL_OK;
+    vl_status status = VL_OK;
+    const vl_hid file = hdf5.fopen(path, 0u, 0);
+    if (file < 0)
+        return VL_OK; /* libmatio answers */
+    const vl_hid dataset = hdf5.dopen2(file, name, 0);
+    if (dataset >= 0) {
+        const vl_hid space = hdf5.dget_space(dataset), type = hdf5.dget_type(dataset);
+        const int64_t points = space >= 0 ? hdf5.sget_simple_extent_npoints(space) : -1;
+        const size_t element = type >= 0 ? hdf5.tget_size(type) : 0;
+        const uint64_t stored = hdf5.dget_storage_size(dataset);
+        if (points > 0 && element > 0) {
+            const uint64_t element_bytes = element < 8 ? 8 : element; /* libmatio may widen to double */
+            const uint64_t claimed = (uint64_t)points > UINT64_MAX / element_bytes ? UINT64_MAX
+                                                                                   : (uint64_t)points * element_bytes;
+            const uint64_t room = stored > (UINT64_MAX - ((uint64_t)1 << 20)) / VL_DEFLATE_MAX_RATIO
+                                      ? UINT64_MAX
+                                      : stored * VL_DEFLATE_MAX_RATIO + ((uint64_t)1 << 20);
+            if (claimed > room)
+                status = vl_fail(VL_ERR_INPUT,
+                                 "%s: variable '%s' claims %lld elements but only %llu bytes of it are stored (a "
+                                 "sparse or truncated HDF5 dataset)",
+                                 path, name, (long long)points, (unsigned long long)stored);
+        }
+        if (type >= 0)
+            hdf5.tclose(type);
+        if (space >= 0)
+            hdf5.sclose(space);
+        hdf5.dclose(dataset);
+    }
+    hdf5.fclose(file);
+    return status;
+}
+
 vl_status vl_mat_read(const char *path, const vl_read_options *options, vl_volume *volume)
 {
     pthread_once(&matio_log_once, install_matio_log);
@@ -391,6 +466,8 @@ vl_status vl_mat_read(const char *path, const vl_read_options *options, vl_volum
     matvar_t *var = NULL;
     if (status == VL_OK && Mat_GetVersion(mat) != MAT_FT_MAT73 && Mat_GetVersion(mat) != MAT_FT_MAT4)
         status = check_mat5_file(path, name, 0);
+    else if (status == VL_OK && Mat_GetVersion(mat) == MAT_FT_MAT73)
+        status = check_mat73_file(path, name);
     if (status == VL_OK) {
         vl_progress_report(&options->progress, "reading", 0.0);
         var = Mat_VarRead(mat, name);

@@ -20,3 +20,7 @@ add_test(NAME cli_seg_mat
          COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/cli_seg_mat.sh $<TARGET_FILE:voxlabel_cli> ${VL_PYTHON}
                  ${CMAKE_CURRENT_BINARY_DIR}/cli_seg_mat_work)
 set_tests_properties(cli_seg_mat PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
+add_test(NAME io_mat73_bounds
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/io_mat73_bounds.py $<TARGET_FILE:voxlabel_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/io_mat73_bounds_work)
+set_tests_properties(io_mat73_bounds PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
