@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* vasprintf */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -12,13 +13,35 @@
 static int progress_enabled;
 static int quiet_mode;
 
+/* The one terminal escaping (issue 16 B11): writes `text` with every control byte (below 0x20, and 0x7f) as
+ * \xHH, so a file name or header text cannot move the cursor, set the title or split the line. */
+void cli_write_escaped(FILE *out, const char *text)
+{
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f)
+            fprintf(out, "\\x%02x", *p);
+        else
+            fputc(*p, out);
+    }
+}
+
+/* One diagnostic line "voxlabel: <kind>: <formatted>", escaped, never cut. */
+static void print_line(const char *kind, const char *format, va_list args)
+{
+    char *text = NULL;
+    if (vasprintf(&text, format, args) < 0)
+        text = NULL;
+    fprintf(stderr, "voxlabel: %s: ", kind);
+    cli_write_escaped(stderr, text ? text : format);
+    fputc('\n', stderr);
+    free(text);
+}
+
 int cli_error(int exit_code, const char *format, ...)
 {
     va_list args;
     va_start(args, format);
-    fputs("voxlabel: error: ", stderr);
-    vfprintf(stderr, format, args);
-    fputc('\n', stderr);
+    print_line("error", format, args);
     va_end(args);
     return exit_code;
 }
@@ -33,9 +56,7 @@ void cli_warning(const char *format, ...)
 {
     va_list args;
     va_start(args, format);
-    fputs("voxlabel: warning: ", stderr);
-    vfprintf(stderr, format, args);
-    fputc('\n', stderr);
+    print_line("warning", format, args);
     va_end(args);
 }
 
@@ -45,9 +66,7 @@ void cli_note(const char *format, ...)
         return;
     va_list args;
     va_start(args, format);
-    fputs("voxlabel: note: ", stderr);
-    vfprintf(stderr, format, args);
-    fputc('\n', stderr);
+    print_line("note", format, args);
     va_end(args);
 }
 

@@ -221,8 +221,9 @@ static vl_status read_rgb(const char *path, int64_t frame, vl_image *image)
     if (status != VL_OK)
         return status;
     if (frame >= dicom.frames) {
+        long long frames = (long long)dicom.frames; /* read before the free clears the struct */
         vl_dicom_rgb_free(&dicom);
-        return vl_fail(VL_ERR_ARGUMENT, "--frame: %s has %lld frame(s)", path, (long long)dicom.frames);
+        return vl_fail(VL_ERR_ARGUMENT, "--frame: %s has %lld frame(s)", path, frames);
     }
     status = vl_image_create(image, dicom.width, dicom.height, 3, 8);
     if (status == VL_OK)

@@ -107,7 +107,11 @@ static vl_status read_labels(const char *path, vl_read_options options, const vl
             options.raw_ny = other->ny;
             options.raw_nz = other->nz;
         }
-        long long size = file_size(path), voxels = options.raw_nx * options.raw_ny * options.raw_nz;
+        int64_t product = 0;
+        vl_status status = vl_size_product(options.raw_nx, options.raw_ny, options.raw_nz, 4, path, &product);
+        if (status != VL_OK)
+            return status;
+        long long size = file_size(path), voxels = (long long)(product / 4);
         if (!have_raw_type && voxels > 0 && size > 0)
             options.raw_dtype = size == voxels ? VL_U8 : size == 2 * voxels ? VL_U16 : VL_U32;
     }

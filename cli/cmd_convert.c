@@ -128,6 +128,16 @@ int cmd_convert(int argc, char **argv)
     }
     if (status != VL_OK)
         return cli_status_error(status);
+    /* NIfTI-1 keeps each axis in a 16-bit header field: refuse before the write starts (issue 16 A6). */
+    if ((out_format == VL_FORMAT_NIFTI || out_format == VL_FORMAT_NIFTI_GZ) &&
+        (volume.nx > 32767 || volume.ny > 32767 || volume.nz > 32767)) {
+        int code = cli_error(CLI_EXIT_INPUT,
+                             "%s: %lldx%lldx%lld has an axis over 32767 voxels, which NIfTI-1 cannot store "
+                             "(name the output .nrrd, .mha or .mat)",
+                             input, (long long)volume.nx, (long long)volume.ny, (long long)volume.nz);
+        vl_volume_free(&volume);
+        return code;
+    }
     if ((out_format == VL_FORMAT_NIFTI || out_format == VL_FORMAT_NIFTI_GZ) && is_sheared(&volume.geometry))
         cli_warning("%s: the grid is sheared (gantry tilt); NIfTI keeps the exact shear only in the sform, which "
                     "nibabel, FSL, SPM and dcm2niix use but ITK-based tools reject or make orthogonal: write .nrrd "

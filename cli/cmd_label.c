@@ -315,6 +315,19 @@ int cmd_label(int argc, char **argv)
         return code;
     }
     timings.read = seconds_since(&start);
+    /* NIfTI-1 keeps each axis in a 16-bit header field: refuse before any work (issue 16 A6). */
+    if ((args.format == VL_FORMAT_NIFTI || args.format == VL_FORMAT_NIFTI_GZ) &&
+        (input.volume.nx > 32767 || input.volume.ny > 32767 || input.volume.nz > 32767)) {
+        code = cli_error(CLI_EXIT_INPUT,
+                         "%s: %lldx%lldx%lld has an axis over 32767 voxels, which NIfTI-1 cannot store "
+                         "(use --format nrrd, mha, mat or raw)",
+                         args.input_path, (long long)input.volume.nx, (long long)input.volume.ny,
+                         (long long)input.volume.nz);
+        cli_gpu_warm_up_finish(&gpu_warm_up);
+        cli_input_free(&input);
+        cli_outputs_abort(&outputs);
+        return code;
+    }
 
     vl_volume mask = {0}, labels = {0};
     vl_label_result result = {0};

@@ -141,6 +141,12 @@ int cmd_preview(int argc, char **argv)
         vl_read_options read;
         vl_read_options_default(&read);
         status = vl_read_volume(labels_path, &read, &labels);
+        /* The labels must lie on the CT's grid; refuse before any slice is chosen or drawn (issue 16). */
+        if (status == VL_OK &&
+            (labels.nx != input.volume.nx || labels.ny != input.volume.ny || labels.nz != input.volume.nz))
+            status = vl_fail(VL_ERR_INPUT, "%s: labels are %lldx%lldx%lld but the CT %s is %lldx%lldx%lld", labels_path,
+                             (long long)labels.nx, (long long)labels.ny, (long long)labels.nz, input_path,
+                             (long long)input.volume.nx, (long long)input.volume.ny, (long long)input.volume.nz);
     }
     if (status == VL_OK) {
         const vl_volume *overlay = labels_path ? &labels : NULL;

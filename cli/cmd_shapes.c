@@ -1,5 +1,6 @@
 /* voxlabel shapes: a mask (PNG/JPEG image or volume file) -> per-slice 2D labels -> shapes.csv. */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,6 +203,9 @@ int cmd_shapes(int argc, char **argv)
     vl_status status = vl_atomic_file_check(path, force);
     if (status == VL_OK && reference && !reference_is_component)
         status = reference_from_image(reference, histogram);
+    struct stat input_info;
+    if (status == VL_OK && stat(input, &input_info) != 0)
+        status = vl_fail(VL_ERR_INPUT, "%s: %s", input, strerror(errno)); /* before any guess at the format */
     if (status == VL_OK) {
         if (is_image_file(input)) {
             status = image_mask(input, &mask);

@@ -38,6 +38,7 @@ int main(int argc, char **argv)
 {
     if (argc < 2) {
         print_usage(stderr);
+        cli_error(CLI_EXIT_USAGE, "no command given");
         return CLI_EXIT_USAGE;
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {

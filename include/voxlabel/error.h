@@ -6,6 +6,8 @@
 #ifndef VOXLABEL_ERROR_H
 #define VOXLABEL_ERROR_H
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -37,6 +39,12 @@ vl_status vl_fail(vl_status status, const char *format, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+
+/* The one checked size product (issue 16 A5): *bytes = a * b * c * elem when every factor is >= 0 and the
+ * product fits in int64_t; otherwise *bytes = 0 and it fails with VL_ERR_INPUT,
+ * "<what>: AxBxC voxels of E byte(s) overflow 64 bits" (dimensions that cannot exist are bad input).
+ * Every product of dimensions taken from a header or an option goes through it. */
+vl_status vl_size_product(int64_t a, int64_t b, int64_t c, int64_t elem, const char *what, int64_t *bytes);
 
 #ifdef __cplusplus
 }

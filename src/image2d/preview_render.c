@@ -125,7 +125,7 @@ vl_status vl_preview_render(const vl_volume *ct, const vl_volume *labels, int ax
         return vl_fail(VL_ERR_ARGUMENT, "preview: slice %lld is outside 0..%lld", (long long)index,
                        (long long)sizes[axis] - 1);
     if (labels && (labels->nx != ct->nx || labels->ny != ct->ny || labels->nz != ct->nz))
-        return vl_fail(VL_ERR_ARGUMENT, "preview: labels are %lldx%lldx%lld but the CT is %lldx%lldx%lld",
+        return vl_fail(VL_ERR_INPUT, "preview: labels are %lldx%lldx%lld but the CT is %lldx%lldx%lld",
                        (long long)labels->nx, (long long)labels->ny, (long long)labels->nz, (long long)ct->nx,
                        (long long)ct->ny, (long long)ct->nz);
     if (!(options->window_width >= 1))

@@ -1,0 +1,80 @@
+#!/bin/bash
+# Issue 16 (helper C): clean exit codes and one escaped, uncut error line for bad inputs.
+#   A5  compare --raw-dims whose product overflows 64 bits: exit 3, one line
+#   A6  a 40000x1x1 volume to NIfTI: refused before any work with exit 3, naming only formats the command takes
+#   B11 control characters (esc.mha) never reach the terminal raw; a newline in a path does not split the line;
+#       a long path keeps its reason
+#   B12 no command: usage plus one error line, exit 2; color --frame 2 on a 2-frame file says "has 2 frame(s)"
+#   preview with labels of another size: exit 3, not a crash; shapes on a missing file: "No such file"
+# Usage: cli_bad_input_messages.sh VOXLABEL [SHARED_DATA]
+set -u
+B=$1
+SHARED=${2:-/work/shared/test-data}
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+cd "$W" || exit 1
+fail=0
+check() { # NAME EXPECTED_RC ACTUAL_RC
+    if [ "$2" != "$3" ]; then echo "FAIL $1: exit $3, expected $2"; sed 's/^/  | /' err | head -5; fail=1; else echo "ok $1"; fi
+}
+one_error_line() { # NAME
+    n=$(grep -c '^voxlabel: error: ' err); if [ "$n" != 1 ]; then echo "FAIL $1: $n error lines"; cat -v err | head; fail=1; fi
+}
+contains() { # NAME TEXT
+    if ! grep -qF -- "$2" err; then echo "FAIL $1: stderr lacks '$2'"; cat -v err | head -5; fail=1; fi
+}
+lacks() { # NAME TEXT
+    if grep -qF -- "$2" err; then echo "FAIL $1: stderr has '$2'"; cat -v err | head -5; fail=1; fi
+}
+
+# A5
+head -c 100 /dev/zero > a.raw
+"$B" compare a.raw a.raw --raw-dims 4294967296,4294967296,1 >/dev/null 2>err; check compare_overflow 3 $?
+one_error_line compare_overflow; contains compare_overflow "overflow 64 bits"
+
+# A6
+printf 'NRRD0004\ntype: uint8\ndimension: 3\nsizes: 40000 1 1\nencoding: raw\nendian: little\n\n' > wide.nrrd
+head -c 40000 /dev/zero >> wide.nrrd
+"$B" convert wide.nrrd w.nii 2>err; check convert_wide 3 $?
+one_error_line convert_wide; contains convert_wide ".nrrd, .mha or .mat"; lacks convert_wide "--format"
+[ -e w.nii ] && { echo "FAIL convert_wide: w.nii written"; fail=1; }
+"$B" label wide.nrrd --threshold 0 -o lw --quiet 2>err; check label_wide 3 $?
+one_error_line label_wide; contains label_wide "use --format nrrd, mha, mat or raw"; lacks label_wide "staged"
+[ -e lw ] && { echo "FAIL label_wide: lw left behind"; fail=1; }
+
+# B11
+printf 'ObjectType = Image\nNDims = 3\n\033[2J\033]0;owned\007bad line\n' > esc.mha
+"$B" convert esc.mha x.nrrd 2>err; check esc_mha 3 $?
+one_error_line esc_mha
+if LC_ALL=C grep -q $'[\x01-\x09\x0b-\x1f\x7f]' err; then echo "FAIL esc_mha: raw control bytes"; cat -v err; fail=1; fi
+contains esc_mha '\x1b[2J'
+nl_name=$'new\nline.nrrd'
+"$B" convert "$nl_name" x.nrrd 2>err; check newline_path 3 $?
+[ "$(wc -l < err)" = 1 ] || { echo "FAIL newline_path: $(wc -l < err) lines"; cat -v err; fail=1; }
+contains newline_path 'new\x0aline.nrrd'
+long=$(printf 'd%.0s' $(seq 1 200))
+long="$long/$long/$long/$long/$long/$long/missing.nrrd"
+"$B" convert "$long" x.nrrd 2>err; check long_path 3 $?
+one_error_line long_path; contains long_path "missing.nrrd: "
+[ "$(wc -c < err)" -gt 1100 ] || { echo "FAIL long_path: line cut"; fail=1; }
+
+# B12
+"$B" >/dev/null 2>err; check no_command 2 $?
+one_error_line no_command; contains no_command "no command given"; contains no_command "usage: voxlabel"
+if [ -f "$SHARED/dicom/color/SC_rgb_2frame.dcm" ]; then
+    "$B" color "$SHARED/dicom/color/SC_rgb_2frame.dcm" --frame 2 -o c 2>err; check color_frame 2 $?
+    one_error_line color_frame; contains color_frame "has 2 frame(s)"
+else
+    echo "skip color_frame: $SHARED/dicom/color/SC_rgb_2frame.dcm absent"
+fi
+
+# preview with labels of another size; shapes on a missing file
+"$B" phantom -o ct --quiet >/dev/null 2>&1 || { echo "FAIL phantom"; exit 1; }
+"$B" convert wide.nrrd wl.nrrd --quiet >/dev/null 2>&1
+"$B" preview ct --labels wl.nrrd -o p.png 2>err; check preview_mismatch 3 $?
+one_error_line preview_mismatch; contains preview_mismatch "labels are 40000x1x1"
+"$B" shapes missing.png -o s.csv 2>err; check shapes_missing 3 $?
+one_error_line shapes_missing; contains shapes_missing "missing.png: No such file"
+
+[ $fail = 0 ] && echo "all passed"
+exit $fail
