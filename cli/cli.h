@@ -16,6 +16,8 @@ enum { CLI_EXIT_OK = 0, CLI_EXIT_USAGE = 2, CLI_EXIT_INPUT = 3, CLI_EXIT_OUTPUT 
 int cli_error(int exit_code, const char *format, ...) __attribute__((format(printf, 2, 3)));
 /* Writes text with control bytes as \xHH (the escaping every diagnostic line goes through, issue 16 B11). */
 void cli_write_escaped(FILE *out, const char *text);
+/* Writes text as a JSON string that is valid UTF-8 (bytes outside well-formed UTF-8 become \ufffd). */
+void cli_json_write_string(FILE *out, const char *text);
 /* Prints the library's last error for `status` and returns the matching exit code. */
 int cli_status_error(vl_status status);
 void cli_warning(const char *format, ...) __attribute__((format(printf, 1, 2)));

@@ -25,6 +25,48 @@ void cli_write_escaped(FILE *out, const char *text)
     }
 }
 
+/* Length of the well-formed UTF-8 sequence at p (1..4), or 0 when the bytes there are not one (a stray
+ * continuation byte, a truncated sequence, an overlong form, a surrogate, or above U+10FFFF). */
+static int utf8_sequence_length(const unsigned char *p)
+{
+    if (p[0] < 0x80)
+        return 1;
+    int n = p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : p[0] >= 0xe0 && p[0] <= 0xef ? 3 : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
+    for (int i = 1; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+    if ((n == 3 && p[0] == 0xe0 && p[1] < 0xa0) || (n == 3 && p[0] == 0xed && p[1] >= 0xa0) ||
+        (n == 4 && p[0] == 0xf0 && p[1] < 0x90) || (n == 4 && p[0] == 0xf4 && p[1] >= 0x90))
+        return 0;
+    return n;
+}
+
+/* The one JSON string writer (issue 16 B11): "text" with ", \ and control bytes escaped as JSON requires;
+ * well-formed UTF-8 is kept as it is, and every byte that is not part of a well-formed sequence becomes
+ * \ufffd (U+FFFD, the replacement character, as Python's errors="replace" does), so the file is always
+ * valid UTF-8 even when a path is not. */
+void cli_json_write_string(FILE *out, const char *text)
+{
+    fputc('"', out);
+    for (const unsigned char *c = (const unsigned char *)text; *c;) {
+        int n = utf8_sequence_length(c);
+        if (n == 0) {
+            fputs("\\ufffd", out);
+            c++;
+        } else if (*c == '"' || *c == '\\') {
+            fprintf(out, "\\%c", *c);
+            c++;
+        } else if (*c < 0x20 || *c == 0x7f) {
+            fprintf(out, "\\u%04x", *c);
+            c++;
+        } else {
+            fwrite(c, 1, (size_t)n, out);
+            c += n;
+        }
+    }
+    fputc('"', out);
+}
+
 /* One diagnostic line "voxlabel: <kind>: <formatted>", escaped, never cut. */
 static void print_line(const char *kind, const char *format, va_list args)
 {

@@ -2,25 +2,16 @@
 #include <stdio.h>
 
 #include "voxlabel/atomic_file.h"
+#include "cli.h"
 #include "label_summary.h"
 #include "voxlabel/voxlabel.h"
 #include "voxlabel/error.h"
 
 static void write_string(FILE *out, const char *text)
 {
-    fputc('"', out);
-    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
-        if (*c == '"' || *c == '\\')
-            fprintf(out, "\\%c", *c);
-        else if (*c < 0x20)
-            fprintf(out, "\\u%04x", *c);
-        else
-            fputc(*c, out);
-    }
-    fputc('"', out);
+    cli_json_write_string(out, text);
 }
 
-/* JSON has no infinity: an open threshold bound is null. */
 static void write_number(FILE *out, double value)
 {
     if (isfinite(value))

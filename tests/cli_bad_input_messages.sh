@@ -73,6 +73,12 @@ fi
 "$B" convert wide.nrrd wl.nrrd --quiet >/dev/null 2>&1
 "$B" preview ct --labels wl.nrrd -o p.png 2>err; check preview_mismatch 3 $?
 one_error_line preview_mismatch; contains preview_mismatch "labels are 40000x1x1"
+# summary.json stays valid UTF-8 (and JSON) when the input path is not UTF-8: \xff becomes \ufffd
+bad=$'ct\xff\x1b'
+cp -r ct "$bad"
+"$B" label "$bad" --preset bone -o sj --quiet 2>err; check label_bad_utf8 0 $?
+if ! grep -qF '"path": "ct\ufffd\u001b"' sj/summary.json; then echo "FAIL summary_utf8: path not escaped"; grep path sj/summary.json; fail=1; fi
+if ! iconv -f UTF-8 -t UTF-8 sj/summary.json >/dev/null 2>&1; then echo "FAIL summary_utf8: not valid UTF-8"; fail=1; fi
 "$B" shapes missing.png -o s.csv 2>err; check shapes_missing 3 $?
 one_error_line shapes_missing; contains shapes_missing "missing.png: No such file"
 
