@@ -2,7 +2,7 @@
 # Issue 16 B7 + C17: a full disk is never reported as success. On a tiny tmpfs every writer (label in each
 # --format, convert, stats -o, shapes, color, preview) exits 4 with one error line and leaves the file system
 # as it was: no output, no hidden staging file, no directory it created (also for -o a/b/c parents).
-# Needs root for mount; skips (77) when the tmpfs cannot be mounted. usage: cli_output_disk_full.sh VOXLABEL WORKDIR
+# The error names the output asked for, never a staging file. Needs root for mount; skips (77) when the tmpfs cannot be mounted. usage: cli_output_disk_full.sh VOXLABEL WORKDIR
 set -u
 voxlabel=$1 work=$2
 umount "$work/full" 2>/dev/null
@@ -33,6 +33,7 @@ expect_full() {
     errors=$(grep -c '^voxlabel: error: ' err.txt)
     lines=$(grep -vc '^voxlabel: note: ' err.txt)
     [ "$errors" -eq 1 ] && [ "$lines" -eq 1 ] || { fail "$what: want one error line, got:"; cat err.txt; }
+    ! grep -q 'staged-\|\.tmp' err.txt || { fail "$what: the error names a staging file, not the output:"; cat err.txt; }
     ls -A full >after.txt
     cmp -s before.txt after.txt || { fail "$what: the tmpfs changed:"; diff before.txt after.txt; }
     leftovers=$(find full -mindepth 1 ! -name filler | head -5)
