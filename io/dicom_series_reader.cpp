@@ -122,10 +122,15 @@ vl_status decode_all(const std::vector<file_job> &jobs, const vl_dicom_pixel_rul
 /* Applies the irregularity policy: which anomalies stop the load. */
 vl_status check_policy(const vl_dicom_stack &stack, vl_dicom_irregular policy, const std::string &what)
 {
-    if (stack.single_position)
-        return vl_fail(VL_ERR_INPUT, "%s: all %zu images are at the same position (%g mm): not a volume (check the "
-                                     "series, or choose one with --series)",
-                       what.c_str(), stack.order.size() + (size_t)stack.duplicate_count, stack.positions[0]);
+    /* One image left once identical copies (same SOPInstanceUID and frame, e.g. a compressed and an uncompressed
+     * copy of one file) are dropped is one image, read as a one-slice volume like a single DICOM file. */
+    char dropped[96] = "";
+    if (stack.copies_dropped)
+        snprintf(dropped, sizeof dropped, " after %lld identical copies were dropped", (long long)stack.copies_dropped);
+    if (stack.single_position && !(stack.order.size() == 1 && stack.duplicate_count == 0 && stack.copies_dropped > 0))
+        return vl_fail(VL_ERR_INPUT, "%s: all %zu distinct images are at the same position (%g mm)%s: not a volume, "
+                                     "which needs at least 2 positions (check the series, or choose one with --series)",
+                       what.c_str(), stack.order.size() + (size_t)stack.duplicate_count, stack.positions[0], dropped);
     if (policy == VL_IRREGULAR_WARN || policy == VL_IRREGULAR_RESAMPLE)
         return VL_OK;
     bool strict = policy == VL_IRREGULAR_ERROR;

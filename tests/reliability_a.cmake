@@ -24,3 +24,7 @@ add_test(NAME io_mat73_bounds
          COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/io_mat73_bounds.py $<TARGET_FILE:voxlabel_cli>
                  ${CMAKE_CURRENT_BINARY_DIR}/io_mat73_bounds_work)
 set_tests_properties(io_mat73_bounds PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
+add_test(NAME dicom_identical_copies
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/dicom_identical_copies.sh $<TARGET_FILE:voxlabel_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/dicom_identical_copies_work)
+set_tests_properties(dicom_identical_copies PROPERTIES LABELS cli TIMEOUT 120)
