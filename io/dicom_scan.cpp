@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <fstream>
 #include <system_error>
 
@@ -347,15 +348,31 @@ vl_status vl_dicom_discover(const char *path, const vl_progress *progress, vl_di
         return vl_fail(VL_ERR_INPUT, "%s: does not exist", path);
     std::vector<std::string> paths;
     if (fs::is_directory(status)) {
-        fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, error), end;
+        /* Symbolic links to directories are followed (a study often links its series in); each directory and file
+         * is taken once by device and inode, so a link back up the tree is not a loop and a linked file not a
+         * copy. */
+        fs::recursive_directory_iterator it(
+            path, fs::directory_options::skip_permission_denied | fs::directory_options::follow_directory_symlink,
+            error), end;
         if (error)
             return vl_fail(VL_ERR_INPUT, "%s: cannot list the directory: %s", path, error.message().c_str());
+        std::set<std::pair<dev_t, ino_t>> seen_directories, seen_files;
+        struct stat root;
+        if (stat(path, &root) == 0)
+            seen_directories.insert({root.st_dev, root.st_ino});
         for (; it != end; it.increment(error)) {
             if (error)
                 break;
             std::error_code entry_error;
-            if (it->is_regular_file(entry_error))
-                paths.push_back(it->path().string());
+            struct stat target;
+            const bool known = stat(it->path().c_str(), &target) == 0;
+            if (it->is_directory(entry_error)) {
+                if (known && !seen_directories.insert({target.st_dev, target.st_ino}).second)
+                    it.disable_recursion_pending();
+            } else if (it->is_regular_file(entry_error)) {
+                if (!known || seen_files.insert({target.st_dev, target.st_ino}).second)
+                    paths.push_back(it->path().string());
+            }
         }
         std::sort(paths.begin(), paths.end());
     } else if (fs::is_regular_file(status)) {

@@ -28,3 +28,7 @@ add_test(NAME dicom_identical_copies
          COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/dicom_identical_copies.sh $<TARGET_FILE:voxlabel_cli>
                  ${CMAKE_CURRENT_BINARY_DIR}/dicom_identical_copies_work)
 set_tests_properties(dicom_identical_copies PROPERTIES LABELS cli TIMEOUT 120)
+add_test(NAME dicom_scan_symlinks
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/dicom_scan_symlinks.sh $<TARGET_FILE:voxlabel_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/dicom_scan_symlinks_work)
+set_tests_properties(dicom_scan_symlinks PROPERTIES LABELS cli TIMEOUT 120)
