@@ -215,6 +215,14 @@ int cmd_stats(int argc, char **argv)
                              (long long)a->ny, (long long)a->nz);
             goto done;
         }
+        vl_file_format labels_format = vl_file_format_from_path(args.labels_path);
+        if (labels_format == VL_FORMAT_MAT || labels_format == VL_FORMAT_RAW) {
+            /* A .mat or raw file holds no geometry (it reads as 1 mm, identity): on the intensity's grid the
+             * labels are the intensity's voxels, so the mm columns take its geometry (issue 16 C14). */
+            labels.volume.geometry = b->geometry;
+            cli_note("%s holds no geometry: positions and mm columns use the geometry of %s (same %lldx%lldx%lld grid)",
+                     args.labels_path, args.intensity_path, (long long)b->nx, (long long)b->ny, (long long)b->nz);
+        }
         for (int axis = 0; axis < 3; axis++)
             if (fabs(a->geometry.spacing[axis] - b->geometry.spacing[axis]) > 1e-3 ||
                 fabs(a->geometry.origin[axis] - b->geometry.origin[axis]) > 1e-2) {

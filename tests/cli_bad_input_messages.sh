@@ -79,6 +79,13 @@ cp -r ct "$bad"
 "$B" label "$bad" --preset bone -o sj --quiet 2>err; check label_bad_utf8 0 $?
 if ! grep -qF '"path": "ct\ufffd\u001b"' sj/summary.json; then echo "FAIL summary_utf8: path not escaped"; grep path sj/summary.json; fail=1; fi
 if ! iconv -f UTF-8 -t UTF-8 sj/summary.json >/dev/null 2>&1; then echo "FAIL summary_utf8: not valid UTF-8"; fail=1; fi
+# C14: stats of a .mat label file (no geometry) with --intensity on the same grid takes the CT's geometry
+"$B" label ct --preset bone -o lm --format mat --quiet 2>err; check label_mat 0 $?
+"$B" stats lm/labels.mat --intensity ct -o s_mat.csv 2>err; check stats_mat 0 $?
+contains stats_mat "holds no geometry: positions and mm columns use the geometry of ct"
+if [ "$(sed -n 2p s_mat.csv | cut -d, -f1-9)" != "$(sed -n 2p lm/components.csv | cut -d, -f1-9)" ]; then
+    echo "FAIL stats_mat: mm columns differ from label's own table"; sed -n 2p s_mat.csv lm/components.csv; fail=1
+fi
 "$B" shapes missing.png -o s.csv 2>err; check shapes_missing 3 $?
 one_error_line shapes_missing; contains shapes_missing "missing.png: No such file"
 
