@@ -1,6 +1,8 @@
+#define _GNU_SOURCE /* strdup */
 /* voxlabel compare: a labelling against a reference (MATLAB bwlabeln output, another tool), or a components CSV
  * against a MATLAB regionprops3 table; the verdict is the exit code. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
@@ -116,6 +118,66 @@ static vl_status read_labels(const char *path, vl_read_options options, const vl
             options.raw_dtype = size == voxels ? VL_U8 : size == 2 * voxels ? VL_U16 : VL_U32;
     }
     return vl_read_volume(path, &options, volume);
+}
+
+/* The reference seen through an axis change: swap_xy transposes x and y, flip_z reverses the slices. */
+static vl_status transformed(const vl_volume *reference, int swap_xy, int flip_z, vl_volume *out)
+{
+    int64_t nx = swap_xy ? reference->ny : reference->nx, ny = swap_xy ? reference->nx : reference->ny;
+    int64_t nz = reference->nz;
+    vl_status status = vl_volume_create_uninitialised(out, nx, ny, nz, VL_U32);
+    if (status != VL_OK)
+        return status;
+    uint32_t *data = out->data;
+    for (int64_t z = 0; z < nz; z++)
+        for (int64_t y = 0; y < ny; y++)
+            for (int64_t x = 0; x < nx; x++) {
+                int64_t sx = swap_xy ? y : x, sy = swap_xy ? x : y, sz = flip_z ? nz - 1 - z : z;
+                data[(z * ny + y) * nx + x] =
+                    (uint32_t)vl_volume_value(reference, (sz * reference->ny + sy) * reference->nx + sx);
+            }
+    return VL_OK;
+}
+
+/* When the labels differ (or their x and y sizes are swapped), says whether the reference is ours after a
+ * transpose of x and y or a flip of z, and how to get it (issue 16 C16). Verdict and exit code stay. */
+static void print_axis_hint(const vl_volume *ours, const vl_volume *reference, int reference_is_mat, int mat_xy)
+{
+    static const struct {
+        int swap_xy, flip_z;
+        const char *what, *how;
+    } cases[] = {
+        {1, 0, "x and y swapped", NULL},
+        {0, 1, "its slices in reverse order (z flipped)",
+         "the reference stacked its slices the other way round: flip its z (flip(V,3) in MATLAB, V[::-1] on a "
+         "(z,y,x) array) before comparing"},
+        {1, 1, "x and y swapped and z flipped", NULL},
+    };
+    char swap_how[256];
+    if (reference_is_mat)
+        snprintf(swap_how, sizeof swap_how, "compare with --order %s (this reads the .mat's V the other way round)",
+                 mat_xy ? "matlab" : "matlab-xy");
+    else
+        snprintf(swap_how, sizeof swap_how,
+                 "the reference was saved transposed (e.g. a (z,y,x) array written as (x,y,z)): transpose its x and y");
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int64_t nx = cases[c].swap_xy ? reference->ny : reference->nx;
+        int64_t ny = cases[c].swap_xy ? reference->nx : reference->ny;
+        if (nx != ours->nx || ny != ours->ny || reference->nz != ours->nz)
+            continue;
+        vl_volume candidate;
+        vl_compare_result result;
+        if (transformed(reference, cases[c].swap_xy, cases[c].flip_z, &candidate) != VL_OK)
+            return;
+        vl_status status = vl_compare_labels(ours, &candidate, &result);
+        vl_volume_free(&candidate);
+        if (status == VL_OK && result.verdict != VL_COMPARE_DIFFERENT) {
+            const char *how = cases[c].how ? cases[c].how : swap_how;
+            printf("hint: the reference is ours with %s (then: %s): %s%s\n", cases[c].what,
+                   vl_compare_verdict_name(result.verdict), how, cases[c].swap_xy && cases[c].flip_z ? ", and flip its z" : "");
+            return;
+        }
+    }
 }
 
 static void print_matlab_position(const vl_compare_difference *d, int mat_xy)
@@ -251,15 +313,25 @@ int cmd_compare(int argc, char **argv)
     vl_compare_result result;
     if (status == VL_OK)
         status = vl_compare_labels(&ours, &reference, &result);
+    if (status != VL_OK && !quiet && ours.data && reference.data && ours.nx != ours.ny &&
+        ours.nx == reference.ny && ours.ny == reference.nx && ours.nz == reference.nz) {
+        char *detail = strdup(vl_last_error());
+        print_axis_hint(&ours, &reference, vl_file_format_from_path(reference_path) == VL_FORMAT_MAT, read.mat_xy);
+        if (detail)
+            vl_fail(status, "%s", detail); /* the hint's own comparisons must not replace the reason */
+        free(detail);
+    }
     if (status != VL_OK) {
         vl_volume_free(&ours);
         vl_volume_free(&reference);
         return cli_status_error(status);
     }
     printf("verdict: %s\n", vl_compare_verdict_name(result.verdict));
-    if (!quiet && result.verdict != VL_COMPARE_IDENTICAL)
+    if (!quiet && result.verdict != VL_COMPARE_IDENTICAL) {
         print_report(&result, &ours, read.mat_xy);
-    else if (!quiet)
+        if (result.verdict == VL_COMPARE_DIFFERENT)
+            print_axis_hint(&ours, &reference, vl_file_format_from_path(reference_path) == VL_FORMAT_MAT, read.mat_xy);
+    } else if (!quiet)
         printf("voxels: %lldx%lldx%lld; components: %u\n", (long long)ours.nx, (long long)ours.ny, (long long)ours.nz,
                result.ours_components);
     vl_volume_free(&ours);

@@ -86,6 +86,27 @@ contains stats_mat "holds no geometry: positions and mm columns use the geometry
 if [ "$(sed -n 2p s_mat.csv | cut -d, -f1-9)" != "$(sed -n 2p lm/components.csv | cut -d, -f1-9)" ]; then
     echo "FAIL stats_mat: mm columns differ from label's own table"; sed -n 2p s_mat.csv lm/components.csv; fail=1
 fi
+# C16: compare hints when the reference is ours transposed in x/y or flipped in z; verdict and exit code stay
+python3 - <<'PY'
+nx, ny, nz = 6, 6, 4
+def vol(f):
+    return bytes(f(x, y, z) for z in range(nz) for y in range(ny) for x in range(nx))
+shape = lambda x, y, z: 1 if (x < 2 and y < 4 and z < 3) else (2 if x == 5 and z == 0 else 0)
+for name, f in (('a6', shape), ('t6', lambda x, y, z: shape(y, x, z)), ('f6', lambda x, y, z: shape(x, y, nz - 1 - z))):
+    open(name + '.nrrd', 'wb').write(b'NRRD0004\ntype: uint8\ndimension: 3\nsizes: 6 6 4\nencoding: raw\nendian: little\n\n' + vol(f))
+PY
+"$B" compare a6.nrrd t6.nrrd > out 2>err; check compare_swap 2 $?
+grep -q '^verdict: different' out && grep -q '^hint: the reference is ours with x and y swapped (then: identical)' out ||
+    { echo "FAIL compare_swap: no hint"; cat out; fail=1; }
+"$B" compare a6.nrrd f6.nrrd > out 2>err; check compare_flip 2 $?
+grep -q '^hint: the reference is ours with its slices in reverse order (z flipped) (then: identical)' out ||
+    { echo "FAIL compare_flip: no hint"; cat out; fail=1; }
+"$B" convert t6.nrrd t6.mat --quiet 2>err
+"$B" compare a6.nrrd t6.mat > out 2>err; check compare_swap_mat 2 $?
+grep -q 'compare with --order matlab-xy' out || { echo "FAIL compare_swap_mat: hint"; cat out; fail=1; }
+"$B" compare a6.nrrd t6.mat --order matlab-xy > out 2>err; check compare_swap_mat_followed 0 $?
+"$B" compare a6.nrrd a6.nrrd > out 2>err; check compare_same 0 $?
+grep -q '^hint' out && { echo "FAIL compare_same: hint on identical"; fail=1; }
 "$B" shapes missing.png -o s.csv 2>err; check shapes_missing 3 $?
 one_error_line shapes_missing; contains shapes_missing "missing.png: No such file"
 
