@@ -59,8 +59,10 @@ mkdir "$work/readonly" && chmod a-w "$work/readonly"
 if [ "$(id -u)" -ne 0 ]; then
     expect 4 'not writable|cannot create' -- "$voxlabel" label "$work/ct" --preset bone -o "$work/readonly/o"
 fi
-expect 4 'cannot create the output directory' -- "$voxlabel" label "$work/ct" --preset bone -o "$work/missing/parent/o"
+# Missing parents of -o are made (mkdir -p, tests/cli_output_force.sh); a parent that is a file cannot be.
 printf x > "$work/afile"
+expect 4 'cannot create the output directory' -- "$voxlabel" label "$work/ct" --preset bone -o "$work/afile/sub/o"
+check "nothing made under a file parent" test -f "$work/afile"
 expect 4 'exists and is not a directory' -- "$voxlabel" label "$work/ct" --preset bone -o "$work/afile"
 
 expect 0 '' -- "$voxlabel" label "$work/ct" --preset bone -o "$work/out" --quiet
