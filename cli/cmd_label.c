@@ -31,10 +31,11 @@ static const char label_help[] =
     "  --preset NAME              bone 300: | lung -950:-400 | air :-900 | soft-tissue -100:200 | contrast 150:500\n"
     "labelling:\n"
     "  --conn 6|18|26|4|8         3D neighbourhood (default 26, as bwlabeln); 4 and 8 label every slice on its own\n"
-    "  --order matlab|matlab-xy|size\n"
+    "  --order matlab|matlab-xy|size|size-raster\n"
     "                             matlab (default): bwlabeln on a stack of dicomread slices, V(row,col,slice)\n"
     "                             matlab-xy: bwlabeln on V(x,y,z) as niftiread gives it; also scipy/cc3d/ITK order\n"
-    "                             size: largest first, ties in matlab order (ITK RelabelComponentImageFilter)\n"
+    "                             size: largest first, ties in matlab order\n"
+    "                             size-raster: as size, ties in matlab-xy order (ITK RelabelComponentImageFilter)\n"
     "  --open R | --close R       morphological opening / closing of the mask with a ball of radius R voxels\n"
     "                             (a disc per slice with --conn 4|8; opening first when both are given)\n"
     "  --min-size N               drop components under N voxels, renumber the rest (order kept)\n"
@@ -385,7 +386,7 @@ int cmd_label(int argc, char **argv)
     write.format = args.format;
     write.force = 1; /* staged names are fresh; the real targets were checked up front */
     write.is_label_map = 1;
-    write.mat_xy = args.label.order == VL_ORDER_MATLAB_XY;
+    write.mat_xy = vl_label_order_is_raster(args.label.order);
     write.mat_class = args.mat_class;
     write.progress = cli_progress();
     if ((status = vl_write_volume(cli_outputs_staged(&outputs, 0), &labels, &write)) != VL_OK)
