@@ -10,16 +10,7 @@
 #include "core/format_number.h"
 #include "test_check.h"
 
-static uint64_t state = 0x9e3779b97f4a7c15ull;
 static long checked;
-
-static uint64_t next_random(void)
-{
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state;
-}
 
 static void check(double value)
 {
@@ -45,19 +36,19 @@ int main(void)
         check_both_signs(specials[i]);
     /* Every magnitude: random mantissas with exponents from 1e-9 to 1e14. */
     for (int i = 0; i < 2000000; i++) {
-        const double mantissa = (double)(next_random() >> 11) / 9007199254740992.0;
-        check_both_signs(ldexp(0.5 + mantissa / 2, (int)(next_random() % 78) - 30));
+        const double mantissa = (double)(test_random() >> 11) / 9007199254740992.0;
+        check_both_signs(ldexp(0.5 + mantissa / 2, (int)(test_random() % 78) - 30));
     }
     /* Short decimals, as means and millimetres often are, and exact binary fractions. */
     for (int i = 0; i < 1000000; i++) {
-        const double n = (double)(next_random() % 100000000000000ull);
-        check_both_signs(n / pow(10, (int)(next_random() % 16)));
-        check_both_signs(n / (double)(1ull << (next_random() % 40)));
+        const double n = (double)(test_random() % 100000000000000ull);
+        check_both_signs(n / pow(10, (int)(test_random() % 16)));
+        check_both_signs(n / (double)(1ull << (test_random() % 40)));
     }
     /* Near-halves: 13 significant digits ending in 5, at every decimal exponent %.12g writes as a fraction. */
     for (int i = 0; i < 1000000; i++) {
-        const double digits = (double)(100000000000ull + next_random() % 900000000000ull) * 10 + 5;
-        check_both_signs(digits * pow(10, (int)(next_random() % 16) - 16));
+        const double digits = (double)(100000000000ull + test_random() % 900000000000ull) * 10 + 5;
+        check_both_signs(digits * pow(10, (int)(test_random() % 16) - 16));
     }
     /* The neighbours of every power of ten around the switches between styles and digit counts. */
     for (int e = -6; e <= 13; e++) {

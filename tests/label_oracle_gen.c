@@ -9,15 +9,6 @@
 #include "test_check.h"
 #include "voxlabel/label.h"
 
-static uint64_t rng_state;
-static uint64_t next_random(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
-
 static int write_file(const char *directory, const char *name, const char *suffix, const void *data, size_t bytes)
 {
     char path[4096];
@@ -59,7 +50,7 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *directory = argv[1];
-    rng_state = strtoull(argv[2], NULL, 10) | 1;
+    test_random_state = strtoull(argv[2], NULL, 10) | 1;
     int count = atoi(argv[3]);
     static const int64_t fixed_shapes[][3] = {{1, 23, 1}, {23, 1, 1}, {1, 1, 23}, {7, 13, 5}, {13, 7, 5}, {2, 2, 2},
                                               {64, 48, 20}, {100, 3, 3}, {31, 37, 1}, {40, 30, 1}, {9, 9, 9}, {128, 96, 64}};
@@ -75,8 +66,8 @@ int main(int argc, char **argv)
         if (v < fixed) {
             nx = fixed_shapes[v][0], ny = fixed_shapes[v][1], nz = fixed_shapes[v][2];
         } else {
-            nx = 1 + (int64_t)(next_random() % 40), ny = 1 + (int64_t)(next_random() % 40),
-            nz = 1 + (int64_t)(next_random() % 24);
+            nx = 1 + (int64_t)(test_random() % 40), ny = 1 + (int64_t)(test_random() % 40),
+            nz = 1 + (int64_t)(test_random() % 24);
         }
         vl_volume mask;
         const vl_status created = vl_volume_create(&mask, nx, ny, nz, VL_U8);
@@ -85,10 +76,10 @@ int main(int argc, char **argv)
             return 1;
         uint8_t *data = mask.data;
         /* The first two volumes past the fixed shapes are empty and full; the rest span densities 0.05..0.6. */
-        double density = v == fixed ? 0.0 : v == fixed + 1 ? 1.0 : 0.05 + 0.55 * (double)(next_random() % 1000) / 999.0;
+        double density = v == fixed ? 0.0 : v == fixed + 1 ? 1.0 : 0.05 + 0.55 * (double)(test_random() % 1000) / 999.0;
         uint64_t threshold = density >= 1.0 ? UINT64_MAX : (uint64_t)(density * 18446744073709551615.0);
         for (int64_t i = 0; i < vl_volume_voxels(&mask); i++)
-            data[i] = density > 0 && next_random() <= threshold;
+            data[i] = density > 0 && test_random() <= threshold;
         char name[32];
         snprintf(name, sizeof name, "v%03d", v);
         fprintf(manifest, "%s %" PRId64 " %" PRId64 " %" PRId64 "\n", name, nx, ny, nz);

@@ -9,15 +9,6 @@
 #include "voxlabel/label.h"
 #include "test_check.h"
 
-static uint64_t rng_state;
-static uint64_t next_random(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
-
 
 static void check_volume(const vl_volume *mask, int connectivity, vl_label_order order, int threads, const char *what)
 {
@@ -65,7 +56,7 @@ static void fill_random(vl_volume *mask, double density)
     uint8_t *data = mask->data;
     uint64_t threshold = (uint64_t)(density * 18446744073709551615.0);
     for (int64_t i = 0; i < vl_volume_voxels(mask); i++)
-        data[i] = next_random() < threshold ? (uint8_t)(1 + next_random() % 3) : 0;
+        data[i] = test_random() < threshold ? (uint8_t)(1 + test_random() % 3) : 0;
 }
 
 static void test_filters(void)
@@ -97,10 +88,10 @@ static void test_filters(void)
 
 int main(int argc, char **argv)
 {
-    rng_state = argc > 1 ? strtoull(argv[1], NULL, 10) : (uint64_t)time(NULL) * 2654435761u;
-    if (rng_state == 0)
-        rng_state = 1;
-    printf("seed %" PRIu64 " (rerun with: label_unit %" PRIu64 ")\n", rng_state, rng_state);
+    test_random_state = argc > 1 ? strtoull(argv[1], NULL, 10) : (uint64_t)time(NULL) * 2654435761u;
+    if (test_random_state == 0)
+        test_random_state = 1;
+    printf("seed %" PRIu64 " (rerun with: label_unit %" PRIu64 ")\n", test_random_state, test_random_state);
     static const int64_t shapes[][3] = {{1, 17, 1}, {17, 1, 1}, {1, 1, 17}, {7, 13, 5}, {13, 7, 5}, {2, 2, 2},
                                         {64, 48, 20}, {100, 3, 3}, {3, 100, 4}, {33, 29, 1}, {9, 64, 31}, {1, 1, 1},
                                         {63, 4, 3},  {65, 4, 3},  {128, 3, 2}, {129, 2, 2}};
@@ -115,7 +106,7 @@ int main(int argc, char **argv)
             volumes++;
             for (size_t c = 0; c < sizeof connectivities / sizeof connectivities[0]; c++)
                 for (int order = VL_ORDER_MATLAB; order <= VL_ORDER_SIZE_RASTER; order++)
-                    check_volume(&mask, connectivities[c], (vl_label_order)order, 1 + (int)(next_random() % 4),
+                    check_volume(&mask, connectivities[c], (vl_label_order)order, 1 + (int)(test_random() % 4),
                                  "random");
             vl_volume_free(&mask);
         }

@@ -16,6 +16,7 @@
 #define VL_TEST_CHECK_H
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -27,6 +28,17 @@
 /* Per translation unit: a helper file that includes this header but does not count leaves it unused. */
 static int failures __attribute__((unused));
 static int test_check_printed __attribute__((unused));
+
+/* A test's reproducible random stream (xorshift64; the state must not be 0): seed test_random_state, then
+ * draw with test_random(). */
+static uint64_t test_random_state __attribute__((unused)) = 0x9e3779b97f4a7c15ull;
+static inline uint64_t test_random(void)
+{
+    test_random_state ^= test_random_state << 13;
+    test_random_state ^= test_random_state >> 7;
+    test_random_state ^= test_random_state << 17;
+    return test_random_state;
+}
 
 /* 1 when the FAIL line should be printed (the first TEST_CHECK_PRINT_LIMIT), with its prefix written. */
 static inline int test_check_begin(const char *file, int line)
