@@ -39,3 +39,13 @@ add_test(NAME dicom_pixel_rules
          COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/dicom_pixel_rules.py $<TARGET_FILE:voxlabel_cli>
                  ${VL_DICOM_WORK}/pixel-rules)
 set_tests_properties(dicom_pixel_rules PROPERTIES LABELS "cli" TIMEOUT 300)
+
+# Bad inputs (issue 16): identical copies of one image, symlinked folders in a scan.
+add_test(NAME dicom_identical_copies
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/dicom_identical_copies.sh $<TARGET_FILE:voxlabel_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/dicom_identical_copies_work)
+set_tests_properties(dicom_identical_copies PROPERTIES LABELS cli TIMEOUT 120)
+add_test(NAME dicom_scan_symlinks
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/dicom_scan_symlinks.sh $<TARGET_FILE:voxlabel_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/dicom_scan_symlinks_work)
+set_tests_properties(dicom_scan_symlinks PROPERTIES LABELS cli TIMEOUT 120)

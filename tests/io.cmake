@@ -37,3 +37,21 @@ set_tests_properties(io_seg_realdata PROPERTIES LABELS "realdata;oracle" SKIP_RE
 vl_test_exe(io_fuzz ${CMAKE_CURRENT_LIST_DIR}/io_fuzz.c)
 add_test(NAME io_fuzz COMMAND io_fuzz ${CMAKE_CURRENT_BINARY_DIR}/io_fuzz_work 400)
 set_tests_properties(io_fuzz PROPERTIES LABELS fuzz TIMEOUT 300)
+
+# Bad inputs (issue 16): MAT size bombs and short data, JPEG/PNG bounds and warnings, seg on huge labels.
+add_test(NAME io_mat_bounds
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/io_mat_bounds.py $<TARGET_FILE:voxlabel_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/io_mat_bounds_work)
+set_tests_properties(io_mat_bounds PROPERTIES LABELS cli TIMEOUT 300)
+add_test(NAME io_seg_huge_label
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/io_seg_huge_label.sh $<TARGET_FILE:voxlabel_cli> ${VL_PYTHON}
+                 ${CMAKE_CURRENT_BINARY_DIR}/io_seg_huge_label_work)
+set_tests_properties(io_seg_huge_label PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
+add_test(NAME io_image_bounds
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/io_image_bounds.py $<TARGET_FILE:voxlabel_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/io_image_bounds_work)
+set_tests_properties(io_image_bounds PROPERTIES LABELS cli TIMEOUT 300)
+add_test(NAME io_mat73_bounds
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/io_mat73_bounds.py $<TARGET_FILE:voxlabel_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/io_mat73_bounds_work)
+set_tests_properties(io_mat73_bounds PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
