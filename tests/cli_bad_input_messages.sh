@@ -9,7 +9,7 @@
 # Usage: cli_bad_input_messages.sh VOXLABEL [SHARED_DATA]
 set -u
 B=$1
-SHARED=${2:-/work/shared/test-data}
+SHARED=${2:-$(cd "$(dirname "$0")/../.." && pwd)/shared/test-data}
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 cd "$W" || exit 1
