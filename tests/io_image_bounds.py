@@ -6,6 +6,8 @@ made-up pixels. Both for 'color' and 'shapes'.
 usage: io_image_bounds.py VOXLABEL WORKDIR"""
 import base64, os, resource, shutil, struct, subprocess, sys, zlib
 
+from test_check import refusal_problem
+
 voxlabel, work = sys.argv[1], sys.argv[2]
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
@@ -58,16 +60,7 @@ for name, (data, want) in cases.items():
         out = os.path.join(work, name + '.' + command)
         r = subprocess.run([voxlabel, command, path, '-o', out, '--force'], capture_output=True, text=True,
                            preexec_fn=limit, timeout=120)
-        lines = [l for l in r.stderr.splitlines() if l.strip()]
-        why = None
-        if r.returncode != want:
-            why = 'exit %d, want %d' % (r.returncode, want)
-        elif want and (len(lines) != 1 or not lines[0].startswith('voxlabel: error: ')):
-            why = 'want one error line'
-        elif want and 'allocat' in r.stderr:
-            why = 'refused only because the allocation failed'
-        elif want and os.path.exists(out):
-            why = 'refused, yet %s exists' % out
+        why = refusal_problem(r, want, out)
         if why:
             failures += 1
             print('FAIL %s %s: %s: %s' % (command, name, why, r.stderr.strip()))

@@ -4,6 +4,8 @@
 address-space limit); a v7.3 file libmatio cannot read gives one error line, not HDF5's error stack.
 usage: io_mat73_bounds.py VOXLABEL WORKDIR   (skips, 77, without Debian's python3-h5py)"""
 import os, resource, shutil, subprocess, sys
+
+from test_check import refusal_problem
 try:
     import h5py, numpy as np
 except ImportError:
@@ -55,14 +57,7 @@ for path, want in cases:
     out = path + '.nrrd'
     r = subprocess.run([voxlabel, 'convert', path, out, '--force'], capture_output=True, text=True,
                        preexec_fn=limit, timeout=120)
-    lines = [l for l in r.stderr.splitlines() if l.strip()]
-    why = None
-    if r.returncode != want:
-        why = 'exit %d, want %d' % (r.returncode, want)
-    elif want and (len(lines) != 1 or not lines[0].startswith('voxlabel: error: ')):
-        why = 'want one error line'
-    elif want and 'allocat' in r.stderr:
-        why = 'refused only because the allocation failed'
+    why = refusal_problem(r, want)
     if why:
         failures += 1
         print('FAIL %s: %s: %s' % (os.path.basename(path), why, r.stderr.strip()[:2000]))

@@ -5,6 +5,8 @@ an allocation of the claimed gigabytes fails the test instead of passing it slow
 usage: io_mat_bounds.py VOXLABEL WORKDIR"""
 import os, resource, shutil, struct, subprocess, sys, zlib
 
+from test_check import refusal_problem
+
 voxlabel, work = sys.argv[1], sys.argv[2]
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
@@ -54,15 +56,9 @@ for name, (data, want) in cases.items():
     out = os.path.join(work, name + '.nrrd')
     r = subprocess.run([voxlabel, 'convert', path, out, '--force'], capture_output=True, text=True,
                        preexec_fn=limit, timeout=120)
-    lines = [l for l in r.stderr.splitlines() if l.strip()]
-    if r.returncode != want:
-        failures.append('%s: exit %d, want %d (%s)' % (name, r.returncode, want, r.stderr.strip()))
-    elif want and (len(lines) != 1 or not lines[0].startswith('voxlabel: error: ')):
-        failures.append('%s: want one error line, got %r' % (name, r.stderr))
-    elif want and 'allocat' in r.stderr:
-        failures.append('%s: refused only because the allocation failed: %s' % (name, r.stderr.strip()))
-    elif want and os.path.exists(out):
-        failures.append('%s: refused but %s was written' % (name, out))
+    why = refusal_problem(r, want, out)
+    if why:
+        failures.append('%s: %s: %s' % (name, why, r.stderr.strip()))
 
 for f in failures:
     print('FAIL', f)
