@@ -125,3 +125,15 @@ vl_status vl_stats_buffers_finish(vl_stats_buffers *buffers, vl_status status, v
     *buffers = (vl_stats_buffers){0};
     return status;
 }
+
+vl_status vl_stats_begin(const vl_stats_options **options, vl_stats_options *defaults, vl_component_stats **stats)
+{
+    if (!*options) {
+        vl_stats_options_default(defaults);
+        *options = defaults;
+    }
+    if (!stats)
+        return vl_fail(VL_ERR_ARGUMENT, "statistics: no output pointer");
+    *stats = NULL;
+    return VL_OK;
+}

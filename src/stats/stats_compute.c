@@ -48,13 +48,9 @@ vl_status vl_component_stats_compute(const vl_volume *labels, const vl_volume *i
                                      const vl_stats_options *options, vl_component_stats **stats)
 {
     vl_stats_options defaults;
-    if (!options) {
-        vl_stats_options_default(&defaults);
-        options = &defaults;
-    }
-    if (!stats)
-        return vl_fail(VL_ERR_ARGUMENT, "statistics: no output pointer");
-    *stats = NULL;
+    vl_status status = vl_stats_begin(&options, &defaults, stats);
+    if (status != VL_OK)
+        return status;
     stats_call call = {labels, intensity, count, options, stats};
     return vl_device_run(&options->device, stats_gpu, stats_cpu, &call, options->outcome);
 }

@@ -362,15 +362,10 @@ vl_status vl_component_stats_compute_cpu(const vl_volume *labels, const vl_volum
                                          const vl_stats_options *options, vl_component_stats **stats)
 {
     vl_stats_options defaults;
-    if (!options) {
-        vl_stats_options_default(&defaults);
-        options = &defaults;
-    }
-    if (!stats)
-        return vl_fail(VL_ERR_ARGUMENT, "statistics: no output pointer");
-    *stats = NULL;
-    vl_status status = vl_stats_check_limits(labels, intensity);
+    vl_status status = vl_stats_begin(&options, &defaults, stats);
     if (status != VL_OK)
+        return status;
+    if ((status = vl_stats_check_limits(labels, intensity)) != VL_OK)
         return status;
     if (count == 0)
         return VL_OK;

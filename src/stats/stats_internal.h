@@ -48,6 +48,10 @@ typedef struct vl_stats_buffers {
     vl_component_stats *result;
 } vl_stats_buffers;
 
+/* The start of every statistics entry: NULL `*options` become the defaults (kept in `defaults`), and
+ * `stats` must point somewhere (*stats is set to NULL). */
+vl_status vl_stats_begin(const vl_stats_options **options, vl_stats_options *defaults, vl_component_stats **stats);
+
 /* Allocates them all, or none with VL_ERR_MEMORY. */
 vl_status vl_stats_buffers_allocate(vl_stats_buffers *buffers, uint32_t count, int copies, int full,
                                     int has_intensity);
