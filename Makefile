@@ -17,6 +17,7 @@ build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
 test: build
+	scripts/oracle-venv $(BUILD)
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 demo: build
