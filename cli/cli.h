@@ -14,6 +14,8 @@ enum { CLI_EXIT_OK = 0, CLI_EXIT_USAGE = 2, CLI_EXIT_INPUT = 3, CLI_EXIT_OUTPUT 
 
 /* Prints "voxlabel: error: <what>: <why>" and returns `exit_code`. */
 int cli_error(int exit_code, const char *format, ...) __attribute__((format(printf, 2, 3)));
+/* The text of this thread's last error line (without "voxlabel: error: "), "" before any. */
+const char *cli_last_error(void);
 /* Writes text with control bytes as \xHH (the escaping every diagnostic line goes through, issue 16 B11). */
 void cli_write_escaped(FILE *out, const char *text);
 /* Writes text as a JSON string that is valid UTF-8 (bytes outside well-formed UTF-8 become \ufffd). */
@@ -57,5 +59,6 @@ int cmd_preview(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_seg(int argc, char **argv);
+int cmd_batch(int argc, char **argv);
 
 #endif

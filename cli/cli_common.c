@@ -67,12 +67,21 @@ void cli_json_write_string(FILE *out, const char *text)
     fputc('"', out);
 }
 
+static _Thread_local char last_error[1024];
+
+const char *cli_last_error(void)
+{
+    return last_error;
+}
+
 /* One diagnostic line "voxlabel: <kind>: <formatted>", escaped, never cut. */
 static void print_line(const char *kind, const char *format, va_list args)
 {
     char *text = NULL;
     if (vasprintf(&text, format, args) < 0)
         text = NULL;
+    if (strcmp(kind, "error") == 0)
+        snprintf(last_error, sizeof last_error, "%s", text ? text : format);
     fprintf(stderr, "voxlabel: %s: ", kind);
     cli_write_escaped(stderr, text ? text : format);
     fputc('\n', stderr);

@@ -10,6 +10,7 @@
 #include "cli_gpu_warm_up.h"
 #include "cli_input.h"
 #include "cli_outputs.h"
+#include "label_run.h"
 #include "label_summary.h"
 #include "voxlabel/threshold.h"
 #include "voxlabel/io.h"
@@ -110,7 +111,7 @@ static void mark(struct timespec *start)
     clock_gettime(CLOCK_MONOTONIC, start);
 }
 
-typedef struct label_arguments {
+struct label_arguments {
     const char *input_path, *output_directory;
     cli_input_options input;
     vl_label_options label;
@@ -122,7 +123,7 @@ typedef struct label_arguments {
     vl_stats_level stats_level;
     int64_t open_radius, close_radius;
     int matlab_columns, force, preview;
-} label_arguments;
+};
 
 static int takes_value(const char *option)
 {
@@ -255,19 +256,9 @@ static int parse_arguments(int argc, char **argv, label_arguments *args)
     return 0;
 }
 
-static void print_summary(const label_arguments *args, const cli_input *input, const vl_label_result *result,
-                          const vl_component_stats *stats, double label_seconds)
+/* The five largest, ties to the lower label: their indices into stats. */
+static int largest_components(const vl_label_result *result, const vl_component_stats *stats, uint32_t shown[5])
 {
-    if (cli_is_quiet())
-        return;
-    const vl_volume *volume = &input->volume;
-    printf("%u component%s (conn %d, %s order) in %lldx%lldx%lld voxels; labelled on %s in %.3f s\n", result->count,
-           result->count == 1 ? "" : "s", args->label.connectivity, vl_label_order_name(args->label.order),
-           (long long)volume->nx, (long long)volume->ny, (long long)volume->nz, result->device_name, label_seconds);
-    if (result->count == 0)
-        return;
-    /* The five largest, ties to the lower label. */
-    uint32_t shown[5];
     int count = 0;
     while (count < 5 && (uint32_t)count < result->count) {
         uint32_t best = UINT32_MAX;
@@ -280,6 +271,38 @@ static void print_summary(const label_arguments *args, const cli_input *input, c
         }
         shown[count++] = best;
     }
+    return count;
+}
+
+static void label_run_report(label_run_batch *batch, const cli_input *input, const vl_label_result *result,
+                             const vl_component_stats *stats, const label_timings *timings)
+{
+    uint32_t shown[5];
+    batch->largest_count = largest_components(result, stats, shown);
+    for (int s = 0; s < batch->largest_count; s++)
+        batch->largest_ml[s] = stats[shown[s]].volume_mm3 / 1000.0;
+    batch->components = result->count;
+    batch->foreground_voxels = 0;
+    for (uint32_t k = 0; k < result->count; k++)
+        batch->foreground_voxels += result->sizes[k];
+    batch->voxel_volume_mm3 = vl_geometry_voxel_volume(&input->volume.geometry);
+    batch->device_used = vl_device_kind_name(result->outcome.used);
+    batch->timings = *timings;
+}
+
+static void print_summary(const label_arguments *args, const cli_input *input, const vl_label_result *result,
+                          const vl_component_stats *stats, double label_seconds)
+{
+    if (cli_is_quiet())
+        return;
+    const vl_volume *volume = &input->volume;
+    printf("%u component%s (conn %d, %s order) in %lldx%lldx%lld voxels; labelled on %s in %.3f s\n", result->count,
+           result->count == 1 ? "" : "s", args->label.connectivity, vl_label_order_name(args->label.order),
+           (long long)volume->nx, (long long)volume->ny, (long long)volume->nz, result->device_name, label_seconds);
+    if (result->count == 0)
+        return;
+    uint32_t shown[5];
+    const int count = largest_components(result, stats, shown);
     printf("largest components:\n  %8s %12s %12s   %s\n", "label", "volume_mL", "voxels", "centroid LPS mm");
     for (int s = 0; s < count; s++) {
         const vl_component_stats *c = &stats[shown[s]];
@@ -294,7 +317,13 @@ int cmd_label(int argc, char **argv)
     int code = parse_arguments(argc, argv, &args);
     if (code)
         return code;
+    return label_run(&args, NULL);
+}
 
+int label_run(const label_arguments *arguments, label_run_batch *batch)
+{
+    label_arguments args = *arguments;
+    int code;
     char labels_name[64];
     snprintf(labels_name, sizeof labels_name, "labels%s", vl_file_format_extension(args.format));
     const char *const names[] = {labels_name, "components.csv", "summary.json", "preview.png",
@@ -310,7 +339,11 @@ int cmd_label(int argc, char **argv)
     cli_gpu_warm_up gpu_warm_up;
     cli_gpu_warm_up_start(&gpu_warm_up, &args.label.device);
     cli_input input;
-    code = cli_input_load(args.input_path, &args.input, &input);
+    if (batch) { /* voxlabel batch read it ahead: the run takes it over */
+        input = *batch->input;
+        memset(batch->input, 0, sizeof *batch->input);
+    }
+    code = batch ? 0 : cli_input_load(args.input_path, &args.input, &input);
     if (code) {
         cli_gpu_warm_up_finish(&gpu_warm_up);
         cli_outputs_abort(&outputs);
@@ -425,8 +458,9 @@ int cmd_label(int argc, char **argv)
         .labelled_count = labelled,
         .result = &result,
         .stats = stats,
-        .timings = &timings,
+        .timings = batch ? NULL : &timings,
         .labels_file = names[0],
+        .options_hash = batch ? batch->options_hash : NULL,
     };
     if ((status = label_summary_write_json(cli_outputs_staged(&outputs, 2), &summary)) != VL_OK)
         goto failed;
@@ -437,6 +471,8 @@ int cmd_label(int argc, char **argv)
         cli_input_free(&input);
         return code;
     }
+    if (batch)
+        label_run_report(batch, &input, &result, stats, &timings);
     print_summary(&args, &input, &result, stats, timings.label);
     if (!cli_is_quiet())
         printf("wrote %s, %s, %s%s\n", cli_outputs_final(&outputs, 0), cli_outputs_final(&outputs, 1),
@@ -457,4 +493,41 @@ failed:
     vl_volume_free(&labels);
     cli_input_free(&input);
     return code;
+}
+
+label_arguments *label_arguments_parse(int argc, char **argv, int *code)
+{
+    label_arguments *args = malloc(sizeof *args);
+    if (!args) {
+        *code = cli_error(CLI_EXIT_DEVICE, "label options: out of memory");
+        return NULL;
+    }
+    if ((*code = parse_arguments(argc, argv, args))) {
+        free(args);
+        return NULL;
+    }
+    return args;
+}
+
+void label_arguments_set_target(label_arguments *args, const char *input_path, const char *output_directory, int force)
+{
+    args->input_path = input_path;
+    args->output_directory = output_directory;
+    args->force = force;
+}
+
+const char *label_arguments_labels_file(const label_arguments *args, char *buffer, size_t size)
+{
+    snprintf(buffer, size, "labels%s", vl_file_format_extension(args->format));
+    return buffer;
+}
+
+const cli_input_options *label_arguments_input(const label_arguments *args)
+{
+    return &args->input;
+}
+
+int label_arguments_threads_given(const label_arguments *args)
+{
+    return args->label.threads > 0;
 }

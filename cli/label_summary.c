@@ -81,9 +81,16 @@ static void write_body(FILE *out, const label_summary *s)
     fprintf(out, ", \"fallback_reason\": ");
     write_string(out, result->outcome.fallback_reason);
     const label_timings *t = s->timings;
-    fprintf(out, "},\n  \"timings_s\": {\"read\": %.6f, \"threshold\": %.6f, \"label\": %.6f, \"filter\": %.6f, "
-                 "\"stats\": %.6f, \"write\": %.6f, \"total\": %.6f},\n",
-            t->read, t->threshold, t->label, t->filter, t->stats, t->write, t->total);
+    fprintf(out, "},\n");
+    if (t)
+        fprintf(out, "  \"timings_s\": {\"read\": %.6f, \"threshold\": %.6f, \"label\": %.6f, \"filter\": %.6f, "
+                     "\"stats\": %.6f, \"write\": %.6f, \"total\": %.6f},\n",
+                t->read, t->threshold, t->label, t->filter, t->stats, t->write, t->total);
+    if (s->options_hash) {
+        fprintf(out, "  \"options_hash\": ");
+        write_string(out, s->options_hash);
+        fprintf(out, ",\n");
+    }
     fprintf(out, "  \"warnings\": [");
     if (s->input->has_report)
         for (size_t w = 0; w < s->input->report.warning_count; w++) {

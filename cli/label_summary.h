@@ -20,8 +20,9 @@ typedef struct label_summary {
     uint32_t labelled_count;        /* N before the filters */
     const vl_label_result *result;  /* after the filters */
     const vl_component_stats *stats;
-    const label_timings *timings;
+    const label_timings *timings;   /* NULL: no timings (voxlabel batch keeps summary.json reproducible) */
     const char *labels_file;
+    const char *options_hash;       /* voxlabel batch's hash of the label options, or NULL */
 } label_summary;
 
 /* Writes the summary atomically. */

@@ -11,6 +11,7 @@ static const struct {
     const char *summary;
 } commands[] = {
     {"label", cmd_label, "threshold a CT and label its connected components (bwlabeln order)"},
+    {"batch", cmd_batch, "label every CT series under a folder (a PACS export): resumable, shardable"},
     {"info", cmd_info, "list the DICOM series under a path with geometry and anomalies"},
     {"convert", cmd_convert, "convert a DICOM series (or volume file) to NIfTI, NRRD, MHA or MAT"},
     {"stats", cmd_stats, "per-component statistics of any label volume as CSV or JSON (docs/csv.md)"},

@@ -212,6 +212,8 @@ void read_file(const std::string &path, vl_dicom_files &files)
     }
     base.path = path;
     base.sop_class_uid = sop_class.empty() ? media_class : sop_class;
+    base.patient_id = get_string(ds, DCM_PatientID);
+    base.study_uid = get_string(ds, DCM_StudyInstanceUID);
     base.series_uid = get_string(ds, DCM_SeriesInstanceUID);
     base.description = get_string(ds, DCM_SeriesDescription);
     base.modality = get_string(ds, DCM_Modality);
@@ -380,6 +382,13 @@ vl_status vl_dicom_discover(const char *path, const vl_progress *progress, vl_di
     } else {
         return vl_fail(VL_ERR_INPUT, "%s: is neither a file nor a directory", path);
     }
+    return vl_dicom_discover_list(paths, path, progress, files);
+}
+
+vl_status vl_dicom_discover_list(const std::vector<std::string> &paths, const char *path, const vl_progress *progress,
+                                 vl_dicom_files &files)
+{
+    vl_dicom_initialise();
     for (size_t i = 0; i < paths.size(); i++) {
         read_file(paths[i], files);
         vl_progress_report(progress, "scanning", (double)(i + 1) / (double)paths.size());

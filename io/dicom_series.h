@@ -14,7 +14,7 @@ struct vl_dicom_frame {
     std::string path;
     long frame = 0;                 /* index inside the file */
     long frames_in_file = 1;
-    std::string series_uid, description, modality, sop_instance_uid, sop_class_uid, image_type;
+    std::string patient_id, study_uid, series_uid, description, modality, sop_instance_uid, sop_class_uid, image_type;
     std::string transfer_syntax_uid, photometric;
     long series_number = -1, instance_number = 0;
     unsigned rows = 0, columns = 0, samples_per_pixel = 1;
@@ -45,6 +45,9 @@ struct vl_dicom_files {
 
 /* Finds and groups every image under `path` (a directory, recursively, or one file). */
 vl_status vl_dicom_discover(const char *path, const vl_progress *progress, vl_dicom_files &files);
+/* The same for a given list of files; `what` names them in messages. */
+vl_status vl_dicom_discover_list(const std::vector<std::string> &paths, const char *what, const vl_progress *progress,
+                                 vl_dicom_files &files);
 
 /* The group to load: `series` (UID or number) or the default choice. Explains the choice in `notes`;
  * VL_ERR_INPUT when nothing fits or the choice is ambiguous. */

@@ -202,10 +202,13 @@ bool rescale_varies(const vl_dicom_files &files, const vl_dicom_stack &stack)
     return false;
 }
 
-vl_status read_series(const char *path, const vl_dicom_read_options &options, vl_volume *hu, vl_dicom_report *report)
+/* `listed`: read exactly these files (and `path` only names them), else everything under `path`. */
+vl_status read_series(const char *path, const std::vector<std::string> *listed, const vl_dicom_read_options &options,
+                      vl_volume *hu, vl_dicom_report *report)
 {
     vl_dicom_files files;
-    vl_status status = vl_dicom_discover(path, &options.progress, files);
+    vl_status status = listed ? vl_dicom_discover_list(*listed, path, &options.progress, files)
+                              : vl_dicom_discover(path, &options.progress, files);
     if (status != VL_OK)
         return status;
     std::vector<std::string> notes;
@@ -371,8 +374,8 @@ extern "C" const char *vl_dicom_irregular_name(vl_dicom_irregular policy)
     return "unknown";
 }
 
-extern "C" vl_status vl_dicom_read_series(const char *path, const vl_dicom_read_options *options, vl_volume *hu,
-                                          vl_dicom_report *report)
+static vl_status read_series_guarded(const char *path, const std::vector<std::string> *listed,
+                                     const vl_dicom_read_options *options, vl_volume *hu, vl_dicom_report *report)
 {
     vl_dicom_read_options defaults;
     if (!options) {
@@ -391,7 +394,7 @@ extern "C" vl_status vl_dicom_read_series(const char *path, const vl_dicom_read_
         return vl_fail(VL_ERR_ARGUMENT, "DICOM input: no path given");
     vl_status status;
     try {
-        status = read_series(path, *options, hu, report);
+        status = read_series(path, listed, *options, hu, report);
     } catch (const std::bad_alloc &) {
         status = vl_fail(VL_ERR_MEMORY, "%s: out of memory while reading the series", path);
     } catch (const std::exception &error) {
@@ -400,6 +403,27 @@ extern "C" vl_status vl_dicom_read_series(const char *path, const vl_dicom_read_
     if (report == &scratch)
         vl_dicom_report_free(&scratch);
     return status;
+}
+
+extern "C" vl_status vl_dicom_read_series(const char *path, const vl_dicom_read_options *options, vl_volume *hu,
+                                          vl_dicom_report *report)
+{
+    return read_series_guarded(path, nullptr, options, hu, report);
+}
+
+extern "C" vl_status vl_dicom_read_series_files(const char *const *paths, size_t count, const char *what,
+                                                const vl_dicom_read_options *options, vl_volume *hu,
+                                                vl_dicom_report *report)
+{
+    try {
+        std::vector<std::string> listed(paths, paths + count);
+        return read_series_guarded(what ? what : "DICOM series", &listed, options, hu, report);
+    } catch (const std::bad_alloc &) {
+        memset(hu, 0, sizeof *hu);
+        if (report)
+            memset(report, 0, sizeof *report);
+        return vl_fail(VL_ERR_MEMORY, "%s: out of memory while listing the series", what ? what : "DICOM series");
+    }
 }
 
 extern "C" void vl_dicom_report_free(vl_dicom_report *report)
@@ -447,7 +471,16 @@ extern "C" vl_status vl_dicom_scan_path(const char *path, const vl_dicom_read_op
             vl_dicom_series_info &info = scan->series[g];
             vl_dicom_stack stack;
             vl_dicom_analyse_stack(files, group, stack);
+            set_text(info.patient_id, first.patient_id);
+            set_text(info.study_uid, first.study_uid);
             set_text(info.series_uid, first.series_uid);
+            std::vector<std::string> paths;
+            for (size_t index : group.frames)
+                paths.push_back(files.frames[index].path);
+            std::sort(paths.begin(), paths.end());
+            paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+            for (const std::string &file : paths)
+                append(&info.paths, &info.path_count, file);
             set_text(info.description, first.description);
             set_text(info.modality, first.modality);
             const char *class_name = dcmFindNameOfUID(first.sop_class_uid.c_str(), nullptr);
@@ -493,7 +526,10 @@ extern "C" void vl_dicom_scan_free(vl_dicom_scan *scan)
     if (!scan)
         return;
     for (size_t g = 0; g < scan->series_count; g++)
+    {
         free_list(scan->series[g].anomalies, scan->series[g].anomaly_count);
+        free_list(scan->series[g].paths, scan->series[g].path_count);
+    }
     free(scan->series);
     free_list(scan->notes, scan->note_count);
     memset(scan, 0, sizeof *scan);

@@ -92,6 +92,10 @@ typedef struct vl_dicom_report {
 vl_status vl_dicom_read_series(const char *path, const vl_dicom_read_options *options, vl_volume *hu,
                                vl_dicom_report *report);
 void vl_dicom_report_free(vl_dicom_report *report);
+/* As vl_dicom_read_series, from exactly these files (a series' `paths` from vl_dicom_scan_path) without
+ * listing any directory; `what` names them in messages. */
+vl_status vl_dicom_read_series_files(const char *const *paths, size_t count, const char *what,
+                                     const vl_dicom_read_options *options, vl_volume *hu, vl_dicom_report *report);
 
 /* ---- Discovery (voxlabel info) --------------------------------------------------------------------- */
 
@@ -115,6 +119,10 @@ typedef struct vl_dicom_series_info {
     int is_default_choice;        /* the group vl_dicom_read_series takes without --series */
     char **anomalies;             /* one line each: gaps, duplicates, tilt, variable spacing, ... */
     size_t anomaly_count;
+    char patient_id[68];          /* PatientID (0010,0020), "" when absent */
+    char study_uid[68];           /* StudyInstanceUID (0020,000D), "" when absent */
+    char **paths;                 /* the series' files, sorted, each once (vl_dicom_read_series_files) */
+    size_t path_count;
 } vl_dicom_series_info;
 
 typedef struct vl_dicom_scan {
