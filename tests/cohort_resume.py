@@ -59,8 +59,9 @@ def main():
     out = os.path.join(work, "killed")
     killed = 0
     for name, ready in points.items():
-        killed += kill_when(voxlabel, root, out, ready)
-        print("killed %s" % name)
+        was_killed = kill_when(voxlabel, root, out, ready)
+        killed += was_killed
+        print("%s: %s" % (name, "killed" if was_killed else "ended before the kill"))
     check(killed >= 2, "the run was killed at %d of %d points (the rest ended first)" % (killed, len(points)))
     again = run(voxlabel, "batch", root, "-o", out, *OPTIONS)
     check(again.returncode == 0, "rerun after the kills: exit %d %s" % (again.returncode, again.stderr[-2000:]))

@@ -55,8 +55,9 @@ def main():
     table_path = os.path.join(out, "cohort.csv")
     if not check(os.path.isfile(table_path), "cohort.csv written"):
         return finish()
-    table = pandas.read_csv(table_path, dtype={"series_uid": str, "patient_id": str, "study_uid": str},
-                            keep_default_na=False)
+    table = pandas.read_csv(table_path, dtype={"series_uid": str, "patient_id": str, "study_uid": str})
+    for column in ("reason", "patient_id", "description", "warnings", "device"):
+        table[column] = table[column].fillna("")
     check(list(table.columns) == documented_columns(docs),
           "columns %s equal docs/cohorts.md's %s" % (list(table.columns), documented_columns(docs)))
     check(set(table["status"]) <= {"done", "failed", "skipped"}, "status values")
@@ -66,7 +67,7 @@ def main():
     done = table[table["status"] == "done"]
     skipped = table[table["status"] == "skipped"]
     failed = table[table["status"] == "failed"]
-    check(len(done) >= 5, "at least 5 CT series labelled (%d)" % len(done))
+    check(len(done) >= 4, "at least 4 CT series labelled (%d)" % len(done))
     for _, row in done.iterrows():
         folder = os.path.join(out, row["folder"])
         for name in ("labels.nii.gz", "components.csv", "summary.json", "series.csv", "timings.json"):
@@ -78,15 +79,16 @@ def main():
         check("timings_s" not in summary, "%s: summary.json holds no timings" % row["folder"])
         check(abs(row["foreground_ml"] - summary["foreground_voxels"] * summary["geometry"]["voxel_volume_mm3"] / 1000)
               <= 1e-6 * max(1.0, row["foreground_ml"]), "%s: foreground_ml" % row["folder"])
-        check(row["largest_1_ml"] == "" or float(row["largest_1_ml"]) <= row["foreground_ml"] + 1e-9,
+        check(row["components"] == 0 or row["largest_1_ml"] <= row["foreground_ml"] + 1e-9,
               "%s: largest component within the foreground" % row["folder"])
     reasons = " | ".join(skipped["reason"])
     for word in ("colour", "localizer", "not CT"):
         check(word in reasons, "a series skipped as %s" % word)
     # Colour and secondary-capture objects are never labelled.
     check(not (done["description"].str.contains("rgb", case=False)).any(), "no colour object labelled")
-    check(any("broken" in str(r) or "truncat" in str(r) or "bytes" in str(r) for r in failed["reason"]),
-          "the cut file is a failure with its error line: %s" % list(failed["reason"]))
+    cut_name = os.path.basename(cut)
+    check(len(failed) == 1 and failed.iloc[0]["patient_id"] == "VOXLABEL0001" and cut_name in failed.iloc[0]["reason"],
+          "the phantom with the cut file is the one failure, with its error line: %s" % list(failed["reason"]))
 
     # The same N as 'voxlabel label' on one labelled series alone (the 3-slice CT).
     three = done[done["series_uid"].isin(
