@@ -217,7 +217,7 @@ int batch_work_run(const batch_work *work)
     if (!work->pending_count)
         return 0;
     /* One slot for the series being labelled, `depth` for those loaded ahead of it. */
-    pipeline p = {.work = work, .capacity = (size_t)(work->depth > 0 ? work->depth : 1) + 1};
+    pipeline p = {.work = work, .capacity = (size_t)(work->depth > 0 ? work->depth : 0) + 1};
     p.slots = calloc(p.capacity, sizeof *p.slots);
     if (!p.slots)
         return cli_error(CLI_EXIT_DEVICE, "batch: out of memory for the pipeline");

@@ -15,7 +15,7 @@ typedef struct batch_work {
     size_t pending_count;
     label_arguments *arguments;
     const char *options_hash;
-    int depth;                      /* series loaded ahead (>= 1) */
+    int depth;                      /* series loaded ahead (0: each loaded when its turn comes) */
     int read_threads;               /* DICOM decoding threads */
     int quiet;                      /* no per-series progress lines */
     const char *worker_name;        /* "" or "job 2/4: " in progress lines */

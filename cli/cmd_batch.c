@@ -42,7 +42,8 @@ static const char batch_help[] =
     "                             (MERGED: -o, default the first OUT); fails when a shard is missing\n"
     "  --jobs N                   label N series at once in N processes (default 1: one series at a time,\n"
     "                             every core on it); the cores are shared among the jobs\n"
-    "  --prefetch N               series read and decoded ahead of the one being labelled (default 1)\n"
+    "  --prefetch N               series read and decoded ahead of the one being labelled (default 1;\n"
+    "                             0: read each series only when its turn comes)\n"
     "  --min-slices N             skip series with fewer slices (default 3)\n"
     "  --force                    redo series whose outputs were made with other label options\n"
     "                             (otherwise such a series is an error and OUT is left as it is)\n"
@@ -128,7 +129,7 @@ static int parse_arguments(int argc, char **argv, batch_arguments *args)
                    strcmp(option, "--min-slices") == 0) {
             const char *value = cli_option_value(argc, argv, &i);
             const int64_t most = option[2] == 'j' ? 64 : option[2] == 'p' ? 8 : 100000;
-            if (!value || cli_parse_int64(option, value, 1, most, &number))
+            if (!value || cli_parse_int64(option, value, option[2] == 'p' ? 0 : 1, most, &number))
                 return CLI_EXIT_USAGE;
             if (option[2] == 'j')
                 args->jobs = (int)number;

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# The cohort bench (issue 20): >= 40 CT series, the real ones of ../shared plus phantoms of clinical size, labelled
+#   1. by voxlabel batch (--prefetch 0, 1, 2 and --jobs 2: the pipeline depth is chosen from these),
+#   2. by a shell loop of voxlabel label, one series per call,
+#   3. by a shell loop of dcm2niix + a cc3d script (bench/cohort_cc3d_label.py), as users do today,
+# all with the bone threshold (>= 300 HU, 26-connected). Prints series per minute for each and the summed
+# per-stage seconds of the batch runs (from each series' timings.json); the table also goes to WORK/cohort_bench.md.
+# usage: bench/cohort_bench.sh VOXLABEL WORK [PHANTOMS] [--no-peers]
+#   PHANTOMS  phantom series to add (default 36; sizes 512x512x80..200, as clinical CT slabs)
+#   --no-peers  only the voxlabel runs (the device has no dcm2niix); DEVICE=gpu|cpu|auto picks --device
+set -euo pipefail
+voxlabel=$(realpath "$1") work=$2 phantoms=${3:-36}
+peers=1
+[ "${4:-}" = "--no-peers" ] && peers=0
+device=${DEVICE:-auto}
+here=$(cd "$(dirname "$0")" && pwd)
+shared=$(realpath -m "$here/../../shared/test-data/dicom")
+mkdir -p "$work"
+work=$(realpath "$work")
+root=$work/root
+mkdir -p "$root"
+report=$work/cohort_bench.md
+: > "$report"
+say() { echo "$*" | tee -a "$report"; }
+
+# The cohort: the real CT folders (when ../shared is there) and the phantoms.
+real_dirs=()
+if [ -d "$shared" ]; then
+    ln -sfn "$shared" "$root/shared"
+    for d in dcmqi_ct_3slice dcm_qa_ct_philips_tilt dcm_qa_ct_philips_study dcm_qa_ct_ge_tilt; do
+        [ -d "$shared/$d" ] && real_dirs+=("$root/shared/$d")
+    done
+fi
+slices=(80 120 160 200)
+for k in $(seq 1 "$phantoms"); do
+    [ -d "$root/phantom_$k" ] || "$voxlabel" phantom -o "$root/phantom_$k" --quiet --seed "$k" \
+        --size "512x512x${slices[$((k % 4))]}"
+done
+series_dirs=("${real_dirs[@]}" "$root"/phantom_*)
+options=(--preset bone --on-irregular warn --device "$device")
+say "cohort: ${#real_dirs[@]} real CT folders + $phantoms phantoms (512x512x80..200); $(nproc) cores; device $device"
+say ""
+say "| method | series | wall s | series/min | x label loop | x dcm2niix+cc3d loop |"
+say "|---|---|---|---|---|---|"
+
+seconds_of() { # COMMAND...: wall seconds
+    local start end
+    start=$(date +%s.%N)
+    "$@" > /dev/null 2>> "$work/errors.log" || true
+    end=$(date +%s.%N)
+    awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }'
+}
+declare -A wall count
+run_batch() { # NAME OPTIONS...
+    local name=$1
+    shift
+    rm -rf "$work/$name"
+    wall[$name]=$(seconds_of "$voxlabel" batch "$root" -o "$work/$name" "${options[@]}" --quiet "$@")
+    count[$name]=$(grep -c ',done,' "$work/$name/cohort.csv" || true)
+    stages[$name]=$(python3 "$here/cohort_stages.py" "$work/$name")
+}
+declare -A stages
+run_batch batch_prefetch0 --prefetch 0
+run_batch batch_prefetch1 --prefetch 1
+run_batch batch_prefetch2 --prefetch 2
+run_batch batch_jobs2 --jobs 2
+
+label_loop() {
+    local k=0
+    for d in "${series_dirs[@]}"; do
+        k=$((k + 1))
+        "$voxlabel" label "$d" "${options[@]}" -o "$work/label_loop/$k" --quiet || true
+    done
+}
+rm -rf "$work/label_loop"
+wall[label_loop]=$(seconds_of label_loop)
+count[label_loop]=$(find "$work/label_loop" -name summary.json | wc -l)
+
+if [ "$peers" = 1 ]; then
+    venv=${BENCH_VENV:-$here/../build/bench-venv}
+    if [ ! -x "$venv/bin/python" ]; then
+        python3 -m venv "$venv"
+        "$venv/bin/pip" install -q numpy scipy connected-components-3d
+    fi
+    "$venv/bin/python" -c "import nibabel" 2> /dev/null || "$venv/bin/pip" install -q nibabel
+    peer_loop() {
+        local k=0
+        for d in "${series_dirs[@]}"; do
+            k=$((k + 1))
+            mkdir -p "$work/peer_loop/$k"
+            dcm2niix -z n -b n -o "$work/peer_loop/$k" -f ct "$d" > /dev/null 2>&1 || continue
+            for nii in "$work/peer_loop/$k"/ct*.nii; do
+                "$venv/bin/python" "$here/cohort_cc3d_label.py" "$nii" 300 "${nii%.nii}" || true
+                break # one volume per series, as voxlabel labels one
+            done
+        done
+    }
+    rm -rf "$work/peer_loop"
+    wall[peer_loop]=$(seconds_of peer_loop)
+    count[peer_loop]=$(find "$work/peer_loop" -name '*_components.csv' | wc -l)
+fi
+
+per_minute() { awk -v n="${count[$1]}" -v s="${wall[$1]}" 'BEGIN { printf "%.1f", n * 60 / s }'; }
+ratio() { # A B: how many times faster A is than B, per series
+    [ -n "${wall[$2]:-}" ] || { echo "-"; return; }
+    awk -v n="${count[$1]}" -v s="${wall[$1]}" -v m="${count[$2]}" -v t="${wall[$2]}" \
+        'BEGIN { if (m > 0 && n > 0) printf "%.2f", (n / s) / (m / t); else printf "-" }'
+}
+for name in batch_prefetch0 batch_prefetch1 batch_prefetch2 batch_jobs2 label_loop peer_loop; do
+    [ -n "${wall[$name]:-}" ] || continue
+    say "| $name | ${count[$name]} | $(printf %.1f "${wall[$name]}") | $(per_minute "$name") | $(ratio "$name" label_loop) | $(ratio "$name" peer_loop) |"
+done
+say ""
+say "summed per-series stage seconds (timings.json; read = read and decode, overlapped with the rest when prefetching):"
+for name in batch_prefetch0 batch_prefetch1 batch_prefetch2 batch_jobs2; do
+    say "- $name: ${stages[$name]}"
+done
+[ -s "$work/errors.log" ] && { echo "errors (first 5):"; head -n 5 "$work/errors.log"; }
+exit 0
