@@ -6,7 +6,7 @@
 # all with the bone threshold (>= 300 HU, 26-connected). Prints series per minute for each and the summed
 # per-stage seconds of the batch runs (from each series' timings.json); the table also goes to WORK/cohort_bench.md.
 # usage: bench/cohort_bench.sh VOXLABEL WORK [PHANTOMS] [--no-peers]
-#   PHANTOMS  phantom series to add (default 36; sizes 512x512x80..200, as clinical CT slabs)
+#   PHANTOMS  phantom series to add (default 36; 512x512 with SLICES slices in turn, default "80 120 160 200")
 #   --no-peers  only the voxlabel runs (the device has no dcm2niix); DEVICE=gpu|cpu|auto picks --device
 set -euo pipefail
 voxlabel=$(realpath "$1") work=$2 phantoms=${3:-36}
@@ -31,14 +31,14 @@ if [ -d "$shared" ]; then
         [ -d "$shared/$d" ] && real_dirs+=("$root/shared/$d")
     done
 fi
-slices=(80 120 160 200)
+read -r -a slices <<< "${SLICES:-80 120 160 200}"
 for k in $(seq 1 "$phantoms"); do
     [ -d "$root/phantom_$k" ] || "$voxlabel" phantom -o "$root/phantom_$k" --quiet --seed "$k" \
-        --size "512x512x${slices[$((k % 4))]}"
+        --size "512x512x${slices[$((k % ${#slices[@]}))]}"
 done
 series_dirs=("${real_dirs[@]}" "$root"/phantom_*)
 options=(--preset bone --on-irregular warn --device "$device")
-say "cohort: ${#real_dirs[@]} real CT folders + $phantoms phantoms (512x512x80..200); $(nproc) cores; device $device"
+say "cohort: ${#real_dirs[@]} real CT folders + $phantoms phantoms (512x512 x ${slices[*]} slices); $(nproc) cores; device $device"
 say ""
 say "| method | series | wall s | series/min | x label loop | x dcm2niix+cc3d loop |"
 say "|---|---|---|---|---|---|"

@@ -106,7 +106,8 @@ static vl_status write_text_file(const char *path, const char *text)
 vl_status batch_row_record(const char *series_directory, const batch_row *row, const label_timings *timings)
 {
     char path[VL_PATH_MAX], text[512];
-    snprintf(path, sizeof path, "%s/timings.json", series_directory);
+    if (snprintf(path, sizeof path, "%s/timings.json", series_directory) >= (int)sizeof path)
+        return vl_fail(VL_ERR_OUTPUT, "%s: path too long", series_directory);
     snprintf(text, sizeof text,
              "{\"read\": %.6f, \"threshold\": %.6f, \"label\": %.6f, \"filter\": %.6f, \"stats\": %.6f, "
              "\"write\": %.6f, \"total\": %.6f}\n",
@@ -208,7 +209,8 @@ int batch_series_complete(const char *series_directory, const char *options_hash
 static double recorded_seconds(const char *series_directory)
 {
     char path[VL_PATH_MAX], text[512] = "";
-    snprintf(path, sizeof path, "%s/timings.json", series_directory);
+    if (snprintf(path, sizeof path, "%s/timings.json", series_directory) >= (int)sizeof path)
+        return NAN;
     FILE *in = fopen(path, "r");
     if (!in)
         return NAN;

@@ -11,7 +11,7 @@
 typedef struct batch_series {
     const vl_dicom_series_info *info; /* in the scan */
     char folder[512];                 /* PATIENT/STUDY/SERIES, each part filename-safe, unique in the cohort */
-    char skip_reason[200];            /* "" when the series is labelled */
+    char skip_reason[256];            /* "" when the series is labelled */
     char source[4096];                /* the deepest folder that holds all its files, for summary.json */
 } batch_series;
 

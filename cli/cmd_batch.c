@@ -253,7 +253,10 @@ int cmd_batch(int argc, char **argv)
         return run_merge(&args);
 
     /* ROOT without trailing slashes, so that the series' paths in summary.json do not depend on how it was typed. */
-    char root[VL_PATH_MAX], out[VL_PATH_MAX];
+    enum { most_out = 2048 }; /* leaves room for PATIENT/STUDY/SERIES/file under VL_PATH_MAX */
+    char root[VL_PATH_MAX], out[most_out];
+    if (strlen(args.root) >= sizeof root || strlen(args.out) >= sizeof out)
+        return cli_error(CLI_EXIT_USAGE, "batch: ROOT or OUT path is too long");
     snprintf(root, sizeof root, "%s", args.root);
     snprintf(out, sizeof out, "%s", args.out);
     for (char *text = root; text; text = text == root ? out : NULL) {
