@@ -256,9 +256,19 @@ static int parse_arguments(int argc, char **argv, label_arguments *args)
     return 0;
 }
 
-/* The five largest, ties to the lower label: their indices into stats. */
-static int largest_components(const vl_label_result *result, const vl_component_stats *stats, uint32_t shown[5])
+static void print_summary(const label_arguments *args, const cli_input *input, const vl_label_result *result,
+                          const vl_component_stats *stats, double label_seconds)
 {
+    if (cli_is_quiet())
+        return;
+    const vl_volume *volume = &input->volume;
+    printf("%u component%s (conn %d, %s order) in %lldx%lldx%lld voxels; labelled on %s in %.3f s\n", result->count,
+           result->count == 1 ? "" : "s", args->label.connectivity, vl_label_order_name(args->label.order),
+           (long long)volume->nx, (long long)volume->ny, (long long)volume->nz, result->device_name, label_seconds);
+    if (result->count == 0)
+        return;
+    /* The five largest, ties to the lower label. */
+    uint32_t shown[5];
     int count = 0;
     while (count < 5 && (uint32_t)count < result->count) {
         uint32_t best = UINT32_MAX;
@@ -271,38 +281,6 @@ static int largest_components(const vl_label_result *result, const vl_component_
         }
         shown[count++] = best;
     }
-    return count;
-}
-
-static void label_run_report(label_run_batch *batch, const cli_input *input, const vl_label_result *result,
-                             const vl_component_stats *stats, const label_timings *timings)
-{
-    uint32_t shown[5];
-    batch->largest_count = largest_components(result, stats, shown);
-    for (int s = 0; s < batch->largest_count; s++)
-        batch->largest_ml[s] = stats[shown[s]].volume_mm3 / 1000.0;
-    batch->components = result->count;
-    batch->foreground_voxels = 0;
-    for (uint32_t k = 0; k < result->count; k++)
-        batch->foreground_voxels += result->sizes[k];
-    batch->voxel_volume_mm3 = vl_geometry_voxel_volume(&input->volume.geometry);
-    batch->device_used = vl_device_kind_name(result->outcome.used);
-    batch->timings = *timings;
-}
-
-static void print_summary(const label_arguments *args, const cli_input *input, const vl_label_result *result,
-                          const vl_component_stats *stats, double label_seconds)
-{
-    if (cli_is_quiet())
-        return;
-    const vl_volume *volume = &input->volume;
-    printf("%u component%s (conn %d, %s order) in %lldx%lldx%lld voxels; labelled on %s in %.3f s\n", result->count,
-           result->count == 1 ? "" : "s", args->label.connectivity, vl_label_order_name(args->label.order),
-           (long long)volume->nx, (long long)volume->ny, (long long)volume->nz, result->device_name, label_seconds);
-    if (result->count == 0)
-        return;
-    uint32_t shown[5];
-    const int count = largest_components(result, stats, shown);
     printf("largest components:\n  %8s %12s %12s   %s\n", "label", "volume_mL", "voxels", "centroid LPS mm");
     for (int s = 0; s < count; s++) {
         const vl_component_stats *c = &stats[shown[s]];
@@ -310,6 +288,9 @@ static void print_summary(const label_arguments *args, const cli_input *input, c
                (unsigned long long)c->voxels, c->centroid_lps[0], c->centroid_lps[1], c->centroid_lps[2]);
     }
 }
+
+static void label_run_report(label_run_batch *batch, const cli_input *input, const vl_label_result *result,
+                             const vl_component_stats *stats, const label_timings *timings);
 
 int cmd_label(int argc, char **argv)
 {
@@ -493,6 +474,40 @@ failed:
     vl_volume_free(&labels);
     cli_input_free(&input);
     return code;
+}
+
+/* Largest first; equal sizes: the lower label first. */
+static int by_size_then_label(const void *a, const void *b)
+{
+    const vl_component_stats *x = *(const vl_component_stats *const *)a, *y = *(const vl_component_stats *const *)b;
+    if (x->voxels != y->voxels)
+        return x->voxels > y->voxels ? -1 : 1;
+    return x->label < y->label ? -1 : x->label > y->label;
+}
+
+/* What voxlabel batch puts in its cohort row. */
+static void label_run_report(label_run_batch *batch, const cli_input *input, const vl_label_result *result,
+                             const vl_component_stats *stats, const label_timings *timings)
+{
+    batch->components = result->count;
+    batch->foreground_voxels = 0;
+    for (uint32_t k = 0; k < result->count; k++)
+        batch->foreground_voxels += result->sizes[k];
+    batch->voxel_volume_mm3 = vl_geometry_voxel_volume(&input->volume.geometry);
+    batch->device_used = vl_device_kind_name(result->outcome.used);
+    batch->timings = *timings;
+    batch->largest_count = 0;
+    const vl_component_stats **order = malloc((result->count ? result->count : 1) * sizeof *order);
+    if (!order)
+        return;
+    for (uint32_t k = 0; k < result->count; k++)
+        order[k] = &stats[k];
+    qsort(order, result->count, sizeof *order, by_size_then_label);
+    while (batch->largest_count < LABEL_RUN_LARGEST && (uint32_t)batch->largest_count < result->count) {
+        batch->largest_ml[batch->largest_count] = order[batch->largest_count]->volume_mm3 / 1000.0;
+        batch->largest_count++;
+    }
+    free(order);
 }
 
 label_arguments *label_arguments_parse(int argc, char **argv, int *code)
