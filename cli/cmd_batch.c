@@ -378,10 +378,12 @@ int cmd_batch(int argc, char **argv)
                 "DICOM or without an image\n", in_share, args.shards > 1 ? " in this shard" : "", pending_count,
                 complete, skipped, (long long)(scan.files_not_dicom + scan.files_non_image));
 
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    const int jobs = args.jobs;
-    const int read_threads = (int)(cores > jobs ? cores / jobs : 1);
-    if (jobs > 1 && !label_arguments_threads_given(label))
+    /* Several jobs share the cores, unless --threads says how many each one takes. */
+    const int jobs = pending_count < (size_t)args.jobs ? (pending_count ? (int)pending_count : 1) : args.jobs;
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    const int given = label_arguments_input(label)->threads;
+    const int read_threads = given > 0 ? given : (int)(cores > jobs ? cores / jobs : 1);
+    if (jobs > 1 && given == 0)
         vl_set_thread_limit(read_threads);
     batch_work work = {
         .out_directory = out,

@@ -541,8 +541,3 @@ const cli_input_options *label_arguments_input(const label_arguments *args)
 {
     return &args->input;
 }
-
-int label_arguments_threads_given(const label_arguments *args)
-{
-    return args->label.threads > 0;
-}

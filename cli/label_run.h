@@ -31,8 +31,6 @@ typedef struct label_run_batch {
 label_arguments *label_arguments_parse(int argc, char **argv, int *code);
 /* What to read (named in summary.json and messages), where to write, whether to replace existing outputs. */
 void label_arguments_set_target(label_arguments *args, const char *input_path, const char *output_directory, int force);
-/* Whether --threads was given. */
-int label_arguments_threads_given(const label_arguments *args);
 /* The --series, --on-irregular, --raw-* part. */
 const cli_input_options *label_arguments_input(const label_arguments *args);
 /* "labels.nii.gz", ... as the options choose. */
