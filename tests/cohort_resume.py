@@ -1,7 +1,8 @@
 """voxlabel batch killed with SIGKILL at several points (while scanning, with a series half written, after some
 series are complete, while the cohort table is written) and run again gives the same outputs byte for byte
 as one uninterrupted run (timings.json, the event log and cohort.csv's seconds aside, docs/cohorts.md); a rerun
-of a complete cohort labels nothing; other label options are refused without --force.
+of a complete cohort labels nothing; other label options are refused without --force; usage errors
+are one error line and exit 2.
 usage: cohort_resume.py VOXLABEL WORKDIR"""
 import os
 import shutil
@@ -84,6 +85,18 @@ def main():
     check(not differences(reference, out, table, os.path.join(out, "cohort.csv")), "refusal changed nothing")
     forced = run(voxlabel, "batch", root, "-o", out, "--preset", "bone", "--conn", "26", "--force")
     check(forced.returncode == 0 and "6 labelled now" in forced.stdout, "--force redoes them: " + forced.stdout)
+
+    # Usage errors: one error line, exit 2, nothing written.
+    for bad in (["batch", root, "--preset", "bone"], ["batch", "-o", out], ["batch", root, "-o", out],
+                ["batch", root, "-o", out, "--preset", "bone", "--series", "1"],
+                ["batch", root, "-o", out, "--preset", "bone", "--shard", "4/3"],
+                ["batch", root, "-o", out, "--preset", "bone", "--jobs", "0"]):
+        result = run(voxlabel, *bad)
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        check(result.returncode == 2 and len(lines) == 1 and lines[0].startswith("voxlabel: error: "),
+              "%s: exit %d, stderr %r" % (" ".join(bad[2:]), result.returncode, result.stderr))
+    nothing = run(voxlabel, "batch", "--merge", root)
+    check(nothing.returncode == 3 and "no cohort-shard" in nothing.stderr, "merge without shards: " + nothing.stderr)
     return finish()
 
 
