@@ -121,7 +121,7 @@ static int exit_code_of(vl_status status)
 }
 
 /* Labels one loaded series (or records why it could not be read); returns 0 or the failure's exit code. */
-static int process(const batch_work *work, loaded_series *loaded, size_t position)
+static int process(const batch_work *work, loaded_series *loaded, size_t position, double started)
 {
     const batch_series *series = &work->list->items[loaded->index];
     char directory[VL_PATH_MAX];
@@ -201,13 +201,19 @@ static int process(const batch_work *work, loaded_series *loaded, size_t positio
     free(fields);
     free(warnings);
     if (!work->quiet) {
+        /* The rest at this worker's pace so far. */
+        const double left = (now_seconds() - started) / (double)(position + 1) *
+                            (double)(work->pending_count - position - 1);
+        char eta[32] = "";
+        if (position + 1 < work->pending_count)
+            snprintf(eta, sizeof eta, "; about %d:%02d left", (int)(left / 60), (int)left % 60);
         if (code == 0)
-            fprintf(stderr, "voxlabel: %s[%zu/%zu] %s: %u component%s, %.2f s (read %.2f, label %.2f, write %.2f)\n",
+            fprintf(stderr, "voxlabel: %s[%zu/%zu] %s: %u component%s, %.2f s (read %.2f, label %.2f, write %.2f)%s\n",
                     work->worker_name, position + 1, work->pending_count, series->folder, run.components,
-                    run.components == 1 ? "" : "s", timings.total, timings.read, timings.label, timings.write);
+                    run.components == 1 ? "" : "s", timings.total, timings.read, timings.label, timings.write, eta);
         else
-            fprintf(stderr, "voxlabel: %s[%zu/%zu] %s: failed\n", work->worker_name, position + 1,
-                    work->pending_count, series->folder);
+            fprintf(stderr, "voxlabel: %s[%zu/%zu] %s: failed%s\n", work->worker_name, position + 1,
+                    work->pending_count, series->folder, eta);
     }
     return code;
 }
@@ -229,13 +235,14 @@ int batch_work_run(const batch_work *work)
         return cli_error(CLI_EXIT_DEVICE, "batch: cannot start the reader thread");
     }
     int worst = 0;
+    const double started = now_seconds();
     for (size_t position = 0; position < work->pending_count; position++) {
         pthread_mutex_lock(&p.lock);
         while (p.count == 0)
             pthread_cond_wait(&p.changed, &p.lock);
         loaded_series *loaded = &p.slots[p.head];
         pthread_mutex_unlock(&p.lock);
-        const int code = process(work, loaded, position);
+        const int code = process(work, loaded, position, started);
         worst = code > worst ? code : worst;
         pthread_mutex_lock(&p.lock);
         p.head = (p.head + 1) % p.capacity;

@@ -1,5 +1,5 @@
-"""voxlabel batch killed with SIGKILL at several points (while scanning, with a series half written, after some
-series are complete, while the cohort table is written) and run again gives the same outputs byte for byte
+"""voxlabel batch killed with SIGKILL at several points (at once, with a series half written, after two series,
+after the last series around the writing of the cohort table) and run again gives the same outputs byte for byte
 as one uninterrupted run (timings.json, the event log and cohort.csv's seconds aside, docs/cohorts.md); a rerun
 of a complete cohort labels nothing; other label options are refused without --force; usage errors
 are one error line and exit 2.
