@@ -354,6 +354,14 @@ vl_status batch_cohort_merge(const char *path, const char *const *directories, i
         if (!seen[s])
             status = vl_fail(VL_ERR_INPUT, "shard %d of %d is missing (cohort-shard-%d-of-%d.csv in none of the "
                              "directories given)", s + 1, shards, s + 1, shards);
+    /* One cohort, one set of options: a shard run with other ones would make the table a mix. */
+    char first_hash[64] = "", hash[64];
+    for (size_t r = 0; status == VL_OK && r < row_count; r++) {
+        row_field(rows[r], column_options_hash, r ? hash : first_hash, sizeof hash);
+        if (r && strcmp(hash, first_hash) != 0)
+            status = vl_fail(VL_ERR_INPUT, "the shards were made with other label options (options_hash %s and %s); "
+                             "run the odd ones again with the same options", first_hash, hash);
+    }
     if (status == VL_OK) {
         qsort(rows, row_count, sizeof *rows, by_text);
         char *text = NULL;

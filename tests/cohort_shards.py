@@ -1,6 +1,7 @@
 """voxlabel batch --shard I/N for every I, run by GNU parallel as docs/cohorts.md shows (or one after another
 where parallel is not installed), then --merge: the union of the shards equals the unsharded run, byte for byte
-(seconds aside), and so does --jobs 2 --prefetch 2. A missing shard makes --merge fail.
+(seconds aside), and so does --jobs 2 --prefetch 2. A missing shard, or shards of other label options, make
+--merge fail.
 usage: cohort_shards.py VOXLABEL WORKDIR"""
 import os
 import shutil
@@ -46,6 +47,16 @@ def main():
     os.rename(os.path.join(sharded, "cohort-shard-2-of-3.csv"), os.path.join(work, "aside.csv"))
     missing = run(voxlabel, "batch", "--merge", sharded, "-o", os.path.join(work, "merged-missing"))
     check(missing.returncode == 3 and "shard 2 of 3 is missing" in missing.stderr, "missing shard: " + missing.stderr)
+
+    os.rename(os.path.join(work, "aside.csv"), os.path.join(sharded, "cohort-shard-2-of-3.csv"))
+    odd = run(voxlabel, "batch", root, "-o", sharded, "--preset", "bone", "--conn", "6", "--quiet", "--shard", "2/3")
+    check(odd.returncode == 4 and "other label options" in odd.stderr, "a shard with other options: " + odd.stderr)
+    mixed = os.path.join(work, "mixed")
+    odd = run(voxlabel, "batch", root, "-o", mixed, "--preset", "bone", "--conn", "6", "--quiet", "--shard", "2/3")
+    shutil.copy(os.path.join(sharded, "cohort-shard-1-of-3.csv"), mixed)
+    shutil.copy(os.path.join(sharded, "cohort-shard-3-of-3.csv"), mixed)
+    merged = run(voxlabel, "batch", "--merge", mixed)
+    check(merged.returncode == 3 and "other label options" in merged.stderr, "mixed options refused: " + merged.stderr)
 
     jobs = os.path.join(work, "jobs")
     result = run(voxlabel, "batch", root, "-o", jobs, "--preset", "bone", "--jobs", "2", "--prefetch", "2")
