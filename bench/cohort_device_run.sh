@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# voxlabel batch on the GPU machine (issue 20), in about 3 minutes, from the package of scripts/device-package:
+# voxlabel batch on the GPU machine (issue 20), in at most 3 minutes (step limits 40 + 40 + 100 s), from the package of scripts/device-package:
 #   gpu_equals_cpu  a phantom cohort through batch --device gpu and --device cpu: every labels.nii.gz and
 #                   components.csv byte-identical, the same cohort rows (device and seconds aside)
 #   memcheck        compute-sanitizer memcheck on a batch of 3 small series on the GPU (one process, one context,
@@ -9,10 +9,10 @@
 # usage: bench/cohort_device_run.sh BIN_DIR OUT_DIR [PHANTOMS]
 #   BIN_DIR  the package's bin/ (voxlabel itself is BIN_DIR/voxlabel or BIN_DIR/../voxlabel; lib/ and the DCMTK
 #            dictionaries beside it are used when LD_LIBRARY_PATH / DCMDICTPATH are not set)
-#   PHANTOMS phantom series for the bench (default 16; 512x512 x 200/300/400 slices)
+#   PHANTOMS phantom series for the bench (default 12; 512x512 x 200/300/400 slices)
 #   GPU_DEVICE (default gpu) is the --device of the GPU runs: cpu checks the script itself on a machine without one
 set -uo pipefail
-bin=$(realpath "$1") out=$2 phantoms=${3:-16}
+bin=$(realpath "$1") out=$2 phantoms=${3:-12}
 export GPU_DEVICE=${GPU_DEVICE:-gpu}
 here=$(cd "$(dirname "$0")" && pwd)
 package=$(dirname "$bin")
@@ -54,10 +54,10 @@ memcheck_batch() {
     "${sanitizer[@]}" "$voxlabel" batch "$root" -o "$work/mc_out" --preset bone --device "$GPU_DEVICE" --quiet
 }
 export -f equal_check memcheck_batch
-step gpu_equals_cpu 60 bash -c equal_check
-step memcheck 60 bash -c memcheck_batch
+step gpu_equals_cpu 40 bash -c equal_check
+step memcheck 40 bash -c memcheck_batch
 export DEVICE=$GPU_DEVICE SLICES="200 300 400"
-step bench 150 bash "$here/cohort_bench.sh" "$voxlabel" "$work/bench" "$phantoms" --no-peers
+step bench 100 bash "$here/cohort_bench.sh" "$voxlabel" "$work/bench" "$phantoms" --no-peers
 cp "$work/bench/cohort_bench.md" "$out/" 2> /dev/null && cat "$out/cohort_bench.md"
 rm -rf "$work"
 exit $status
