@@ -11,3 +11,14 @@ add_test(NAME graphcut_oracle_maxflow_gpu
          COMMAND ${VL_ORACLE_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/graphcut_oracle_maxflow.py $<TARGET_FILE:graphcut_tool>
                  ${CMAKE_CURRENT_BINARY_DIR}/graphcut_maxflow_gpu_work gpu)
 set_tests_properties(graphcut_oracle_maxflow_gpu PROPERTIES LABELS "gpu" SKIP_RETURN_CODE 77 TIMEOUT 300)
+
+# G4: voxlabel cut on the phantom's lungs and on a real series' liver (Dice >= 0.95), energy = cut value,
+# and the seed refusals.
+add_test(NAME graphcut_cut_phantom
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/graphcut_cut_phantom.py $<TARGET_FILE:voxlabel_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/graphcut_cut_phantom_work)
+set_tests_properties(graphcut_cut_phantom PROPERTIES LABELS "cli" TIMEOUT 300)
+add_test(NAME graphcut_cut_realdata
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/graphcut_cut_realdata.py $<TARGET_FILE:voxlabel_cli>
+                 ${VL_SHARED_DATA} ${CMAKE_CURRENT_BINARY_DIR}/graphcut_cut_realdata_work)
+set_tests_properties(graphcut_cut_realdata PROPERTIES LABELS "realdata" SKIP_RETURN_CODE 77 TIMEOUT 300)
