@@ -9,3 +9,7 @@ add_test(NAME background_oracle_mog2_gpu
          COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/background_oracle_mog2.py $<TARGET_FILE:background_tool>
                  ${CMAKE_CURRENT_BINARY_DIR}/background_mog2_gpu_work gpu)
 set_tests_properties(background_oracle_mog2_gpu PROPERTIES LABELS "gpu" SKIP_RETURN_CODE 77 TIMEOUT 300)
+add_test(NAME background_cli
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/background_cli.py $<TARGET_FILE:voxlabel_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/background_cli_work)
+set_tests_properties(background_cli PROPERTIES LABELS "cli" SKIP_RETURN_CODE 77 TIMEOUT 300)
