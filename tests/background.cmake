@@ -13,3 +13,9 @@ add_test(NAME background_cli
          COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/background_cli.py $<TARGET_FILE:voxlabel_cli>
                  ${CMAKE_CURRENT_BINARY_DIR}/background_cli_work)
 set_tests_properties(background_cli PROPERTIES LABELS "cli" SKIP_RETURN_CODE 77 TIMEOUT 300)
+
+# GPU == CPU: identical masks (label gpu; 77 without a device).
+vl_test_exe(background_gpu ${CMAKE_CURRENT_LIST_DIR}/background_gpu.c)
+target_link_options(background_gpu PRIVATE -Wl,--as-needed)
+add_test(NAME background_gpu COMMAND background_gpu)
+set_tests_properties(background_gpu PROPERTIES LABELS "gpu" SKIP_RETURN_CODE 77 TIMEOUT 300)

@@ -22,3 +22,9 @@ add_test(NAME graphcut_cut_realdata
          COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/graphcut_cut_realdata.py $<TARGET_FILE:voxlabel_cli>
                  ${VL_SHARED_DATA} ${CMAKE_CURRENT_BINARY_DIR}/graphcut_cut_realdata_work)
 set_tests_properties(graphcut_cut_realdata PROPERTIES LABELS "realdata" SKIP_RETURN_CODE 77 TIMEOUT 300)
+
+# GPU == CPU: exact flow, GPU cut energy = flow (label gpu; 77 without a device).
+vl_test_exe(graphcut_gpu ${CMAKE_CURRENT_LIST_DIR}/graphcut_gpu.c)
+target_link_options(graphcut_gpu PRIVATE -Wl,--as-needed)
+add_test(NAME graphcut_gpu COMMAND graphcut_gpu)
+set_tests_properties(graphcut_gpu PROPERTIES LABELS "gpu" SKIP_RETURN_CODE 77 TIMEOUT 300)
