@@ -274,8 +274,22 @@ extern "C" vl_status vl_maxflow_gpu(const vl_grid_graph *graph, uint8_t *segment
         error = cudaMemcpy(m.excess, excess, P * sizeof(long long), cudaMemcpyHostToDevice);
     vl_status status = error == cudaSuccess ? VL_OK : vl_cuda_failure(error, "max-flow: uploading the graph");
     int64_t sweeps = 0;
-    if (status == VL_OK)
+    cudaEvent_t start = NULL, stop = NULL;
+    if (status == VL_OK && (cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&stop) != cudaSuccess))
+        status = vl_fail(VL_ERR_DEVICE, "max-flow: cannot create CUDA events");
+    if (status == VL_OK) {
+        cudaEventRecord(start);
         status = solve(g, &m, relabel_interval > 0 ? relabel_interval : DEFAULT_RELABEL_INTERVAL, &sweeps);
+        cudaEventRecord(stop);
+        cudaEventSynchronize(stop);
+        float milliseconds = 0;
+        cudaEventElapsedTime(&milliseconds, start, stop);
+        result->solve_seconds = milliseconds / 1000.0;
+    }
+    if (start)
+        cudaEventDestroy(start);
+    if (stop)
+        cudaEventDestroy(stop);
     if (status == VL_OK) {
         error = cudaMemcpy(to_sink, m.to_sink, P * sizeof(int32_t), cudaMemcpyDeviceToHost);
         if (error == cudaSuccess)

@@ -54,6 +54,7 @@ typedef struct vl_maxflow_options {
 typedef struct vl_maxflow_result {
     int64_t flow;          /* maximum flow = minimum cut value */
     int64_t iterations;    /* CPU: augmenting paths; GPU: push/relabel sweeps */
+    double solve_seconds;  /* the solver proper, without building or copying the graph (GPU: CUDA events) */
     vl_device_outcome outcome;
 } vl_maxflow_result;
 
