@@ -19,3 +19,9 @@ vl_test_exe(background_gpu ${CMAKE_CURRENT_LIST_DIR}/background_gpu.c)
 target_link_options(background_gpu PRIVATE -Wl,--as-needed)
 add_test(NAME background_gpu COMMAND background_gpu)
 set_tests_properties(background_gpu PROPERTIES LABELS "gpu" SKIP_RETURN_CODE 77 TIMEOUT 300)
+
+# A real multi-frame DICOM (MR cine-like, 10 frames; uncompressed, RLE, JPEG-LS) against OpenCV.
+add_test(NAME background_realdata
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/background_realdata.py $<TARGET_FILE:voxlabel_cli>
+                 ${VL_SHARED_DATA} ${CMAKE_CURRENT_BINARY_DIR}/background_realdata_work)
+set_tests_properties(background_realdata PROPERTIES LABELS "realdata" SKIP_RETURN_CODE 77 TIMEOUT 300)
