@@ -1,7 +1,7 @@
 /* Max-flow and MOG2 benchmark (issue 23, G5): voxlabel's CPU and GPU solvers on the same segmentation-like grid
  * graphs, and MOG2 frames per second on a synthetic cine; bench/graphcut_bench.sh adds the peers (PyMaxflow,
  * OpenCV) and bench/graphcut_device_run.sh runs it on the GPU machine.
- *   graphcut_bench maxflow NX NY NZ CONN REPEAT cpu|gpu|both [GRAPH_FILE]
+ *   graphcut_bench maxflow NX NY NZ CONN REPEAT cpu|gpu|both [GRAPH_FILE|-] [RELABEL_INTERVAL]
  *   graphcut_bench mog2 WIDTH HEIGHT FRAMES cpu|gpu
  * The graph: blobs (discs or balls) of intensity 1 on 0 with Gaussian noise of sigma 0.6; unary 4 (I - 1/2)
  * nats, boundary 50 exp(-beta dI^2) / dist, both in 1/64 nat as `voxlabel cut` quantises them. GRAPH_FILE, when
@@ -124,8 +124,9 @@ static int bench_maxflow(int argc, char **argv)
     vl_grid_graph g;
     if (repeat < 1 || !make_graph(&g, nx, ny, nz, connectivity))
         return 2;
-    if (argc > 8)
+    if (argc > 8 && strcmp(argv[8], "-") != 0)
         write_graph(&g, argv[8]);
+    const int64_t interval = argc > 9 ? atoll(argv[9]) : 0;
     int64_t flows[2] = {-1, -1};
     for (int gpu = 0; gpu < 2; gpu++) {
         if (strcmp(which, "both") && strcmp(which, gpu ? "gpu" : "cpu"))
@@ -133,6 +134,7 @@ static int bench_maxflow(int argc, char **argv)
         vl_maxflow_options options;
         vl_maxflow_options_default(&options);
         options.device.kind = gpu ? VL_DEVICE_GPU : VL_DEVICE_CPU;
+        options.gpu_relabel_interval = interval;
         double *total = malloc((size_t)repeat * sizeof *total), *solve = malloc((size_t)repeat * sizeof *solve);
         vl_maxflow_result result;
         int ok = 1;
@@ -151,8 +153,11 @@ static int bench_maxflow(int argc, char **argv)
         qsort(total, (size_t)repeat, sizeof *total, compare_double);
         qsort(solve, (size_t)repeat, sizeof *solve, compare_double);
         flows[gpu] = result.flow;
+        char name[64];
+        snprintf(name, sizeof name, gpu ? "gpu (relabel every %lld)" : "cpu (BK, 1 core)",
+                 (long long)(interval > 0 ? interval : VL_MAXFLOW_RELABEL_INTERVAL));
         printf("maxflow %lldx%lldx%lld c%d %s: flow %lld, total %.3f ms, solve %.3f ms (median of %d), %lld %s\n",
-               (long long)nx, (long long)ny, (long long)nz, connectivity, gpu ? "gpu" : "cpu (BK, 1 core)",
+               (long long)nx, (long long)ny, (long long)nz, connectivity, name,
                (long long)result.flow, 1e3 * total[repeat / 2], 1e3 * solve[repeat / 2], repeat,
                (long long)result.iterations, gpu ? "sweeps" : "augmenting paths");
         free(total), free(solve);
@@ -216,7 +221,7 @@ int main(int argc, char **argv)
         return bench_maxflow(argc, argv);
     if (argc == 6 && strcmp(argv[1], "mog2") == 0)
         return bench_mog2(argv);
-    fprintf(stderr, "usage: graphcut_bench maxflow NX NY NZ CONN REPEAT cpu|gpu|both [GRAPH_FILE]\n"
+    fprintf(stderr, "usage: graphcut_bench maxflow NX NY NZ CONN REPEAT cpu|gpu|both [GRAPH_FILE|-] [RELABEL_INTERVAL]\n"
                     "       graphcut_bench mog2 WIDTH HEIGHT FRAMES cpu|gpu\n");
     return 2;
 }

@@ -36,6 +36,9 @@ for stage in $stages; do
         ;;
     bench)
         step maxflow_512_c4 30 "$bin/graphcut_bench" maxflow 512 512 1 4 5 both
+        for interval in 8 64; do
+            step "maxflow_512_c4_relabel_$interval" 20 "$bin/graphcut_bench" maxflow 512 512 1 4 5 gpu - $interval
+        done
         step maxflow_1024_c4 40 "$bin/graphcut_bench" maxflow 1024 1024 1 4 3 both
         step mog2_gpu 30 "$bin/graphcut_bench" mog2 512 512 2000 gpu
         step mog2_cpu 30 "$bin/graphcut_bench" mog2 512 512 500 cpu

@@ -29,7 +29,6 @@
 
 #define THREADS 256
 #define BFS_BATCH 8
-#define DEFAULT_RELABEL_INTERVAL 24
 
 struct pr_grid {
     int64_t nodes;        /* padded node count */
@@ -279,7 +278,7 @@ extern "C" vl_status vl_maxflow_gpu(const vl_grid_graph *graph, uint8_t *segment
         status = vl_fail(VL_ERR_DEVICE, "max-flow: cannot create CUDA events");
     if (status == VL_OK) {
         cudaEventRecord(start);
-        status = solve(g, &m, relabel_interval > 0 ? relabel_interval : DEFAULT_RELABEL_INTERVAL, &sweeps);
+        status = solve(g, &m, relabel_interval > 0 ? relabel_interval : VL_MAXFLOW_RELABEL_INTERVAL, &sweeps);
         cudaEventRecord(stop);
         cudaEventSynchronize(stop);
         float milliseconds = 0;
