@@ -100,6 +100,20 @@ prior_path = os.path.join(work, "prior.nii.gz")
 save(prior_path, prior, ct)
 cut_case("prior", "--prior", prior_path, "--prior-weight", "1")
 gpu = cut_case("conn6-gpu", device="gpu")
+
+# The outputs are ordinary voxlabel outputs: `stats` re-measures labels.nii.gz into the same table, and
+# `compare` finds them identical to `voxlabel label` of the same object (the same bwlabeln numbering).
+conn6 = os.path.join(work, "conn6")
+result = run("stats", os.path.join(conn6, "labels.nii.gz"), "--intensity", ct_path, "-o", os.path.join(work, "stats.csv"))
+check(result.returncode == 0, f"stats on the cut's labels: exit {result.returncode}: {result.stderr.strip()}")
+if result.returncode == 0:
+    ours = open(os.path.join(conn6, "components.csv")).read().splitlines()
+    again = open(os.path.join(work, "stats.csv")).read().splitlines()
+    check(len(ours) == len(again) and ours[0] == again[0], "stats' table differs in rows or columns from components.csv")
+relabelled = os.path.join(work, "relabelled")
+run("label", os.path.join(conn6, "labels.nii.gz"), "--threshold", "1", "--conn", "6", "-o", relabelled, "--quiet")
+result = run("compare", os.path.join(conn6, "labels.nii.gz"), os.path.join(relabelled, "labels.nii.gz"))
+check(result.returncode == 0 and result.stdout.startswith("verdict: identical"), f"compare: {result.stdout.strip()[:80]}")
 if cpu and gpu:
     check(gpu["energy"] == cpu["energy"], f"GPU energy {gpu['energy']} != CPU energy {cpu['energy']}")
 
