@@ -28,3 +28,8 @@ vl_test_exe(graphcut_gpu ${CMAKE_CURRENT_LIST_DIR}/graphcut_gpu.c)
 target_link_options(graphcut_gpu PRIVATE -Wl,--as-needed)
 add_test(NAME graphcut_gpu COMMAND graphcut_gpu)
 set_tests_properties(graphcut_gpu PROPERTIES LABELS "gpu" SKIP_RETURN_CODE 77 TIMEOUT 300)
+
+# Hand-solved graphs, the direction table, capacity limits and refusals, GMM fit, seeds, MOG2 checks.
+vl_test_exe(graphcut_unit ${CMAKE_CURRENT_LIST_DIR}/graphcut_unit.c)
+add_test(NAME graphcut_unit COMMAND graphcut_unit)
+set_tests_properties(graphcut_unit PROPERTIES LABELS "unit")
