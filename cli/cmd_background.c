@@ -48,7 +48,7 @@ static const char background_help[] =
     "  --frames N                 frames in the preview strip (default 8)\n"
     "  --device auto|cpu|gpu[:N]  where the model runs (default auto; the model stays on the GPU)\n"
     "  --force                    replace existing outputs\n"
-    "  --quiet                    no summary line\n"
+    "  --progress | --quiet       force progress bars on stderr | no progress, notes or summary line\n"
     "%s"
     "\n"
     "examples:\n"
@@ -59,7 +59,7 @@ typedef struct background_arguments {
     const char *input_path, *output_directory;
     cli_input_options input;
     vl_background_options background;
-    int connectivity, strip_frames, force, quiet;
+    int connectivity, strip_frames, force, quiet, progress;
 } background_arguments;
 
 static int parse_arguments(int argc, char **argv, background_arguments *args)
@@ -87,6 +87,10 @@ static int parse_arguments(int argc, char **argv, background_arguments *args)
         }
         if (strcmp(option, "--quiet") == 0 || strcmp(option, "-q") == 0) {
             args->quiet = 1;
+            continue;
+        }
+        if (strcmp(option, "--progress") == 0) {
+            args->progress = 1;
             continue;
         }
         if (option[0] != '-') {
@@ -139,6 +143,7 @@ static int parse_arguments(int argc, char **argv, background_arguments *args)
                 p->learning_rate = real;
         }
     }
+    cli_progress_configure(args->progress, args->quiet);
     if (!args->input_path)
         return cli_error(CLI_EXIT_USAGE, "background: missing INPUT (see 'voxlabel background --help')");
     if (!args->output_directory)

@@ -46,7 +46,7 @@ static const char cut_help[] =
     "  --prior-weight W           nats a voxel pays to disagree with the prior (default 2)\n"
     "  --device auto|cpu|gpu[:N]  where the max-flow runs (default auto)\n"
     "  --force                    replace existing outputs\n"
-    "  --quiet                    no summary line\n"
+    "  --progress | --quiet       force progress bars on stderr | no progress, notes or summary line\n"
     "%s"
     "\n"
     "examples:\n"
@@ -58,7 +58,7 @@ typedef struct cut_arguments {
     const char *input_path, *seeds_path, *prior_path, *output_directory;
     cli_input_options input;
     vl_cut_options cut;
-    int force, quiet;
+    int force, quiet, progress;
 } cut_arguments;
 
 static int parse_arguments(int argc, char **argv, cut_arguments *args)
@@ -83,6 +83,10 @@ static int parse_arguments(int argc, char **argv, cut_arguments *args)
         }
         if (strcmp(option, "--quiet") == 0 || strcmp(option, "-q") == 0) {
             args->quiet = 1;
+            continue;
+        }
+        if (strcmp(option, "--progress") == 0) {
+            args->progress = 1;
             continue;
         }
         if (option[0] != '-') {
@@ -135,6 +139,8 @@ static int parse_arguments(int argc, char **argv, cut_arguments *args)
                 return cli_error(CLI_EXIT_USAGE, "%s: %s is not a finite number >= 0", option, value);
         }
     }
+    cli_progress_configure(args->progress, args->quiet);
+    args->cut.progress = cli_progress();
     if (!args->input_path)
         return cli_error(CLI_EXIT_USAGE, "cut: missing INPUT (see 'voxlabel cut --help')");
     if (!args->seeds_path)

@@ -97,6 +97,7 @@ typedef struct vl_cut_options {
     const vl_volume *prior; /* NULL, or a mask on the image's grid (nonzero = object) */
     double prior_weight;    /* nats per voxel, default 2 (used only with a prior) */
     vl_maxflow_options maxflow;
+    vl_progress progress;   /* "graph cut": after every slice (4/8) or volume cut, over all rounds */
 } vl_cut_options;
 
 typedef struct vl_cut_result {

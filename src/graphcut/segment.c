@@ -166,8 +166,9 @@ static void build_graph(const cut_context *c, int64_t z0, vl_grid_graph *graph)
             }
 }
 
-/* One cut of the whole image (slice by slice for 4/8): labels into `segment`, totals into `result`. */
-static vl_status cut_once(cut_context *c, uint8_t *segment, vl_cut_result *result)
+/* One cut of the whole image (slice by slice for 4/8): labels into `segment`, totals into `result`;
+ * `round` (0-based) places its progress among the rounds. */
+static vl_status cut_once(cut_context *c, uint8_t *segment, vl_cut_result *result, int round)
 {
     const vl_volume *im = c->image;
     const int64_t slab = c->per_slice ? 1 : im->nz, plane = im->nx * im->ny;
@@ -184,6 +185,8 @@ static vl_status cut_once(cut_context *c, uint8_t *segment, vl_cut_result *resul
         result->energy += vl_grid_cut_energy(&graph, segment + z0 * plane);
         result->iterations += flow.iterations;
         result->outcome = flow.outcome;
+        vl_progress_report(&c->options->progress, "graph cut",
+                           ((double)round + (double)(z0 + slab) / (double)im->nz) / c->options->rounds);
     }
     vl_grid_graph_free(&graph);
     return status;
@@ -267,12 +270,15 @@ vl_status vl_cut_segment(const vl_volume *image, const vl_volume *seeds, const v
         status = fit_class(&c, c.seed, 2, &c.background);
     for (int round = 1; status == VL_OK && round <= options->rounds; round++) {
         memcpy(previous, labels, (size_t)n);
-        status = cut_once(&c, labels, result);
+        status = cut_once(&c, labels, result, round - 1);
         if (status != VL_OK)
             break;
         result->rounds_run = round;
-        if (round > 1 && memcmp(previous, labels, (size_t)n) == 0)
+        if (round > 1 && memcmp(previous, labels, (size_t)n) == 0) {
+            if (round < options->rounds)
+                vl_progress_report(&options->progress, "graph cut", 1.0);
             break;
+        }
         if (round < options->rounds) {
             /* Re-estimate on the result: object = 1, background = 2 (as the seeds code them). */
             for (int64_t i = 0; i < n; i++)
