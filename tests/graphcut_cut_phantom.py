@@ -1,7 +1,7 @@
 """G4: `voxlabel cut` (Boykov-Jolly) on the CT phantom with scripted seeds: Dice >= 0.95 against the phantom's
 lungs, and the reported energy equal to the cut value, in 3D (6 and 26) and slice by slice (8), with GrabCut
-rounds and with an object prior; the CPU and GPU solvers report the same energy (the GPU run skips without a
-device). Then the refusals: seeds of another size or geometry, seeds with one class, bad seed values.
+rounds and with an object prior, on the phantom and on the phantom with sigma-150 HU noise added; the CPU and
+GPU solvers report the same energy (the GPU runs skip without a device). Then the refusals: seeds of another size or geometry, seeds with one class, bad seed values.
 
 The lungs' truth: the phantom draws lungs at -850 HU inside tissue of -100..60 HU with noise of sigma ~20 HU,
 so the voxels under -475 HU that are not connected to the air around the body are the lungs exactly (the
@@ -70,9 +70,9 @@ def dice(labels):
     return 2.0 * (object_ & truth).sum() / (object_.sum() + truth.sum())
 
 
-def cut_case(name, *options, device="cpu", want_dice=0.95):
+def cut_case(name, *options, device="cpu", want_dice=0.95, image=ct_path):
     out = os.path.join(work, name)
-    result = run("cut", ct_path, "--seeds", seeds_path, "-o", out, "--device", device, *options)
+    result = run("cut", image, "--seeds", seeds_path, "-o", out, "--device", device, *options)
     if result.returncode == 5 and device == "gpu":
         print(f"{name}: no usable GPU, skipped")
         return None
@@ -100,6 +100,22 @@ prior_path = os.path.join(work, "prior.nii.gz")
 save(prior_path, prior, ct)
 cut_case("prior", "--prior", prior_path, "--prior-weight", "1")
 gpu = cut_case("conn6-gpu", device="gpu")
+
+# The phantom separates by intensity alone (energy 0). With Gaussian noise of sigma 150 HU added, intensity
+# alone mislabels many voxels and the boundary term must carry the segmentation: energies are large, and the
+# GPU's must equal the CPU's.
+noisy_path = os.path.join(work, "ct-noisy.nii.gz")
+noisy = np.rint(hu + np.random.default_rng(7).normal(0, 150, hu.shape)).astype(np.int16)
+save(noisy_path, noisy, ct)
+noisy_cpu = cut_case("noisy-conn6", image=noisy_path)
+cut_case("noisy-conn26", "--conn", "26", image=noisy_path)
+cut_case("noisy-conn8-slices", "--conn", "8", image=noisy_path)
+if noisy_cpu:
+    check(noisy_cpu["energy"] > 0, "noisy phantom: energy 0, the boundary term did nothing")
+noisy_gpu = cut_case("noisy-conn6-gpu", device="gpu", image=noisy_path)
+if noisy_cpu and noisy_gpu:
+    check(noisy_gpu["energy"] == noisy_cpu["energy"], f"noisy: GPU energy {noisy_gpu['energy']} != CPU "
+          f"{noisy_cpu['energy']}")
 
 # The outputs are ordinary voxlabel outputs: `stats` re-measures labels.nii.gz into the same table, and
 # `compare` finds them identical to `voxlabel label` of the same object (the same bwlabeln numbering).
