@@ -143,10 +143,12 @@ static void device_free(pr_device *m)
     cudaFree(m->active);
 }
 
-static vl_status global_relabel(const pr_grid &g, pr_device *m)
+/* Exact distances to the sink; *levels receives the number of levels searched (about one launch each). */
+static vl_status global_relabel(const pr_grid &g, pr_device *m, int64_t *levels)
 {
     int blocks = blocks_for(g.nodes);
     bfs_start_kernel<<<blocks, THREADS>>>(g, m->to_sink, m->height);
+    *levels = 0;
     for (int32_t level = 1; level < g.unreachable; level += BFS_BATCH) {
         VL_CUDA_TRY(cudaMemsetAsync(m->changed, 0, sizeof(int)), "max-flow: breadth-first search");
         for (int32_t l = level; l < level + BFS_BATCH && l < g.unreachable; l++)
@@ -154,6 +156,7 @@ static vl_status global_relabel(const pr_grid &g, pr_device *m)
         int changed = 0;
         VL_CUDA_TRY(cudaMemcpy(&changed, m->changed, sizeof changed, cudaMemcpyDeviceToHost),
                     "max-flow: breadth-first search");
+        *levels += BFS_BATCH;
         if (!changed)
             break;
     }
@@ -168,11 +171,16 @@ static vl_status count_active(const pr_grid &g, pr_device *m, unsigned long long
     return VL_OK;
 }
 
+/* Alternates global relabels with rounds of push/relabel sweeps. A round has at least `interval` sweeps and at
+ * least as many as the last search had levels: a search costs about one launch per level and a sweep two, so the
+ * searches never take more than about a third of the launches, however deep the residual graph gets in the
+ * tail (few active nodes, long paths). */
 static vl_status solve(const pr_grid &g, pr_device *m, int64_t interval, int64_t *sweeps)
 {
     int blocks = blocks_for(g.nodes);
     for (;;) {
-        vl_status status = global_relabel(g, m);
+        int64_t levels = 0;
+        vl_status status = global_relabel(g, m, &levels);
         unsigned long long active = 0;
         if (status == VL_OK)
             status = count_active(g, m, &active);
@@ -180,11 +188,12 @@ static vl_status solve(const pr_grid &g, pr_device *m, int64_t interval, int64_t
             return status;
         if (active == 0)
             return VL_OK;
-        for (int64_t i = 0; i < interval; i++) {
+        const int64_t round = levels > interval ? levels : interval;
+        for (int64_t i = 0; i < round; i++) {
             push_kernel<<<blocks, THREADS>>>(g, m->residual, m->to_sink, m->excess, m->height);
             relabel_kernel<<<blocks, THREADS>>>(g, m->residual, m->to_sink, m->excess, m->height);
         }
-        *sweeps += interval;
+        *sweeps += round;
         VL_CUDA_TRY(cudaGetLastError(), "max-flow: push-relabel sweep");
     }
 }

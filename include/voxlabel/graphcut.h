@@ -46,11 +46,12 @@ void vl_grid_graph_free(vl_grid_graph *graph);
  * sink-side neighbours. For a minimum cut it equals the maximum flow. */
 int64_t vl_grid_cut_energy(const vl_grid_graph *graph, const uint8_t *segment);
 
-#define VL_MAXFLOW_RELABEL_INTERVAL 24 /* GPU: push/relabel sweeps between global relabels, by default */
+#define VL_MAXFLOW_RELABEL_INTERVAL 24 /* GPU: fewest push/relabel sweeps between global relabels, by default */
 
 typedef struct vl_maxflow_options {
     vl_device device;     /* default AUTO */
-    int64_t gpu_relabel_interval; /* GPU: sweeps between global relabels; 0 = VL_MAXFLOW_RELABEL_INTERVAL */
+    int64_t gpu_relabel_interval; /* GPU: fewest sweeps between global relabels (more after deep searches);
+                                   * 0 = VL_MAXFLOW_RELABEL_INTERVAL */
 } vl_maxflow_options;
 
 typedef struct vl_maxflow_result {
