@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "cli_image_grey.h"
 #include "cli_input.h"
 #include "cli_outputs.h"
 #include "voxlabel/atomic_file.h"
@@ -199,20 +200,6 @@ static vl_status list_pngs(const char *directory, char ***names, int64_t *count)
     return status;
 }
 
-/* 8-bit grey sample of pixel i: grey as stored (16-bit: high byte); colour with OpenCV's fixed-point
- * BGR2GRAY weights (0.299, 0.587, 0.114 in units of 2^-14, rounded). */
-static uint8_t grey_of(const vl_image *image, int64_t i)
-{
-    int sample[3] = {0, 0, 0};
-    for (int c = 0; c < image->channels && c < 3; c++) {
-        int64_t at = i * image->channels + c;
-        sample[c] = image->bit_depth == 8 ? ((const uint8_t *)image->data)[at] : ((const uint16_t *)image->data)[at] >> 8;
-    }
-    if (image->channels < 3)
-        return (uint8_t)sample[0];
-    return (uint8_t)((sample[0] * 4899 + sample[1] * 9617 + sample[2] * 1868 + 8192) >> 14);
-}
-
 static vl_status read_png_frames(const char *directory, char **names, int64_t count, vl_volume *frames)
 {
     vl_status status = VL_OK;
@@ -235,7 +222,7 @@ static vl_status read_png_frames(const char *directory, char **names, int64_t co
         if (status == VL_OK) {
             uint8_t *out = (uint8_t *)frames->data + z * frames->nx * frames->ny;
             for (int64_t i = 0; i < image.width * image.height; i++)
-                out[i] = grey_of(&image, i);
+                out[i] = cli_image_grey8(&image, i);
         }
         vl_image_free(&image);
     }
@@ -259,6 +246,11 @@ static int load_frames(const background_arguments *args, vl_volume *frames, cons
         return cli_status_error(status);
     if (count > 0)
         return 0;
+    if (cli_is_image_file(args->input_path)) {
+        *kind = "image";
+        status = cli_image_read_grey(args->input_path, frames);
+        return status == VL_OK ? 0 : cli_status_error(status);
+    }
     cli_input input;
     int code = cli_input_load(args->input_path, &args->input, &input);
     if (code)

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cli_image_grey.h"
 #include "cli_input.h"
 #include "cli_outputs.h"
 #include "voxlabel/atomic_file.h"
@@ -27,6 +28,8 @@ static const char cut_help[] =
     "\n"
     "SEEDS is a label volume on the image's grid (as drawn in 3D Slicer or ITK-SNAP): 1 = object,\n"
     "2 = background, 0 = free. It must match the image's size and geometry and hold both classes.\n"
+    "INPUT may also be a PNG or JPEG image (cut as one 8-bit grey slice; colour becomes grey as OpenCV's\n"
+    "BGR2GRAY does), with SEEDS a PNG of the same size (grey values 1 and 2) or a one-slice volume.\n"
     "\n"
     "Writes DIR/labels.nii.gz (the object's connected components in bwlabeln order, so 'voxlabel stats' and\n"
     "'voxlabel compare' work on it), DIR/components.csv (docs/csv.md) and DIR/summary.json (energy, cut value,\n"
@@ -214,7 +217,15 @@ int cmd_cut(int argc, char **argv)
     clock_gettime(CLOCK_MONOTONIC, &start);
 
     cli_input input;
-    if ((code = cli_input_load(args.input_path, &args.input, &input))) {
+    if (cli_is_image_file(args.input_path)) {
+        memset(&input, 0, sizeof input);
+        input.kind = "image";
+        vl_status read = cli_image_read_grey(args.input_path, &input.volume);
+        if (read != VL_OK) {
+            cli_outputs_abort(&outputs);
+            return cli_status_error(read);
+        }
+    } else if ((code = cli_input_load(args.input_path, &args.input, &input))) {
         cli_outputs_abort(&outputs);
         return code;
     }
@@ -224,9 +235,11 @@ int cmd_cut(int argc, char **argv)
     vl_cut_result result;
     vl_read_options read;
     vl_read_options_default(&read);
-    vl_status status = vl_read_volume(args.seeds_path, &read, &seeds);
+    vl_status status = cli_is_image_file(args.seeds_path) ? cli_image_read_grey(args.seeds_path, &seeds)
+                                                          : vl_read_volume(args.seeds_path, &read, &seeds);
     if (status == VL_OK && args.prior_path) {
-        status = vl_read_volume(args.prior_path, &read, &prior);
+        status = cli_is_image_file(args.prior_path) ? cli_image_read_grey(args.prior_path, &prior)
+                                                    : vl_read_volume(args.prior_path, &read, &prior);
         args.cut.prior = &prior;
     }
     if (status == VL_OK)

@@ -155,4 +155,28 @@ shifted = ct.affine.copy()
 shifted[:3, 3] += 7.0
 refused("shifted", seeds, "different geometry", affine=shifted)
 refused("value-3", np.where(seeds == 2, 3, seeds).astype(np.uint8), "seeds hold 0 (none), 1 (object) and 2")
+
+# A PNG image with PNG seeds: a noisy bright square on a dark background, one object stroke, a background frame.
+try:
+    import cv2
+except ImportError:
+    cv2 = None
+if cv2 is not None:
+    image = np.full((80, 100), 40.0)
+    image[20:60, 30:70] = 180
+    image = np.clip(image + np.random.default_rng(1).normal(0, 15, image.shape), 0, 255).astype(np.uint8)
+    png_seeds = np.zeros(image.shape, np.uint8)
+    png_seeds[35:45, 45:55] = 1
+    png_seeds[:3, :] = png_seeds[-3:, :] = 2
+    cv2.imwrite(os.path.join(work, "image.png"), cv2.cvtColor(image, cv2.COLOR_GRAY2BGR))
+    cv2.imwrite(os.path.join(work, "image-seeds.png"), png_seeds)
+    out = os.path.join(work, "png")
+    result = run("cut", os.path.join(work, "image.png"), "--seeds", os.path.join(work, "image-seeds.png"), "-o", out)
+    if check(result.returncode == 0, f"png: exit {result.returncode}: {result.stderr.strip()}"):
+        labels = zyx(nib.load(os.path.join(out, "labels.nii.gz")))[0] > 0
+        square = np.zeros(image.shape, bool)
+        square[20:60, 30:70] = True
+        value = 2.0 * (labels & square).sum() / (labels.sum() + square.sum())
+        check(value >= 0.95, f"png: Dice {value:.4f} < 0.95")
+        print(f"png: Dice {value:.4f}")
 sys.exit(finish())
