@@ -54,7 +54,7 @@ vl_status vl_background_mog2(const vl_volume *frames, vl_volume *foreground, con
                              vl_device_outcome *outcome);
 
 /* Frames as 8-bit grey: U8 as they are; any other dtype mapped linearly from the sequence's minimum..maximum
- * to 0..255 (round half up); a constant sequence maps to 0. */
+ * to 0..255 (round half up); a constant sequence maps to 0; NaN or infinity is VL_ERR_INPUT. */
 vl_status vl_background_frames_u8(const vl_volume *volume, vl_volume *frames);
 
 #ifdef __cplusplus

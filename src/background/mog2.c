@@ -80,6 +80,10 @@ vl_status vl_background_frames_u8(const vl_volume *volume, vl_volume *frames)
     double low = INFINITY, high = -INFINITY;
     for (int64_t i = 0; i < n; i++) {
         double v = vl_volume_value(volume, i);
+        if (!isfinite(v)) {
+            vl_volume_free(frames);
+            return vl_fail(VL_ERR_INPUT, "background: frame voxel %lld is not a finite number", (long long)i);
+        }
         if (v < low)
             low = v;
         if (v > high)

@@ -253,6 +253,10 @@ vl_status vl_cut_segment(const vl_volume *image, const vl_volume *seeds, const v
     }
     for (int64_t i = 0; i < n; i++) {
         c.intensity[i] = vl_volume_value(image, i);
+        if (!isfinite(c.intensity[i])) {
+            free(c.intensity), free(c.seed), free(previous);
+            return vl_fail(VL_ERR_INPUT, "cut: image voxel %lld is not a finite number", (long long)i);
+        }
         c.seed[i] = (uint8_t)vl_volume_value(seeds, i);
         result->object_seeds += c.seed[i] == 1;
         result->background_seeds += c.seed[i] == 2;
