@@ -31,7 +31,7 @@ for stage in $stages; do
     sanitizer)
         for tool in memcheck racecheck; do
             step "graphcut_$tool" 60 compute-sanitizer --tool $tool --error-exitcode 9 "$bin/graphcut_gpu" quick
-            step "background_$tool" 60 compute-sanitizer --tool $tool --error-exitcode 9 "$bin/background_gpu"
+            step "background_$tool" 60 compute-sanitizer --tool $tool --error-exitcode 9 "$bin/background_gpu" quick
         done
         ;;
     bench)
