@@ -50,6 +50,7 @@ static const char background_help[] =
     "  --device auto|cpu|gpu[:N]  where the model runs (default auto; the model stays on the GPU)\n"
     "  --force                    replace existing outputs\n"
     "  --progress | --quiet       force progress bars on stderr | no progress, notes or summary line\n"
+    "\n"
     "%s"
     "\n"
     "examples:\n"
