@@ -1,14 +1,11 @@
 /* voxlabel background: MOG2 foreground of a frame sequence -> per-frame masks, per-frame component shapes,
  * a preview strip and a summary. */
 #define _POSIX_C_SOURCE 200809L
-#include <ctype.h>
 #include <dirent.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "cli_image_grey.h"
