@@ -60,5 +60,7 @@ int cmd_stats(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_seg(int argc, char **argv);
 int cmd_batch(int argc, char **argv);
+int cmd_cut(int argc, char **argv);
+int cmd_background(int argc, char **argv);
 
 #endif

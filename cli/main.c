@@ -21,6 +21,8 @@ static const struct {
     {"phantom", cmd_phantom, "write a synthetic CT series as real DICOM files"},
     {"color", cmd_color, "HSV-threshold a colour image (thesis or OpenCV HSV), clean, label, overlay"},
     {"shapes", cmd_shapes, "per-slice 2D shape table: moments, Hu, region measures, contour histogram"},
+    {"cut", cmd_cut, "seeded graph-cut segmentation (Boykov-Jolly, exact max-flow) of a CT or image"},
+    {"background", cmd_background, "moving foreground of a frame sequence (MOG2), per-frame components"},
 };
 
 static void print_usage(FILE *out)

@@ -5,6 +5,8 @@
 
 #include "voxlabel/error.h"
 #include "image2d/color_internal.h"
+#include "graphcut/maxflow_internal.h"
+#include "background/mog2_internal.h"
 #include "image2d/morphology_gpu.h"
 #include "label/label_gpu.h"
 #include "stats/stats_gpu.h"
@@ -78,5 +80,19 @@ vl_status vl_color_threshold_device(const uint8_t *rgb_device, uint8_t *mask_dev
                                     const vl_color_range *range)
 {
     (void)rgb_device, (void)mask_device, (void)pixels, (void)range;
+    return no_cuda();
+}
+
+vl_status vl_maxflow_gpu(const vl_grid_graph *graph, uint8_t *segment, int64_t relabel_interval,
+                         vl_maxflow_result *result)
+{
+    (void)graph, (void)segment, (void)relabel_interval, (void)result;
+    return no_cuda();
+}
+
+vl_status vl_background_mog2_gpu(const uint8_t *frames, uint8_t *foreground, int64_t pixels, int64_t count,
+                                 const vl_mog2_params *params, const vl_progress *progress)
+{
+    (void)frames, (void)foreground, (void)pixels, (void)count, (void)params, (void)progress;
     return no_cuda();
 }

@@ -1,0 +1,19 @@
+/* Internal: the GPU half of vl_maxflow (cuda/graphcut/maxflow_gpu.cu; cuda/no_cuda.c without CUDA). The CPU
+ * half is the public vl_maxflow_cpu (src/graphcut/maxflow_cpu.c). */
+#ifndef VL_GRAPHCUT_MAXFLOW_INTERNAL_H
+#define VL_GRAPHCUT_MAXFLOW_INTERNAL_H
+
+#include "voxlabel/graphcut.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Push-relabel with global relabelling; host pointers in and out, VL_ERR_DEVICE when it cannot run. */
+vl_status vl_maxflow_gpu(const vl_grid_graph *graph, uint8_t *segment, int64_t relabel_interval,
+                         vl_maxflow_result *result);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
