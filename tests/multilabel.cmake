@@ -1,0 +1,20 @@
+# Multilabel labelling of class maps (issue 17): the CPU labeller against a per-class flood-fill oracle
+# (unit), against cc3d's multilabel mode and Octave's bwlabeln per class (oracles), z-slabs of class maps
+# (label_slabs, in label.cmake), and the GPU against the CPU (label gpu, exit 77 without a device).
+vl_test_exe(multilabel_unit ${CMAKE_CURRENT_LIST_DIR}/multilabel_unit.c)
+add_test(NAME multilabel_unit COMMAND multilabel_unit)
+set_tests_properties(multilabel_unit PROPERTIES LABELS unit)
+
+vl_test_exe(multilabel_tool ${CMAKE_CURRENT_LIST_DIR}/multilabel_tool.c)
+add_test(NAME multilabel_cc3d_oracle
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/multilabel_oracle_python.sh ${VL_ORACLE_PYTHON}
+                 ${CMAKE_CURRENT_LIST_DIR}/multilabel_cc3d.py $<TARGET_FILE:multilabel_tool>)
+set_tests_properties(multilabel_cc3d_oracle PROPERTIES LABELS oracle SKIP_RETURN_CODE 77)
+
+# GPU == CPU on class maps (label gpu; exit 77 without a usable device). Linked with --as-needed so that
+# bench/multilabel_device_run.sh runs it on GPU machines without DCMTK.
+vl_test_exe(gpu_multilabel_test ${CMAKE_CURRENT_LIST_DIR}/gpu_multilabel_test.c ${CMAKE_CURRENT_LIST_DIR}/label_compare.c)
+target_link_options(gpu_multilabel_test PRIVATE -Wl,--as-needed)
+add_test(NAME gpu_multilabel_random COMMAND gpu_multilabel_test random)
+add_test(NAME gpu_multilabel_large COMMAND gpu_multilabel_test large)
+set_tests_properties(gpu_multilabel_random gpu_multilabel_large PROPERTIES LABELS "gpu" SKIP_RETURN_CODE 77 TIMEOUT 900)
