@@ -56,11 +56,28 @@ __device__ __forceinline__ uint32_t find_root(const uint32_t *parent, uint32_t n
     return n;
 }
 
+/* The same walk with path halving (n points at its grandparent on the way up). The plain store may race
+ * with an atomicMin on the same cell; both values are ancestors of n in its component, and unite()
+ * re-unites whatever a lost update leaves apart, as in the binary labeller (ccl_union_find.cuh). */
+__device__ __forceinline__ uint32_t find_root_halving(uint32_t *parent, uint32_t n)
+{
+    for (;;) {
+        const uint32_t p = __ldcg(parent + n);
+        if (p == n)
+            return n;
+        const uint32_t grandparent = __ldcg(parent + p);
+        if (grandparent == p)
+            return p;
+        __stcg(parent + n, grandparent);
+        n = grandparent;
+    }
+}
+
 __device__ void unite(uint32_t *parent, uint32_t a, uint32_t b)
 {
     for (;;) {
-        a = find_root(parent, a);
-        b = find_root(parent, b);
+        a = find_root_halving(parent, a);
+        b = find_root_halving(parent, b);
         if (a == b)
             return;
         if (a > b) {
