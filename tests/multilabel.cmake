@@ -18,3 +18,8 @@ target_link_options(gpu_multilabel_test PRIVATE -Wl,--as-needed)
 add_test(NAME gpu_multilabel_random COMMAND gpu_multilabel_test random)
 add_test(NAME gpu_multilabel_large COMMAND gpu_multilabel_test large)
 set_tests_properties(gpu_multilabel_random gpu_multilabel_large PROPERTIES LABELS "gpu" SKIP_RETURN_CODE 77 TIMEOUT 900)
+
+# `matlab` and `size` orders against Octave's bwlabeln run on every class's mask and merged by key.
+add_test(NAME multilabel_octave_oracle
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/multilabel_octave.sh $<TARGET_FILE:multilabel_tool> ${CMAKE_CURRENT_LIST_DIR})
+set_tests_properties(multilabel_octave_oracle PROPERTIES LABELS oracle SKIP_RETURN_CODE 77)
