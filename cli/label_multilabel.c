@@ -428,8 +428,9 @@ int label_multilabel_run(int argc, char **argv)
     if ((status = copy_result(&result, &before)) != VL_OK)
         goto failed;
 
-    /* --min-volume in voxels: the smallest count whose volume reaches V (a relative slack absorbs rounding
-     * of V / voxel volume, so that V = k voxels exactly keeps k-voxel components). */
+    /* --min-volume in voxels: the smallest count whose volume reaches V. Spacings come from headers as
+     * float32 (7 digits), so V / voxel volume is taken with a relative slack of 1e-6: V given as exactly k
+     * voxels' volume keeps the k-voxel components. */
     uint64_t min_size = (uint64_t)args.min_size;
     const double voxel_volume = vl_geometry_voxel_volume(&input.volume.geometry);
     if (args.min_volume > 0) {
@@ -438,7 +439,7 @@ int label_multilabel_run(int argc, char **argv)
                                              "is %g mm^3", args.input_path, voxel_volume);
             goto abort;
         }
-        const double voxels = ceil(args.min_volume / voxel_volume * (1.0 - 1e-12));
+        const double voxels = ceil(args.min_volume / voxel_volume * (1.0 - 1e-6));
         const uint64_t from_volume = voxels >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)voxels;
         min_size = from_volume > min_size ? from_volume : min_size;
     }

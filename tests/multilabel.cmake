@@ -23,3 +23,11 @@ set_tests_properties(gpu_multilabel_random gpu_multilabel_large PROPERTIES LABEL
 add_test(NAME multilabel_octave_oracle
          COMMAND ${CMAKE_CURRENT_LIST_DIR}/multilabel_octave.sh $<TARGET_FILE:multilabel_tool> ${CMAKE_CURRENT_LIST_DIR})
 set_tests_properties(multilabel_octave_oracle PROPERTIES LABELS oracle SKIP_RETURN_CODE 77)
+
+# `voxlabel label --multilabel` end to end against cc3d and numpy: labels, components.csv, summary.json,
+# clean-up options, the cleaned map, a real CT series as HU bands, refusals.
+add_test(NAME multilabel_cli
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/multilabel_oracle_python.sh ${VL_ORACLE_PYTHON}
+                 ${CMAKE_CURRENT_LIST_DIR}/multilabel_cli.py $<TARGET_FILE:voxlabel_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/multilabel_cli_work ${VL_SHARED_DATA})
+set_tests_properties(multilabel_cli PROPERTIES LABELS "cli;oracle" SKIP_RETURN_CODE 77 TIMEOUT 300)
