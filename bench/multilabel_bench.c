@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "voxlabel/label.h"
+#include "voxlabel/threads.h"
 
 static double now(void)
 {
@@ -73,6 +74,7 @@ int main(int argc, char **argv)
     vl_label_options options;
     vl_label_options_default(&options);
     options.threads = argc > 7 ? atoi(argv[7]) : 1;
+    vl_set_thread_limit(options.threads); /* the filter's remap too */
     const uint64_t min_size = argc > 8 ? strtoull(argv[8], NULL, 10) : 100;
     static const char *const names[] = {"label", "dust", "largest"};
     double *times = malloc((size_t)repeats * sizeof *times);
