@@ -16,6 +16,7 @@
 #include "voxlabel/atomic_file.h"
 #include "voxlabel/io.h"
 #include "voxlabel/label.h"
+#include "voxlabel/seg_read.h"
 #include "voxlabel/stats.h"
 #include "voxlabel/threads.h"
 #include "voxlabel/voxlabel.h"
@@ -33,6 +34,8 @@ static const char multilabel_help[] =
     "\n"
     "The class map is NIfTI, NRRD, MHA, MAT or raw (--raw-dims, --raw-type u8|u16|u32), with unsigned\n"
     "integer classes (i16 is taken when it has no negative voxel); a float map or a negative class is refused.\n"
+    "A binary DICOM SEG is read as a class map too: class = segment number, on the grid of its frames, the\n"
+    "SegmentLabel as class_name; overlapping segments are refused.\n"
     "\n"
     "labelling:\n"
     "  --conn 6|18|26|4|8         neighbourhood (default 26); 4 and 8 label every slice on its own\n"
@@ -58,6 +61,7 @@ static const char multilabel_help[] =
     "\n"
     "examples:\n"
     "  voxlabel label seg.nii.gz --multilabel -o out/\n"
+    "  voxlabel label liver_seg.dcm --multilabel --min-volume 1000 -o out/\n"
     "  voxlabel label seg.nii.gz --multilabel --largest-per-class 1 -o out/     (nnU-Net's postprocessing)\n"
     "  voxlabel label seg.nii.gz --multilabel --min-volume 50 --fill neighbour -o out/\n"
     "  voxlabel label seg.raw --raw-dims 512,512,400 --raw-type u8 --multilabel --min-size 100 -o out/\n";
@@ -271,18 +275,38 @@ static void write_number(FILE *out, double value)
         fputs("null", out);
 }
 
-static vl_status write_csv(const char *path, const vl_label_result *result, const vl_component_stats *stats)
+/* A CSV field in double quotes, quotes doubled. */
+static void write_csv_text(FILE *out, const char *text)
+{
+    fputc('"', out);
+    for (; *text; text++) {
+        if (*text == '"')
+            fputc('"', out);
+        fputc(*text, out);
+    }
+    fputc('"', out);
+}
+
+/* names[c - 1] is the name of class c (a SEG's SegmentLabel) for c <= name_count; NULL when none are known. */
+static vl_status write_csv(const char *path, const vl_label_result *result, const vl_component_stats *stats,
+                           char (*names)[65], uint32_t name_count)
 {
     vl_atomic_file file;
     FILE *out;
     vl_status status = vl_atomic_file_open_stream(&file, path, 1, "w", &out);
     if (status != VL_OK)
         return status;
-    fprintf(out, "label,class,voxels,volume_mm3,centroid_x_mm,centroid_y_mm,centroid_z_mm,"
-                 "bbox_min_x,bbox_min_y,bbox_min_z,bbox_max_x,bbox_max_y,bbox_max_z\n");
+    fprintf(out, "label,class,%svoxels,volume_mm3,centroid_x_mm,centroid_y_mm,centroid_z_mm,"
+                 "bbox_min_x,bbox_min_y,bbox_min_z,bbox_max_x,bbox_max_y,bbox_max_z\n",
+            names ? "class_name," : "");
     for (uint32_t k = 0; k < result->count; k++) {
         const vl_component_stats *c = &stats[k];
-        fprintf(out, "%u,%u,%llu,%.6f,%.4f,%.4f,%.4f,%lld,%lld,%lld,%lld,%lld,%lld\n", k + 1, result->classes[k],
+        fprintf(out, "%u,%u,", k + 1, result->classes[k]);
+        if (names) {
+            write_csv_text(out, result->classes[k] <= name_count ? names[result->classes[k] - 1] : "");
+            fputc(',', out);
+        }
+        fprintf(out, "%llu,%.6f,%.4f,%.4f,%.4f,%lld,%lld,%lld,%lld,%lld,%lld\n",
                 (unsigned long long)result->sizes[k], c->volume_mm3, c->centroid_lps[0], c->centroid_lps[1],
                 c->centroid_lps[2], (long long)c->bbox_min[0], (long long)c->bbox_min[1], (long long)c->bbox_min[2],
                 (long long)c->bbox_max[0], (long long)c->bbox_max[1], (long long)c->bbox_max[2]);
@@ -299,6 +323,8 @@ typedef struct run_report {
     uint64_t min_size; /* the effective voxel threshold */
     double label_seconds, total_seconds;
     const char *labels_file, *cleaned_file;
+    char (*names)[65]; /* class names (a SEG's SegmentLabel), or NULL */
+    uint32_t name_count;
 } run_report;
 
 static vl_status write_summary(const char *path, const run_report *r)
@@ -329,9 +355,15 @@ static vl_status write_summary(const char *path, const run_report *r)
     fprintf(out, "  \"per_class\": [");
     for (uint32_t k = 0; k < r->class_count; k++) {
         const class_count *c = &r->classes[k];
-        fprintf(out, "%s\n    {\"class\": %u, \"components\": %u, \"voxels\": %llu, \"kept_components\": %u, "
+        fprintf(out, "%s\n    {\"class\": %u, ", k ? "," : "", c->cls);
+        if (r->names && c->cls >= 1 && c->cls <= r->name_count) {
+            fprintf(out, "\"name\": ");
+            cli_json_write_string(out, r->names[c->cls - 1]);
+            fprintf(out, ", ");
+        }
+        fprintf(out, "\"components\": %u, \"voxels\": %llu, \"kept_components\": %u, "
                      "\"kept_voxels\": %llu, \"removed_components\": %u, \"removed_voxels\": %llu}",
-                k ? "," : "", c->cls, c->components, (unsigned long long)c->voxels, c->kept_components,
+                c->components, (unsigned long long)c->voxels, c->kept_components,
                 (unsigned long long)c->kept_voxels, c->components - c->kept_components,
                 (unsigned long long)(c->voxels - c->kept_voxels));
     }
@@ -393,9 +425,20 @@ int label_multilabel_run(int argc, char **argv)
     cli_gpu_warm_up gpu_warm_up;
     cli_gpu_warm_up_start(&gpu_warm_up, &args.label.device);
     cli_input input;
-    code = cli_input_load(args.input_path, &args.input, &input);
+    vl_seg_class_map seg = {0};
+    if (vl_dicom_file_is_seg(args.input_path)) {
+        /* A SEG becomes the class map; its segment names become the classes' names. */
+        memset(&input, 0, sizeof input);
+        input.kind = "dicom seg";
+        code = vl_read_dicom_seg(args.input_path, &seg) != VL_OK ? cli_error(CLI_EXIT_INPUT, "%s", vl_last_error()) : 0;
+        input.volume = seg.classes;
+        memset(&seg.classes, 0, sizeof seg.classes);
+    } else {
+        code = cli_input_load(args.input_path, &args.input, &input);
+    }
     cli_gpu_warm_up_finish(&gpu_warm_up);
     if (code) {
+        vl_seg_class_map_free(&seg);
         cli_outputs_abort(&outputs);
         return code;
     }
@@ -473,10 +516,11 @@ int label_multilabel_run(int argc, char **argv)
         goto failed;
     if (cleans(&args) && (status = vl_write_volume(cli_outputs_staged(&outputs, 3), &cleaned, &write)) != VL_OK)
         goto failed;
-    if ((status = write_csv(cli_outputs_staged(&outputs, 1), &result, stats)) != VL_OK)
+    if ((status = write_csv(cli_outputs_staged(&outputs, 1), &result, stats, seg.names, seg.segment_count)) != VL_OK)
         goto failed;
-    run_report report = {&args, &input, &result, classes, class_total, labelled, min_size, label_seconds,
-                         seconds_since(&total_start), names[0], cleans(&args) ? names[3] : NULL};
+    run_report report = {&args,       &input,         &result,       classes,       class_total,
+                         labelled,    min_size,       label_seconds, seconds_since(&total_start),
+                         names[0],    cleans(&args) ? names[3] : NULL, seg.names, seg.segment_count};
     if ((status = write_summary(cli_outputs_staged(&outputs, 2), &report)) != VL_OK)
         goto failed;
     if ((code = cli_outputs_commit(&outputs)))
@@ -511,6 +555,7 @@ done:
     vl_label_result_free(&before);
     vl_volume_free(&labels);
     vl_volume_free(&cleaned);
+    vl_seg_class_map_free(&seg);
     cli_input_free(&input);
     return code;
 }

@@ -31,3 +31,10 @@ add_test(NAME multilabel_cli
                  ${CMAKE_CURRENT_LIST_DIR}/multilabel_cli.py $<TARGET_FILE:voxlabel_cli>
                  ${CMAKE_CURRENT_BINARY_DIR}/multilabel_cli_work ${VL_SHARED_DATA})
 set_tests_properties(multilabel_cli PROPERTIES LABELS "cli;oracle" SKIP_RETURN_CODE 77 TIMEOUT 300)
+
+# DICOM SEG input: dcmqi's liver SEG against its NRRD, a two-segment SEG, the round trip through
+# `voxlabel seg`, overlapping segments and a LABELMAP SEG refused (skips without ../shared).
+add_test(NAME multilabel_seg
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/multilabel_seg.py $<TARGET_FILE:voxlabel_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/multilabel_seg_work ${VL_SHARED_DATA})
+set_tests_properties(multilabel_seg PROPERTIES LABELS "cli;dicom" SKIP_RETURN_CODE 77 TIMEOUT 300)
