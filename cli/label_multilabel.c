@@ -29,8 +29,9 @@ static const char multilabel_help[] =
     "classes are numbered 1..N together, in the same order rules as a mask (MATLAB bwlabeln by default), and\n"
     "each keeps its class. Optional per-class clean-up removes small islands and keeps the largest\n"
     "components of each class, and writes the cleaned class map back. Writes DIR/labels.nii.gz,\n"
-    "DIR/components.csv (label, class, voxels, volume, centroid, bounding box), DIR/summary.json (per-class\n"
-    "counts) and, with a clean-up option, DIR/cleaned.nii.gz. docs/multilabel.md has the details.\n"
+    "DIR/components.csv (label, class, voxels, volume, centroid, bounding box), DIR/classes.csv (per class:\n"
+    "components, voxels and volume before and after the clean-up), DIR/summary.json and, with a clean-up\n"
+    "option, DIR/cleaned.nii.gz. docs/multilabel.md has the details.\n"
     "\n"
     "The class map is NIfTI, NRRD, MHA, MAT or raw (--raw-dims, --raw-type u8|u16|u32), with unsigned\n"
     "integer classes (i16 is taken when it has no negative voxel); a float map or a negative class is refused.\n"
@@ -314,6 +315,33 @@ static vl_status write_csv(const char *path, const vl_label_result *result, cons
     return vl_atomic_file_close_stream(&file, out, VL_OK);
 }
 
+/* classes.csv: one row per class present, before and after the clean-up. */
+static vl_status write_classes_csv(const char *path, const class_count *classes, uint32_t classes_present,
+                                   char (*names)[65], uint32_t name_count, double voxel_volume)
+{
+    vl_atomic_file file;
+    FILE *out;
+    vl_status status = vl_atomic_file_open_stream(&file, path, 1, "w", &out);
+    if (status != VL_OK)
+        return status;
+    fprintf(out, "class,%scomponents,voxels,volume_mm3,kept_components,kept_voxels,kept_volume_mm3,"
+                 "removed_components,removed_voxels\n",
+            names ? "class_name," : "");
+    for (uint32_t k = 0; k < classes_present; k++) {
+        const class_count *c = &classes[k];
+        fprintf(out, "%u,", c->cls);
+        if (names) {
+            write_csv_text(out, c->cls >= 1 && c->cls <= name_count ? names[c->cls - 1] : "");
+            fputc(',', out);
+        }
+        fprintf(out, "%u,%llu,%.6f,%u,%llu,%.6f,%u,%llu\n", c->components, (unsigned long long)c->voxels,
+                (double)c->voxels * voxel_volume, c->kept_components, (unsigned long long)c->kept_voxels,
+                (double)c->kept_voxels * voxel_volume, c->components - c->kept_components,
+                (unsigned long long)(c->voxels - c->kept_voxels));
+    }
+    return vl_atomic_file_close_stream(&file, out, VL_OK);
+}
+
 typedef struct run_report {
     const multilabel_arguments *args;
     const cli_input *input;
@@ -415,9 +443,9 @@ int label_multilabel_run(int argc, char **argv)
     char labels_name[64], cleaned_name[64];
     snprintf(labels_name, sizeof labels_name, "labels%s", vl_file_format_extension(args.format));
     snprintf(cleaned_name, sizeof cleaned_name, "cleaned%s", vl_file_format_extension(args.format));
-    const char *const names[] = {labels_name, "components.csv", "summary.json", cleaned_name};
+    const char *const names[] = {labels_name, "components.csv", "summary.json", "classes.csv", cleaned_name};
     cli_outputs outputs;
-    if ((code = cli_outputs_prepare(&outputs, args.output_directory, names, cleans(&args) ? 4 : 3, args.force)))
+    if ((code = cli_outputs_prepare(&outputs, args.output_directory, names, cleans(&args) ? 5 : 4, args.force)))
         return code;
 
     struct timespec total_start, start;
@@ -514,13 +542,16 @@ int label_multilabel_run(int argc, char **argv)
     write.progress = cli_progress();
     if ((status = vl_write_volume(cli_outputs_staged(&outputs, 0), &labels, &write)) != VL_OK)
         goto failed;
-    if (cleans(&args) && (status = vl_write_volume(cli_outputs_staged(&outputs, 3), &cleaned, &write)) != VL_OK)
+    if (cleans(&args) && (status = vl_write_volume(cli_outputs_staged(&outputs, 4), &cleaned, &write)) != VL_OK)
         goto failed;
     if ((status = write_csv(cli_outputs_staged(&outputs, 1), &result, stats, seg.names, seg.segment_count)) != VL_OK)
         goto failed;
+    if ((status = write_classes_csv(cli_outputs_staged(&outputs, 3), classes, class_total, seg.names,
+                                    seg.segment_count, voxel_volume)) != VL_OK)
+        goto failed;
     run_report report = {&args,       &input,         &result,       classes,       class_total,
                          labelled,    min_size,       label_seconds, seconds_since(&total_start),
-                         names[0],    cleans(&args) ? names[3] : NULL, seg.names, seg.segment_count};
+                         names[0],    cleans(&args) ? names[4] : NULL, seg.names, seg.segment_count};
     if ((status = write_summary(cli_outputs_staged(&outputs, 2), &report)) != VL_OK)
         goto failed;
     if ((code = cli_outputs_commit(&outputs)))
@@ -538,8 +569,9 @@ int label_multilabel_run(int argc, char **argv)
                    result.count == 1 ? "" : "s", labelled - result.count, labelled - result.count == 1 ? "" : "s",
                    (unsigned long long)removed_voxels, (double)removed_voxels * voxel_volume / 1000.0);
         }
-        printf("wrote %s, %s, %s%s%s\n", cli_outputs_final(&outputs, 0), cli_outputs_final(&outputs, 1),
-               cli_outputs_final(&outputs, 2), cleans(&args) ? ", " : "", cleans(&args) ? cli_outputs_final(&outputs, 3) : "");
+        printf("wrote %s, %s, %s, %s%s%s\n", cli_outputs_final(&outputs, 0), cli_outputs_final(&outputs, 1),
+               cli_outputs_final(&outputs, 2), cli_outputs_final(&outputs, 3), cleans(&args) ? ", " : "",
+               cleans(&args) ? cli_outputs_final(&outputs, 4) : "");
     }
     code = CLI_EXIT_OK;
     goto done;

@@ -1,7 +1,7 @@
 """`voxlabel label --multilabel` end to end, against cc3d (connected-components-3d) and numpy:
   - random NIfTI class maps (u8, u16; fresh seed every run): labels.nii.gz in --order matlab-xy equal to cc3d's
-    multilabel labels, components.csv's class and voxels columns equal to the voxels', summary.json's
-    per-class counts equal to a count by class;
+    multilabel labels, components.csv's class and voxels columns equal to the voxels', summary.json's and
+    classes.csv's per-class counts equal to a count by class;
   - clean-up: --largest-per-class K with --min-size / --min-volume against the same rule computed from cc3d's
     labels (per class: islands under the threshold removed, then the K largest kept), cleaned.nii.gz equal to
     the survivors' classes; --fill neighbour never gives an island its own class and keeps the survivors;
@@ -116,6 +116,13 @@ def check_map(m, what, spacing=(0.8, 0.7, 1.5)):
     check(sorted(got) == present.tolist(), f"{what}: summary classes {sorted(got)[:5]}... differ")
     check(all(got.get(int(c), {}).get("voxels") == int(n) for c, n in zip(present, per_class)),
           f"{what}: summary voxels per class differ")
+    with open(os.path.join(out, "classes.csv")) as f:
+        class_rows = list(csv.DictReader(f))
+    components = {int(c): len(np.unique(expected[zyx == c])) for c in present}
+    check([int(r["class"]) for r in class_rows] == present.tolist() and
+          [int(r["voxels"]) for r in class_rows] == per_class.tolist() and
+          [int(r["components"]) for r in class_rows] == [components[int(c)] for c in present],
+          f"{what}: classes.csv differs from the count by class")
 
     # Clean-up against the rule on cc3d's labels.
     min_size = int(rng.integers(1, 20))
