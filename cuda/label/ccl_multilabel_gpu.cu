@@ -6,7 +6,7 @@
  * leaves every component rooted at its minimum-key voxel and a root's rank among all roots in node
  * order is its label minus one: the same minimum-key numbering as the CPU and the binary labeller.
  * Phases: init (every voxel its own root), merge (every voxel unites with its backward neighbours of the
- * same class, atomicMin on the parent), compress (every node points at its root), root flags -> CUB
+ * same class that its left neighbour does not already reach, atomicMin on the parent), compress (every node points at its root), root flags -> CUB
  * exclusive scan (ranks), write (labels, sizes with warp-aggregated atomics, each root's class), and
  * for the size orders the CUB sort of ccl_size_order.cu and one remap pass.
  * Device memory: the class map, the labels (the root flags before the write), the forest and the ranks
@@ -39,7 +39,7 @@ __device__ __forceinline__ uint32_t node_of(const Shape &s, int64_t x, int64_t y
     return (uint32_t)(XY ? z * s.sxy + y * s.nx + x : z * s.sxy + x * s.ny + y);
 }
 
-/* Are voxels (dx, dy, dz) apart neighbours under `connectivity`? */
+/* Are voxels (dx, dy, dz) apart (each in -1..1) neighbours under `connectivity`? */
 __device__ __forceinline__ bool step_ok(int connectivity, int dx, int dy, int dz)
 {
     const int axes = (dx != 0) + (dy != 0) + (dz != 0);
@@ -116,8 +116,11 @@ __global__ void init_kernel(const T *__restrict__ classes, uint32_t *parent, Sha
     }
 }
 
-/* Every voxel unites with its 13 backward neighbours (raster order) that hold its class: every
- * neighbouring pair is seen once. */
+/* Every voxel unites with its backward neighbours (raster order) that hold its class. When the voxel on its
+ * left (x - 1) holds the class too, the voxel unites with it, and a backward neighbour at offset d with
+ * dx <= 0 is skipped when d + (1, 0, 0) is a neighbour offset of the left voxel under the connectivity: the
+ * left voxel's own merge (or, by the same rule, that of the voxel on its left, down to the start of the run)
+ * unites them. Under 26 that leaves 5 of 13 unions inside a class; the partition is the same. */
 template <typename T, bool XY>
 __global__ void merge_kernel(const T *__restrict__ classes, uint32_t *parent, Shape s, int connectivity)
 {
@@ -125,16 +128,22 @@ __global__ void merge_kernel(const T *__restrict__ classes, uint32_t *parent, Sh
     if (x >= s.nx || y >= s.ny)
         return;
     for (int64_t z = blockIdx.z; z < s.nz; z += gridDim.z) {
-        const T c = classes[z * s.sxy + y * s.nx + x];
+        const int64_t v = z * s.sxy + y * s.nx + x;
+        const T c = classes[v];
         if (!c)
             continue;
         const uint32_t n = node_of<XY>(s, x, y, z);
-        for (int k = 0; k < 13; k++) {
-            /* k 0..8: dz = -1; 9..11: dz = 0, dy = -1; 12: dx = -1. */
+        const bool left_same = x > 0 && classes[v - 1] == c;
+        if (left_same)
+            unite(parent, n, node_of<XY>(s, x - 1, y, z));
+        for (int k = 0; k < 12; k++) {
+            /* k 0..8: dz = -1, (dy, dx) over {-1,0,1}^2; 9..11: dz = 0, dy = -1. (dx = -1 alone is the left.) */
             const int dz = k < 9 ? -1 : 0;
-            const int dy = k < 9 ? k / 3 - 1 : k < 12 ? -1 : 0;
-            const int dx = k < 9 ? k % 3 - 1 : k < 12 ? k - 10 : -1;
+            const int dy = k < 9 ? k / 3 - 1 : -1;
+            const int dx = k < 9 ? k % 3 - 1 : k - 10;
             if (!step_ok(connectivity, dx, dy, dz))
+                continue;
+            if (left_same && dx <= 0 && step_ok(connectivity, dx + 1, dy, dz))
                 continue;
             const int64_t ux = x + dx, uy = y + dy, uz = z + dz;
             if (ux < 0 || ux >= s.nx || uy < 0 || uy >= s.ny || uz < 0)
