@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Everything the GPU multilabel labeller needs on a GPU machine, in one call (about 3 minutes on an H200):
-#   tests      GPU == CPU on 240 random class maps (+ z-slabs), on 512x512x400 maps of 20 and 117 classes, and on
-#              the real-CT masks of the package (data/*.raw.gz) cut into touching classes
+# Everything the GPU multilabel labeller needs on a GPU machine, in one call (about 3 minutes on an H200, 128 GiB host memory):
+#   tests      GPU == CPU on 240 random class maps (+ z-slabs), on 512x512x400 maps of 20 and 117 classes, on a
+#              2048x2048x1025 map (over 2^32 voxels, z-slabs) and on the real-CT masks of the package
+#              (data/*.raw.gz) cut into touching classes
 #   sanitizer  compute-sanitizer memcheck and racecheck on 60 small random class maps
 #   bench      multilabel vs our binary labelling of the same foreground (CUDA events), vs a CuPy loop of
 #              cupyx.scipy.ndimage.label over the classes, and end to end (host map -> largest per class ->
@@ -29,6 +30,7 @@ for stage in $stages; do
     tests)
         step random 150 "$bin/gpu_multilabel_test" random
         step large 150 "$bin/gpu_multilabel_test" large
+        step huge 150 "$bin/gpu_multilabel_test" huge
         for file in "$bin"/../data/*.raw.gz; do
             [ -e "$file" ] || continue
             dims=$(basename "$file" .raw.gz | sed 's/^[0-9]*_//; s/x/ /g')

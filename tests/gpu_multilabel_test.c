@@ -4,6 +4,8 @@
  *                      order; every fourth again in z-slabs of a random depth (the slab faces must join only
  *                      equal classes)
  *   large              512x512x400 class maps of 20 and 117 classes (the bench's size), every order
+ *   huge               a 2048x2048x1025 class map (2^32 + 2^22 voxels, over the node limit of one launch):
+ *                      z-slabs on the GPU against the CPU, as for masks
  *   raw FILE NX NY NZ  a real-CT u8 mask (gpu_label_dicom --export) cut into 4 classes along a coarse 3D
  *                      checker of 32x32x4-voxel cells, so that real shapes meet other classes everywhere
  * Exits 77 (skipped) when no usable GPU is present. */
@@ -79,7 +81,11 @@ static int compare(const vl_volume *map, int connectivity, vl_label_order order,
         REPORT_FAILURE("%s: ran on %s", what, gpu.device_name);
         ok = 0;
     }
-    const int64_t slabs = slab_depth ? (map->nz + slab_depth - 1) / slab_depth : 1;
+    /* Slabs of the memory budget's depth, and never more than 2^32 - 2 voxels (the node numbering). */
+    const int64_t node_depth = (int64_t)(0xFFFFFFFEull / (uint64_t)(map->nx * map->ny));
+    int64_t depth = slab_depth ? slab_depth : map->nz;
+    depth = depth < node_depth ? depth : node_depth;
+    const int64_t slabs = (map->nz + depth - 1) / depth;
     if (gpu.slabs != slabs) {
         REPORT_FAILURE("%s: %lld z-slabs, expected %lld", what, (long long)gpu.slabs, (long long)slabs);
         ok = 0;
@@ -160,6 +166,27 @@ static void large_maps(void)
     }
 }
 
+static void huge_map(void)
+{
+    vl_volume map;
+    if (vl_volume_create_uninitialised(&map, 2048, 2048, 1025, VL_U8) != VL_OK) {
+        CHECK(0, "cannot allocate a 2048x2048x1025 class map");
+        return;
+    }
+    /* Seven classes in 64-voxel cells, cut by empty planes every 97 voxels along x and every 61 along z. */
+    uint8_t *m = map.data;
+    for (int64_t z = 0; z < map.nz; z++)
+        for (int64_t y = 0; y < map.ny; y++)
+            for (int64_t x = 0; x < map.nx; x++)
+                m[x + map.nx * (y + map.ny * z)] =
+                    x % 97 == 0 || z % 61 == 0 ? 0 : (uint8_t)(1 + (x / 64 + y / 64 + z / 64) % 7);
+    const int ok = compare(&map, 26, VL_ORDER_MATLAB, 0, "2048x2048x1025 class map, conn 26, order matlab");
+    CHECK(ok, "the 2^32 + 2^22-voxel class map differs between GPU and CPU");
+    if (ok)
+        printf("ok 2048x2048x1025 class map (over 2^32 voxels), conn 26, in z-slabs\n");
+    vl_volume_free(&map);
+}
+
 static void real_mask(const char *path, int64_t nx, int64_t ny, int64_t nz)
 {
     vl_volume map;
@@ -203,10 +230,12 @@ int main(int argc, char **argv)
         random_maps(argc > 2 && strcmp(argv[2], "--quick") == 0);
     else if (strcmp(mode, "large") == 0)
         large_maps();
+    else if (strcmp(mode, "huge") == 0)
+        huge_map();
     else if (strcmp(mode, "raw") == 0 && argc == 6)
         real_mask(argv[2], atoll(argv[3]), atoll(argv[4]), atoll(argv[5]));
     else {
-        fprintf(stderr, "usage: gpu_multilabel_test random [--quick] | large | raw FILE NX NY NZ\n");
+        fprintf(stderr, "usage: gpu_multilabel_test random [--quick] | large | huge | raw FILE NX NY NZ\n");
         return 2;
     }
     return test_finish("gpu_multilabel_test");
