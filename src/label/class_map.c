@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/parallel.h"
 #include "voxlabel/error.h"
 #include "voxlabel/label.h"
 
@@ -150,6 +151,45 @@ done:
     return status;
 }
 
+/* The survivors' classes over a range of voxels, one loop per width (no type switch per voxel). */
+typedef struct copy_job {
+    const vl_volume *classes;
+    const uint32_t *label;
+    vl_volume *cleaned;
+    int64_t begin, end;
+} copy_job;
+
+static void *copy_survivors(void *argument)
+{
+    const copy_job *job = argument;
+    const uint32_t *label = job->label;
+    switch (job->classes->dtype) {
+    case VL_U8: {
+        const uint8_t *in = job->classes->data;
+        uint8_t *out = job->cleaned->data;
+        for (int64_t i = job->begin; i < job->end; i++)
+            out[i] = label[i] ? in[i] : 0;
+        break;
+    }
+    case VL_I16:
+    case VL_U16: {
+        const uint16_t *in = job->classes->data;
+        uint16_t *out = job->cleaned->data;
+        for (int64_t i = job->begin; i < job->end; i++)
+            out[i] = label[i] ? in[i] : 0;
+        break;
+    }
+    default: {
+        const uint32_t *in = job->classes->data;
+        uint32_t *out = job->cleaned->data;
+        for (int64_t i = job->begin; i < job->end; i++)
+            out[i] = label[i] ? in[i] : 0;
+        break;
+    }
+    }
+    return NULL;
+}
+
 vl_status vl_class_map_clean(const vl_volume *classes, const vl_volume *labels, vl_class_fill fill, int connectivity,
                              vl_volume *cleaned)
 {
@@ -165,33 +205,12 @@ vl_status vl_class_map_clean(const vl_volume *classes, const vl_volume *labels, 
         VL_OK)
         return status;
     cleaned->geometry = classes->geometry;
-    const uint32_t *label = labels->data;
+    const int threads = vl_cpu_thread_count(0);
     const int64_t n = vl_volume_voxels(classes);
-    /* One loop per width, so that the copy runs without a type switch per voxel. */
-    switch (classes->dtype) {
-    case VL_U8: {
-        const uint8_t *in = classes->data;
-        uint8_t *out = cleaned->data;
-        for (int64_t i = 0; i < n; i++)
-            out[i] = label[i] ? in[i] : 0;
-        break;
-    }
-    case VL_I16:
-    case VL_U16: {
-        const uint16_t *in = classes->data;
-        uint16_t *out = cleaned->data;
-        for (int64_t i = 0; i < n; i++)
-            out[i] = label[i] ? in[i] : 0;
-        break;
-    }
-    default: {
-        const uint32_t *in = classes->data;
-        uint32_t *out = cleaned->data;
-        for (int64_t i = 0; i < n; i++)
-            out[i] = label[i] ? in[i] : 0;
-        break;
-    }
-    }
+    copy_job jobs[VL_MAX_THREADS];
+    for (int t = 0; t < threads; t++)
+        jobs[t] = (copy_job){classes, labels->data, cleaned, n * t / threads, n * (t + 1) / threads};
+    vl_run_parallel(copy_survivors, jobs, sizeof jobs[0], threads);
     if (fill == VL_FILL_NEIGHBOUR && (status = fill_from_neighbours(classes, labels, connectivity, cleaned)) != VL_OK)
         vl_volume_free(cleaned);
     return status;
