@@ -16,24 +16,27 @@ if [ ! -x "$venv/bin/python" ]; then
     "$venv/bin/pip" install -q numpy scipy connected-components-3d
 fi
 "$venv/bin/python" "$here/multilabel_maps.py" "$work" 20 117
-echo "CPU multilabel, one thread, conn 26, 512x512x400 u8, median of $repeats (seconds)"
-echo "voxlabel label = components of every class + matlab-order numbering + sizes + classes;"
+echo "CPU multilabel, one thread, conn 26, 512x512x400 u8, median of $repeats: process CPU seconds (wall in brackets)"
+echo "label = components of every class + matlab-order numbering + sizes + classes;"
 echo "dust = label + islands under 100 voxels removed + cleaned map; largest = label + largest per class + cleaned map"
-printf '%-8s %10s %10s %10s %10s %10s %10s %9s %9s\n' classes "vox label" "vox dust" "vox large" "cc3d lab" \
-    "cc3d dust" "cc3d larg" N "cc3d/vox"
+printf '%-7s %16s %16s %16s %16s %16s %16s %7s %9s\n' classes "vox label" "vox dust" "vox largest" "cc3d label" \
+    "cc3d dust" "cc3d largest" N "cc3d/vox"
 for k in 20 117; do
     map=$work/classes$k.raw
     ours=$("$build/bench/multilabel_bench" "$map" 512 512 400 u8 "$repeats" 1 100)
     peers=$(OMP_NUM_THREADS=1 "$venv/bin/python" "$here/multilabel_peers.py" cpu "$map" 512 512 400 26 "$repeats" 100)
-    n_ours=$(awk '$1 == "label" {print $3}' <<<"$ours")
-    n_cc3d=$(awk '$1 == "cc3d_label" {print $3}' <<<"$peers")
+    n_ours=$(awk '$1 == "label" {print $4}' <<<"$ours")
+    n_cc3d=$(awk '$1 == "cc3d_label" {print $4}' <<<"$peers")
     if [ "$n_ours" != "$n_cc3d" ]; then
         echo "bench: component counts disagree on $k classes: voxlabel $n_ours cc3d $n_cc3d" >&2
         exit 1
     fi
     awk -v k="$k" -v n="$n_ours" '
-        $1 == "label" { l = $2 } $1 == "dust" { d = $2 } $1 == "largest" { g = $2 }
-        $1 == "cc3d_label" { cl = $2 } $1 == "cc3d_dust" { cd = $2 } $1 == "cc3d_largest" { cg = $2 }
-        END { printf "%-8s %10.3f %10.3f %10.3f %10.3f %10.3f %10.3f %9s %9.2f\n", k, l, d, g, cl, cd, cg, n, cl / l }
+        { wall[$1] = $2; cpu[$1] = $3 }
+        function cell(name) { return sprintf("%7.3f (%6.3f)", cpu[name], wall[name]) }
+        END {
+            printf "%-7s %16s %16s %16s %16s %16s %16s %7s %9.2f\n", k, cell("label"), cell("dust"), cell("largest"),
+                cell("cc3d_label"), cell("cc3d_dust"), cell("cc3d_largest"), n, cpu["cc3d_label"] / cpu["label"]
+        }
     ' <(echo "$ours") <(echo "$peers")
 done

@@ -3,6 +3,7 @@
        class removed); label + the largest component of each class kept (cc3d labels, numpy bincount and a
        lookup table: the fast way to write nnU-Net's "keep the largest per class" with cc3d)
   gpu: a CuPy loop of cupyx.scipy.ndimage.label over the classes (the GPU route today), from a device array
+Output: "NAME WALL_SECONDS [CPU_SECONDS] ..." per peer (CPU seconds for the CPU peers).
 usage: multilabel_peers.py cpu|gpu MAP.raw NX NY NZ CONN REPEATS [MIN_SIZE]"""
 import sys
 import time
@@ -16,21 +17,23 @@ m = np.fromfile(path, dtype=np.uint8).reshape(nz, ny, nx)
 
 
 def median_time(fn):
-    times = []
+    """Median wall seconds and median process CPU seconds of REPEATS calls, and the last result."""
+    times, cpu = [], []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         result = fn()
         times.append(time.perf_counter() - start)
-    return float(np.median(times)), result
+        cpu.append(time.process_time() - cpu_start)
+    return float(np.median(times)), float(np.median(cpu)), result
 
 
 if mode == "cpu":
     import cc3d
 
-    t, labels = median_time(lambda: cc3d.connected_components(m, connectivity=conn))
-    print(f"cc3d_label {t:.4f} {int(labels.max())}")
-    t, _ = median_time(lambda: cc3d.dust(m, threshold=min_size, connectivity=conn, in_place=False))
-    print(f"cc3d_dust {t:.4f}")
+    t, c, labels = median_time(lambda: cc3d.connected_components(m, connectivity=conn))
+    print(f"cc3d_label {t:.4f} {c:.4f} {int(labels.max())}")
+    t, c, _ = median_time(lambda: cc3d.dust(m, threshold=min_size, connectivity=conn, in_place=False))
+    print(f"cc3d_dust {t:.4f} {c:.4f}")
 
     def largest_per_class():
         labels = cc3d.connected_components(m, connectivity=conn)
@@ -44,8 +47,8 @@ if mode == "cpu":
         keep[order[first]] = cls[order[first]]
         return keep[labels]
 
-    t, _ = median_time(largest_per_class)
-    print(f"cc3d_largest {t:.4f}")
+    t, c, _ = median_time(largest_per_class)
+    print(f"cc3d_largest {t:.4f} {c:.4f}")
 else:
     import cupy as cp
     import cupyx.scipy.ndimage as ndi
@@ -63,5 +66,5 @@ else:
         return total
 
     loop()
-    t, total = median_time(loop)
+    t, _, total = median_time(loop)
     print(f"cupy_loop {t:.4f} {total} {len(classes)}")
