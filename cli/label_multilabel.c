@@ -54,6 +54,8 @@ static const char multilabel_help[] =
     "                             what removed islands become in cleaned.*: 0 (default), or the class of\n"
     "                             the surviving voxels they share the most faces with (0 if none)\n"
     "output:\n"
+    "  --intensity VOLUME         the CT (DICOM directory, NIfTI, ...) on the class map's grid: components.csv\n"
+    "                             gains hu_mean, hu_min and hu_max of every component\n"
     "  -o, --output DIR           output directory (created if missing)\n"
     "  --format FMT               labels and cleaned map: nii.gz (default), nii, nrrd, mha, mat, raw\n"
     "  --force                    replace existing outputs\n"
@@ -76,7 +78,7 @@ int label_multilabel_requested(int argc, char **argv)
 }
 
 typedef struct multilabel_arguments {
-    const char *input_path, *output_directory;
+    const char *input_path, *output_directory, *intensity_path;
     cli_input_options input;
     vl_label_options label;
     int64_t min_size, largest_per_class;
@@ -90,6 +92,7 @@ static int takes_value(const char *option)
 {
     static const char *const with_value[] = {"-o",       "--output",     "--conn",        "--order",
                                              "--min-size", "--min-volume", "--largest-per-class", "--fill",
+                                             "--intensity",
                                              "--device", "--gpu-memory", "--threads",     "--format"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
         if (strcmp(option, with_value[i]) == 0)
@@ -169,6 +172,8 @@ static int parse_arguments(int argc, char **argv, multilabel_arguments *args)
             } else if (strcmp(option, "--largest-per-class") == 0) {
                 if (cli_parse_int64("--largest-per-class", value, 1, UINT32_MAX, &args->largest_per_class))
                     return CLI_EXIT_USAGE;
+            } else if (strcmp(option, "--intensity") == 0) {
+                args->intensity_path = value;
             } else if (strcmp(option, "--fill") == 0) {
                 if (strcmp(value, "background") == 0)
                     args->fill = VL_FILL_BACKGROUND;
@@ -290,7 +295,7 @@ static void write_csv_text(FILE *out, const char *text)
 
 /* names[c - 1] is the name of class c (a SEG's SegmentLabel) for c <= name_count; NULL when none are known. */
 static vl_status write_csv(const char *path, const vl_label_result *result, const vl_component_stats *stats,
-                           char (*names)[65], uint32_t name_count)
+                           char (*names)[65], uint32_t name_count, int intensity)
 {
     vl_atomic_file file;
     FILE *out;
@@ -298,8 +303,8 @@ static vl_status write_csv(const char *path, const vl_label_result *result, cons
     if (status != VL_OK)
         return status;
     fprintf(out, "label,class,%svoxels,volume_mm3,centroid_x_mm,centroid_y_mm,centroid_z_mm,"
-                 "bbox_min_x,bbox_min_y,bbox_min_z,bbox_max_x,bbox_max_y,bbox_max_z\n",
-            names ? "class_name," : "");
+                 "bbox_min_x,bbox_min_y,bbox_min_z,bbox_max_x,bbox_max_y,bbox_max_z%s\n",
+            names ? "class_name," : "", intensity ? ",hu_mean,hu_min,hu_max" : "");
     for (uint32_t k = 0; k < result->count; k++) {
         const vl_component_stats *c = &stats[k];
         fprintf(out, "%u,%u,", k + 1, result->classes[k]);
@@ -307,10 +312,13 @@ static vl_status write_csv(const char *path, const vl_label_result *result, cons
             write_csv_text(out, result->classes[k] <= name_count ? names[result->classes[k] - 1] : "");
             fputc(',', out);
         }
-        fprintf(out, "%llu,%.6f,%.4f,%.4f,%.4f,%lld,%lld,%lld,%lld,%lld,%lld\n",
+        fprintf(out, "%llu,%.6f,%.4f,%.4f,%.4f,%lld,%lld,%lld,%lld,%lld,%lld",
                 (unsigned long long)result->sizes[k], c->volume_mm3, c->centroid_lps[0], c->centroid_lps[1],
                 c->centroid_lps[2], (long long)c->bbox_min[0], (long long)c->bbox_min[1], (long long)c->bbox_min[2],
                 (long long)c->bbox_max[0], (long long)c->bbox_max[1], (long long)c->bbox_max[2]);
+        if (intensity)
+            fprintf(out, ",%.4f,%.4f,%.4f", c->intensity_mean, c->intensity_min, c->intensity_max);
+        fputc('\n', out);
     }
     return vl_atomic_file_close_stream(&file, out, VL_OK);
 }
@@ -452,7 +460,8 @@ int label_multilabel_run(int argc, char **argv)
     clock_gettime(CLOCK_MONOTONIC, &total_start);
     cli_gpu_warm_up gpu_warm_up;
     cli_gpu_warm_up_start(&gpu_warm_up, &args.label.device);
-    cli_input input;
+    cli_input input, intensity;
+    memset(&intensity, 0, sizeof intensity);
     vl_seg_class_map seg = {0};
     if (vl_dicom_file_is_seg(args.input_path)) {
         /* A SEG becomes the class map; its segment names become the classes' names. */
@@ -485,6 +494,18 @@ int label_multilabel_run(int argc, char **argv)
         code = cli_error(CLI_EXIT_INPUT, "%s: an axis over 32767 voxels does not fit NIfTI-1 (use --format nrrd, mha, "
                                          "mat or raw)", args.input_path);
         goto abort;
+    }
+
+    if (args.intensity_path) {
+        if ((code = cli_input_load(args.intensity_path, &args.input, &intensity)))
+            goto abort;
+        const vl_volume *a = &input.volume, *b = &intensity.volume;
+        if (a->nx != b->nx || a->ny != b->ny || a->nz != b->nz) {
+            code = cli_error(CLI_EXIT_INPUT, "%s: is %lldx%lldx%lld but the class map %s is %lldx%lldx%lld",
+                             args.intensity_path, (long long)b->nx, (long long)b->ny, (long long)b->nz,
+                             args.input_path, (long long)a->nx, (long long)a->ny, (long long)a->nz);
+            goto abort;
+        }
     }
 
     args.label.progress = cli_progress();
@@ -529,7 +550,8 @@ int label_multilabel_run(int argc, char **argv)
     stats_options.device = args.label.device;
     stats_options.threads = args.label.threads;
     stats_options.progress = cli_progress();
-    if ((status = vl_component_stats_compute(&labels, NULL, result.count, &stats_options, &stats)) != VL_OK)
+    if ((status = vl_component_stats_compute(&labels, args.intensity_path ? &intensity.volume : NULL, result.count,
+                                             &stats_options, &stats)) != VL_OK)
         goto failed;
 
     vl_write_options write;
@@ -544,7 +566,8 @@ int label_multilabel_run(int argc, char **argv)
         goto failed;
     if (cleans(&args) && (status = vl_write_volume(cli_outputs_staged(&outputs, 4), &cleaned, &write)) != VL_OK)
         goto failed;
-    if ((status = write_csv(cli_outputs_staged(&outputs, 1), &result, stats, seg.names, seg.segment_count)) != VL_OK)
+    if ((status = write_csv(cli_outputs_staged(&outputs, 1), &result, stats, seg.names, seg.segment_count,
+                            args.intensity_path != NULL)) != VL_OK)
         goto failed;
     if ((status = write_classes_csv(cli_outputs_staged(&outputs, 3), classes, class_total, seg.names,
                                     seg.segment_count, voxel_volume)) != VL_OK)
@@ -588,6 +611,7 @@ done:
     vl_volume_free(&labels);
     vl_volume_free(&cleaned);
     vl_seg_class_map_free(&seg);
+    cli_input_free(&intensity);
     cli_input_free(&input);
     return code;
 }

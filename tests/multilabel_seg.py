@@ -1,6 +1,7 @@
 """DICOM SEG input of `voxlabel label --multilabel` (dcmqi's examples in ../shared, pydicom to make variants):
   - liver.dcm: the class map equals dcmqi's liver_seg.nrrd of the same label (voxels and affine), and the
-    SegmentLabel "Liver" is the class_name of every component and the name in summary.json;
+    SegmentLabel "Liver" is the class_name of every component and the name in summary.json; with
+    --intensity CT_DIR the hu_mean/min/max columns equal numpy's over each component's voxels of the CT;
   - a two-segment SEG made from it (segment 2: a block outside the liver): the cleaned class map holds 1
     and 2 exactly where the segments are;
   - round trip: that class map written by `voxlabel seg` (one segment per class) and read back gives the
@@ -49,7 +50,7 @@ def load(path):
 
 liver = os.path.join(examples, "liver.dcm")
 out = os.path.join(work, "liver")
-r = run("label", liver, "--multilabel", "--min-size", "1", "-o", out, "--quiet")
+r = run("label", liver, "--multilabel", "--min-size", "1", "--intensity", ct, "-o", out, "--quiet")
 if check(r.returncode == 0, f"liver.dcm: exit {r.returncode}: {r.stderr.strip()}"):
     r = run("convert", os.path.join(examples, "liver_seg.nrrd"), os.path.join(work, "nrrd.nii.gz"))
     check(r.returncode == 0, f"convert liver_seg.nrrd: {r.stderr.strip()}")
@@ -65,6 +66,15 @@ if check(r.returncode == 0, f"liver.dcm: exit {r.returncode}: {r.stderr.strip()}
     with open(os.path.join(out, "summary.json")) as f:
         summary = json.load(f)
     check(summary["per_class"][0].get("name") == "Liver", "liver.dcm: summary per_class name")
+    r = run("convert", ct, os.path.join(work, "ct.nii.gz"))
+    if check(r.returncode == 0, f"convert the CT: {r.stderr.strip()}"):
+        image = nib.load(os.path.join(work, "ct.nii.gz"))
+        hu = np.asarray(image.dataobj) * float(image.dataobj.slope or 1) + float(image.dataobj.inter or 0)
+        labels, _ = load(os.path.join(out, "labels.nii.gz"))
+        for row in rows:
+            values = hu[labels == int(row["label"])]
+            check(abs(float(row["hu_mean"]) - values.mean()) < 1e-3 and float(row["hu_min"]) == values.min() and
+                  float(row["hu_max"]) == values.max(), f"liver.dcm: HU columns of label {row['label']}: {row}")
 
 # A second segment: a block of voxels outside the liver, in the frames of the liver's slices.
 ds = pydicom.dcmread(liver)
