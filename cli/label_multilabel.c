@@ -35,8 +35,9 @@ static const char multilabel_help[] =
     "\n"
     "The class map is NIfTI, NRRD, MHA, MAT or raw (--raw-dims, --raw-type u8|u16|i16), with unsigned\n"
     "integer classes (i16 is taken when it has no negative voxel); a float map or a negative class is refused.\n"
-    "A binary DICOM SEG is read as a class map too: class = segment number, on the grid of its frames, the\n"
-    "SegmentLabel as class_name; overlapping segments are refused.\n"
+    "A binary DICOM SEG is read as a class map too: class = segment number, on the grid of its frames (on the\n"
+    "CT's grid with --intensity CT_DIR, which must be the series the SEG references), the SegmentLabel as\n"
+    "class_name; overlapping segments are refused.\n"
     "\n"
     "labelling:\n"
     "  --conn 6|18|26|4|8         neighbourhood (default 26); 4 and 8 label every slice on its own\n"
@@ -419,6 +420,22 @@ static vl_status write_summary(const char *path, const run_report *r)
     return vl_atomic_file_close_stream(&file, out, VL_OK);
 }
 
+/* A SEG given with its CT (--intensity): the SEG must reference that series, and its frames are placed
+ * on the CT's grid (slices without frames stay 0). Returns 0 or the printed error's exit code. */
+static int place_seg(const multilabel_arguments *args, vl_seg_class_map *seg, const cli_input *ct)
+{
+    if (!ct)
+        return 0;
+    if (ct->has_report && seg->referenced_series_uid[0] && ct->report.series_uid[0] &&
+        strcmp(seg->referenced_series_uid, ct->report.series_uid) != 0)
+        return cli_error(CLI_EXIT_INPUT, "%s: references series %s, but %s is series %s", args->input_path,
+                         seg->referenced_series_uid, args->intensity_path, ct->report.series_uid);
+    if (vl_seg_class_map_place(seg, &ct->volume) != VL_OK)
+        return cli_error(CLI_EXIT_INPUT, "%s: not on the grid of %s: %s", args->input_path, args->intensity_path,
+                         vl_last_error());
+    return 0;
+}
+
 static double seconds_since(const struct timespec *start)
 {
     struct timespec now;
@@ -463,19 +480,28 @@ int label_multilabel_run(int argc, char **argv)
     cli_input input, intensity;
     memset(&intensity, 0, sizeof intensity);
     vl_seg_class_map seg = {0};
-    if (vl_dicom_file_is_seg(args.input_path)) {
-        /* A SEG becomes the class map; its segment names become the classes' names. */
+    const int from_seg = vl_dicom_file_is_seg(args.input_path);
+    if (from_seg) {
         memset(&input, 0, sizeof input);
         input.kind = "dicom seg";
         code = vl_read_dicom_seg(args.input_path, &seg) != VL_OK ? cli_error(CLI_EXIT_INPUT, "%s", vl_last_error()) : 0;
-        input.volume = seg.classes;
-        memset(&seg.classes, 0, sizeof seg.classes);
     } else {
         code = cli_input_load(args.input_path, &args.input, &input);
+    }
+    if (!code && args.intensity_path)
+        code = cli_input_load(args.intensity_path, &args.input, &intensity);
+    if (!code && from_seg)
+        code = place_seg(&args, &seg, args.intensity_path ? &intensity : NULL);
+    if (from_seg) {
+        /* The SEG's class map is the input; its segment names stay in `seg` as the classes' names. */
+        input.volume = seg.classes;
+        memset(&seg.classes, 0, sizeof seg.classes);
     }
     cli_gpu_warm_up_finish(&gpu_warm_up);
     if (code) {
         vl_seg_class_map_free(&seg);
+        cli_input_free(&intensity);
+        cli_input_free(&input);
         cli_outputs_abort(&outputs);
         return code;
     }
@@ -497,8 +523,6 @@ int label_multilabel_run(int argc, char **argv)
     }
 
     if (args.intensity_path) {
-        if ((code = cli_input_load(args.intensity_path, &args.input, &intensity)))
-            goto abort;
         const vl_volume *a = &input.volume, *b = &intensity.volume;
         if (a->nx != b->nx || a->ny != b->ny || a->nz != b->nz) {
             code = cli_error(CLI_EXIT_INPUT, "%s: is %lldx%lldx%lld but the class map %s is %lldx%lldx%lld",

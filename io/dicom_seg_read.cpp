@@ -239,3 +239,57 @@ extern "C" vl_status vl_read_dicom_seg(const char *path, vl_seg_class_map *map)
         std::snprintf(map->referenced_series_uid, sizeof map->referenced_series_uid, "%s", uid.c_str());
     return VL_OK;
 }
+
+extern "C" vl_status vl_seg_class_map_place(vl_seg_class_map *map, const vl_volume *reference)
+{
+    const vl_volume *seg = &map->classes;
+    const vl_geometry &gs = seg->geometry, &gr = reference->geometry;
+    if (seg->nx != reference->nx || seg->ny != reference->ny)
+        return vl_fail(VL_ERR_INPUT, "the SEG's frames are %lldx%lld pixels, the CT's slices %lldx%lld",
+                       (long long)seg->nx, (long long)seg->ny, (long long)reference->nx, (long long)reference->ny);
+    for (int axis = 0; axis < 2; axis++) {
+        double cosine = 0;
+        for (int r = 0; r < 3; r++)
+            cosine += gs.direction[3 * r + axis] * gr.direction[3 * r + axis];
+        if (cosine < 0.9999 || std::fabs(gs.spacing[axis] - gr.spacing[axis]) > 1e-3 * gr.spacing[axis])
+            return vl_fail(VL_ERR_INPUT, "the SEG's frames differ from the CT's slices in orientation or pixel "
+                                         "spacing along %c", "xy"[axis]);
+    }
+    // Every SEG slice at a whole slice index of the reference, with no in-plane shift.
+    const double step[3] = {gr.direction[2] * gr.spacing[2], gr.direction[5] * gr.spacing[2],
+                            gr.direction[8] * gr.spacing[2]};
+    const double step_length2 = step[0] * step[0] + step[1] * step[1] + step[2] * step[2];
+    std::vector<int64_t> target((size_t)seg->nz);
+    std::vector<bool> taken((size_t)reference->nz, false);
+    for (int64_t k = 0; k < seg->nz; k++) {
+        double position[3], offset[3];
+        vl_geometry_index_to_lps(&gs, 0, 0, (double)k, position);
+        for (int r = 0; r < 3; r++)
+            offset[r] = position[r] - gr.origin[r];
+        const double index = (offset[0] * step[0] + offset[1] * step[1] + offset[2] * step[2]) / step_length2;
+        const int64_t slice = (int64_t)std::llround(index);
+        double residual = 0;
+        for (int r = 0; r < 3; r++)
+            residual += (offset[r] - slice * step[r]) * (offset[r] - slice * step[r]);
+        if (std::fabs(index - slice) > 0.1 || std::sqrt(residual) > 0.1 * std::min(gr.spacing[0], gr.spacing[1]) ||
+            slice < 0 || slice >= reference->nz)
+            return vl_fail(VL_ERR_INPUT, "the SEG's slice at (%.2f, %.2f, %.2f) mm is not one of the CT's slices",
+                           position[0], position[1], position[2]);
+        if (taken[(size_t)slice])
+            return vl_fail(VL_ERR_INPUT, "two of the SEG's slices fall on the CT's slice %lld", (long long)slice);
+        taken[(size_t)slice] = true;
+        target[(size_t)k] = slice;
+    }
+    vl_volume placed;
+    vl_status status = vl_volume_create(&placed, reference->nx, reference->ny, reference->nz, seg->dtype);
+    if (status != VL_OK)
+        return status;
+    placed.geometry = gr;
+    const size_t slice_bytes = (size_t)(seg->nx * seg->ny) * vl_dtype_size(seg->dtype);
+    for (int64_t k = 0; k < seg->nz; k++)
+        std::memcpy(static_cast<char *>(placed.data) + (size_t)target[(size_t)k] * slice_bytes,
+                    static_cast<const char *>(seg->data) + (size_t)k * slice_bytes, slice_bytes);
+    vl_volume_free(&map->classes);
+    map->classes = placed;
+    return VL_OK;
+}

@@ -6,8 +6,10 @@
     and 2 exactly where the segments are;
   - round trip: that class map written by `voxlabel seg` (one segment per class) and read back gives the
     same class map;
+  - a SEG without its first frame: on its frames' grid it has 2 slices; with --intensity CT_DIR it is placed
+    on the CT's 3 slices, the missing one empty;
   - refusals with one error line, exit 3 and no output: overlapping segments (the message names both),
-    a LABELMAP SEG (which DCMTK 3.6.7 cannot read).
+    a LABELMAP SEG (which DCMTK 3.6.7 cannot read), a SEG given with a CT of another series.
 usage: multilabel_seg.py VOXLABEL WORKDIR SHARED_DATA"""
 import copy
 import csv
@@ -133,5 +135,35 @@ check(problem is None and "segments 1 and 2 overlap" in r.stderr, f"overlapping 
 r = run("label", os.path.join(examples, "sparse-labelmap-ppv5.dcm"), "--multilabel", "-o", refused)
 problem = refusal_problem(r, 3, refused)
 check(problem is None and "LABELMAP" in r.stderr, f"LABELMAP SEG: {problem}: {r.stderr.strip()}")
+# Without its first frame: 2 slices alone, the CT's 3 with --intensity.
+partial = copy.deepcopy(ds)
+first_z = float(ds.PerFrameFunctionalGroupsSequence[0].PlanePositionSequence[0].ImagePositionPatient[2])
+del partial.PerFrameFunctionalGroupsSequence[0]
+partial.NumberOfFrames = frames - 1
+partial.PixelData = np.packbits(liver_bits[1:].ravel(), bitorder="little").tobytes()
+partial_path = os.path.join(work, "partial.dcm")
+partial.save_as(partial_path)
+out = os.path.join(work, "partial")
+r = run("label", partial_path, "--multilabel", "--min-size", "1", "-o", out, "--quiet")
+if check(r.returncode == 0, f"partial SEG: exit {r.returncode}: {r.stderr.strip()}"):
+    check(load(os.path.join(out, "cleaned.nii.gz"))[0].shape[2] == frames - 1, "partial SEG: not 2 slices alone")
+r = run("label", partial_path, "--multilabel", "--min-size", "1", "--intensity", ct, "-o", out, "--force", "--quiet")
+if check(r.returncode == 0, f"partial SEG on the CT: exit {r.returncode}: {r.stderr.strip()}"):
+    placed, placed_affine = load(os.path.join(out, "cleaned.nii.gz"))
+    expected, expected_affine = load(os.path.join(work, "nrrd.nii.gz"))
+    dropped = int(round((first_z - expected_affine[2, 3]) / expected_affine[2, 2]))
+    expected = (expected > 0).astype(placed.dtype)
+    expected[:, :, dropped] = 0
+    check(np.array_equal(placed, expected) and np.allclose(placed_affine, expected_affine, atol=1e-3),
+          f"partial SEG on the CT: not the NRRD without slice {dropped}")
+
+other = copy.deepcopy(ds)
+other.ReferencedSeriesSequence[0].SeriesInstanceUID = "1.2.3.4.5.6.7.8.9"
+other_path = os.path.join(work, "other.dcm")
+other.save_as(other_path)
+r = run("label", other_path, "--multilabel", "--intensity", ct, "-o", refused, "--quiet")
+problem = refusal_problem(r, 3, refused)
+check(problem is None and "references series 1.2.3.4.5.6.7.8.9" in r.stderr,
+      f"SEG of another series: {problem}: {r.stderr.strip()}")
 shutil.rmtree(work, ignore_errors=True)
 sys.exit(finish())

@@ -30,6 +30,12 @@ int vl_dicom_file_is_seg(const char *path);
  * off one regular grid, or has overlapping segments (the message names both segments and a voxel). */
 vl_status vl_read_dicom_seg(const char *path, vl_seg_class_map *map);
 
+/* Places the SEG's class map on the grid of `reference` (the CT it was drawn on, e.g. read from a DICOM
+ * series): the same in-plane size, orientation and spacing, and every SEG slice at one slice position of the
+ * reference; slices without frames stay 0. On success map->classes is replaced by the placed map (the
+ * reference's size and geometry). VL_ERR_INPUT, naming what differs, when the frames are not on that grid. */
+vl_status vl_seg_class_map_place(vl_seg_class_map *map, const vl_volume *reference);
+
 void vl_seg_class_map_free(vl_seg_class_map *map);
 
 #ifdef __cplusplus
