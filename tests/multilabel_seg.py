@@ -4,8 +4,8 @@
     --intensity CT_DIR the hu_mean/min/max columns equal numpy's over each component's voxels of the CT;
   - a two-segment SEG made from it (segment 2: a block outside the liver): the cleaned class map holds 1
     and 2 exactly where the segments are;
-  - round trip: that class map written by `voxlabel seg` (one segment per class) and read back gives the
-    same class map;
+  - round trip: that class map written by `voxlabel seg --segments-from` (one segment per class, the source
+    SEG's names, codes and colours) and read back gives the same class map and names;
   - a SEG without its first frame: on its frames' grid it has 2 slices; with --intensity CT_DIR it is placed
     on the CT's 3 slices, the missing one empty;
   - refusals with one error line, exit 3 and no output: overlapping segments (the message names both),
@@ -116,13 +116,23 @@ if check(r.returncode == 0, f"two segments: exit {r.returncode}: {r.stderr.strip
           "two segments: the class map does not hold segment 1 and 2 where their frames are")
     # Round trip through `voxlabel seg` (one segment per class) and back.
     seg_path = os.path.join(work, "classes.dcm")
-    r = run("seg", os.path.join(out, "cleaned.nii.gz"), ct, "-o", seg_path, "--quiet")
+    r = run("seg", os.path.join(out, "cleaned.nii.gz"), ct, "--segments-from", two_path, "-o", seg_path, "--quiet")
     if check(r.returncode == 0, f"voxlabel seg: exit {r.returncode}: {r.stderr.strip()}"):
         back = os.path.join(work, "back")
         r = run("label", seg_path, "--multilabel", "--min-size", "1", "-o", back, "--quiet")
         if check(r.returncode == 0, f"round trip: exit {r.returncode}: {r.stderr.strip()}"):
             again, _ = load(os.path.join(back, "cleaned.nii.gz"))
             check(np.array_equal(again, cleaned), "round trip through voxlabel seg changed the class map")
+            with open(os.path.join(back, "classes.csv")) as f:
+                names = [row["class_name"] for row in csv.DictReader(f)]
+            check(names == ["Liver", "Block"], f"round trip: segment names {names}")
+        written = pydicom.dcmread(seg_path)
+        for k, item in enumerate(written.SegmentSequence):
+            check(item.SegmentedPropertyTypeCodeSequence[0].CodeValue ==
+                  ds.SegmentSequence[0].SegmentedPropertyTypeCodeSequence[0].CodeValue and
+                  list(item.get("RecommendedDisplayCIELabValue", [])) ==
+                  list(ds.SegmentSequence[0].get("RecommendedDisplayCIELabValue", [])),
+                  f"round trip: segment {k + 1} lost its type code or colour")
 
 overlap_path = os.path.join(work, "overlap.dcm")
 overlapping = block.copy()
