@@ -156,8 +156,10 @@ extern "C" vl_status vl_read_dicom_seg(const char *path, vl_seg_class_map *map)
                                p, between);
         depth = std::max<int64_t>(depth, (int64_t)std::llround(step) + 1);
     }
-    if (depth > 100000)
-        return input_error(path, "frames span %lld slices of %.3f mm", (long long)depth, between);
+    // The frames' positions come from the header: refuse a span no segmentation has before allocating it.
+    if (depth > 100000 || (uint64_t)depth * rows * columns > (1ull << 34))
+        return input_error(path, "frames of %ux%u pixels span %lld slices of %.3f mm: not a plausible volume", columns,
+                           rows, (long long)depth, between);
     // Every frame must start at the same in-plane corner: the first frame at the lowest position.
     const Frame *origin_frame = &frames[0];
     for (const Frame &frame : frames)
