@@ -22,7 +22,7 @@ log=$out/multilabel.log
 status=0
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv | tee -a "$log"
 
-step_dir=$work step_show="FAIL|ERROR|error|^ok 512|identical|multilabel_|binary_|cupy_|e2e|real"
+step_dir=$work step_show="FAIL|ERROR|error|^ok |identical|multilabel_|binary_|cupy_|e2e"
 . "$here/device_step.sh"
 
 for stage in $stages; do
