@@ -11,6 +11,7 @@
 #include "cli_input.h"
 #include "cli_outputs.h"
 #include "label_run.h"
+#include "label_multilabel.h"
 #include "label_summary.h"
 #include "voxlabel/threshold.h"
 #include "voxlabel/io.h"
@@ -30,6 +31,8 @@ static const char label_help[] =
     "mask (one of; HU ranges are inclusive):\n"
     "  --threshold LO[:HI]        keep LO <= HU <= HI (HI defaults to no limit; ':HI' means no lower limit)\n"
     "  --preset NAME              bone 300: | lung -950:-400 | air :-900 | soft-tissue -100:200 | contrast 150:500\n"
+    "  --multilabel               INPUT is a class map (a segmentation): label every class at once, with\n"
+    "                             per-class clean-up (see 'voxlabel label --multilabel --help')\n"
     "labelling:\n"
     "  --conn 6|18|26|4|8         3D neighbourhood (default 26, as bwlabeln); 4 and 8 label every slice on its own\n"
     "  --order matlab|matlab-xy|size|size-raster\n"
@@ -294,6 +297,8 @@ static void label_run_report(label_run_batch *batch, const cli_input *input, con
 
 int cmd_label(int argc, char **argv)
 {
+    if (label_multilabel_requested(argc, argv))
+        return label_multilabel_run(argc, argv);
     label_arguments args;
     int code = parse_arguments(argc, argv, &args);
     if (code)

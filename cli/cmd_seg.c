@@ -22,6 +22,8 @@ static void print_help(FILE *out)
             "  --max-segments N           most components accepted (default 256, at most 65535)\n"
             "  --series UID               SeriesInstanceUID of the source series when several match the labels\n"
             "  --description TEXT         SeriesDescription (default \"voxlabel components\")\n"
+            "  --segments-from SEG        LABELS is a class map of SEG (voxlabel label SEG --multilabel): label k\n"
+            "                             keeps segment k's name, category, type and colour\n"
             "  --force                    replace OUT.dcm if it exists\n"
             "  --progress | --quiet       force progress on stderr | print nothing but errors\n"
             "  -h, --help                 this help\n\n"
@@ -51,6 +53,9 @@ int cmd_seg(int argc, char **argv)
             options.max_segments = (uint32_t)limit;
         } else if (strcmp(arg, "--series") == 0) {
             if (!(options.series_uid = cli_option_value(argc, argv, &i)))
+                return CLI_EXIT_USAGE;
+        } else if (strcmp(arg, "--segments-from") == 0) {
+            if (!(options.segments_from = cli_option_value(argc, argv, &i)))
                 return CLI_EXIT_USAGE;
         } else if (strcmp(arg, "--description") == 0) {
             if (!(options.series_description = cli_option_value(argc, argv, &i)))

@@ -32,6 +32,13 @@ vl_status vl_label_volume_gpu(const vl_volume *mask, vl_volume *labels, const vl
     return no_cuda();
 }
 
+vl_status vl_label_multilabel_gpu(const vl_volume *classes, vl_volume *labels, const vl_label_options *options,
+                                  vl_label_result *result)
+{
+    (void)classes, (void)labels, (void)options, (void)result;
+    return no_cuda();
+}
+
 vl_status vl_stats_sums_gpu(const vl_volume *labels, const vl_volume *intensity, uint32_t count,
                             const vl_stats_options *options, vl_stats_sums *sums, vl_stats_shape_sums *shape,
                             double *medians, vl_stats_gpu_timing *timing)

@@ -212,12 +212,30 @@ vl_status build_segmentation(const char *path, const vl_volume *labels, const st
     VL_SEG_CHECK(seg->addForAllFrames(*orientation), "plane orientation");
 
     const CodeSequenceMacro tissue("85756007", "SCT", "Tissue");
+    // Segment descriptions of a class map's source SEG: label value k keeps its segment k's.
+    std::unique_ptr<DcmSegmentation> described;
+    if (options->segments_from) {
+        DcmSegmentation *loaded = nullptr;
+        OFCondition read = DcmSegmentation::loadFile(options->segments_from, loaded);
+        described.reset(loaded);
+        if (read.bad() || !described)
+            return vl_fail(VL_ERR_INPUT, "%s: not a SEG to take segment names from: %s", options->segments_from,
+                           read.bad() ? read.text() : "empty");
+    }
     std::map<uint32_t, Uint16> segment_of;
     for (uint32_t value : values) {
         DcmSegment *segment = nullptr;
-        const std::string name = "component " + std::to_string(value);
-        VL_SEG_CHECK(DcmSegment::create(segment, name.c_str(), tissue, tissue, DcmSegTypes::SAT_AUTOMATIC, "voxlabel"),
+        DcmSegment *source = described && value <= described->getNumberOfSegments() ? described->getSegment(value) : nullptr;
+        OFString label;
+        if (!source || source->getSegmentLabel(label).bad() || label.empty())
+            label = ("component " + std::to_string(value)).c_str();
+        VL_SEG_CHECK(DcmSegment::create(segment, label, source ? source->getSegmentedPropertyCategoryCode() : tissue,
+                                        source ? source->getSegmentedPropertyTypeCode() : tissue,
+                                        DcmSegTypes::SAT_AUTOMATIC, "voxlabel"),
                      "creating a segment");
+        Uint16 L = 0, a = 0, b = 0;
+        if (source && source->getRecommendedDisplayCIELabValue(L, a, b).good())
+            segment->setRecommendedDisplayCIELabValue(L, a, b);
         Uint16 number = 0;
         OFCondition added = seg->addSegment(segment, number);
         if (added.bad()) {

@@ -29,5 +29,16 @@ int vl_test_same_labelling(const vl_volume *a, const vl_label_result *ra, const 
                            (unsigned long long)ra->sizes[k], b_name, (unsigned long long)rb->sizes[k]);
             return 0;
         }
+    if (!ra->classes != !rb->classes) {
+        REPORT_FAILURE("%s: %s has component classes, %s has not", what, ra->classes ? a_name : b_name,
+                       ra->classes ? b_name : a_name);
+        return 0;
+    }
+    for (uint32_t k = 0; ra->classes && k < ra->count; k++)
+        if (ra->classes[k] != rb->classes[k]) {
+            REPORT_FAILURE("%s: class of label %u %s %u %s %u", what, k + 1, a_name, ra->classes[k], b_name,
+                           rb->classes[k]);
+            return 0;
+        }
     return 1;
 }

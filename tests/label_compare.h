@@ -9,7 +9,8 @@
 extern "C" {
 #endif
 
-/* 1 when `b` (named b_name) equals the reference `a` (a_name): N, every voxel and every size. Otherwise
+/* 1 when `b` (named b_name) equals the reference `a` (a_name): N, every voxel, every size and (multilabel)
+ * every class. Otherwise
  * reports the first difference (REPORT_FAILURE of tests/test_check.h, on stderr) and returns 0, for the
  * caller to count. */
 int vl_test_same_labelling(const vl_volume *a, const vl_label_result *ra, const char *a_name, const vl_volume *b,

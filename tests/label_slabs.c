@@ -1,7 +1,8 @@
 /* z-slab labelling (src/label/label_slabs.c) == the CPU reference on the whole volume, exactly: labels, N and
  * sizes, for every connectivity and order and slab depths from 1 slice up, with the CPU labeller labelling
  * each slab. Also: a slab labeller that runs out of memory above some depth makes the driver halve the
- * depth and still get the same answer; a failing slab leaves nothing allocated. */
+ * depth and still get the same answer; a failing slab leaves nothing allocated. The same for class maps
+ * (multilabel, u8 and u16), where the faces between slabs must join only equal classes. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,13 +23,14 @@ static uint64_t next_random(void)
 
 typedef struct cpu_slabs {
     int connectivity;
+    int multilabel;
     int64_t deepest_that_fits; /* 0: every depth fits */
     int64_t calls;
     vl_status fail_on_call;    /* nonzero: the third call fails with this */
 } cpu_slabs;
 
 static vl_status label_slab_on_cpu(void *context, const vl_volume *slab_mask, uint32_t *slab_labels,
-                                   vl_label_order order, uint32_t *count, uint64_t **sizes)
+                                   vl_label_order order, uint32_t *count, uint64_t **sizes, uint32_t **classes)
 {
     cpu_slabs *cpu = context;
     if (++cpu->calls == 3 && cpu->fail_on_call)
@@ -42,18 +44,21 @@ static vl_status label_slab_on_cpu(void *context, const vl_volume *slab_mask, ui
     options.threads = 1;
     vl_volume labels;
     vl_label_result result;
-    vl_status status = vl_label_volume_cpu(slab_mask, &labels, &options, &result);
+    vl_status status = classes ? vl_label_multilabel_cpu(slab_mask, &labels, &options, &result)
+                               : vl_label_volume_cpu(slab_mask, &labels, &options, &result);
     if (status != VL_OK)
         return status;
     memcpy(slab_labels, labels.data, (size_t)vl_volume_voxels(slab_mask) * sizeof *slab_labels);
     *count = result.count;
     *sizes = result.sizes;
+    if (classes)
+        *classes = result.classes;
     vl_volume_free(&labels);
     return VL_OK;
 }
 
 /* 1 when slab labelling at `depth` gives exactly the whole-volume answer. */
-static int same_as_whole(const vl_volume *mask, int connectivity, vl_label_order order, int64_t depth,
+static int same_as_whole(const vl_volume *mask, int multilabel, int connectivity, vl_label_order order, int64_t depth,
                          int64_t deepest_that_fits, const char *what)
 {
     vl_label_options options;
@@ -62,13 +67,14 @@ static int same_as_whole(const vl_volume *mask, int connectivity, vl_label_order
     options.order = order;
     vl_volume whole, slabbed;
     vl_label_result expected, got;
-    const vl_status labelled = vl_label_volume_cpu(mask, &whole, &options, &expected);
+    const vl_status labelled = multilabel ? vl_label_multilabel_cpu(mask, &whole, &options, &expected)
+                                          : vl_label_volume_cpu(mask, &whole, &options, &expected);
     CHECK(labelled == VL_OK, "%s: whole-volume labelling failed", what);
     if (labelled != VL_OK)
         return 0;
-    cpu_slabs cpu = {connectivity, deepest_that_fits, 0, VL_OK};
+    cpu_slabs cpu = {connectivity, multilabel, deepest_that_fits, 0, VL_OK};
     int64_t slabs = 0;
-    vl_status status = vl_label_in_slabs(mask, &slabbed, &options, depth, label_slab_on_cpu, &cpu, &got, &slabs);
+    vl_status status = vl_label_in_slabs(mask, multilabel, &slabbed, &options, depth, label_slab_on_cpu, &cpu, &got, &slabs);
     int ok = status == VL_OK;
     CHECK(ok, "%s: slab labelling failed", what);
     if (ok) {
@@ -123,15 +129,43 @@ int main(void)
         snprintf(what, sizeof what, "case %d %lldx%lldx%lld pattern %d conn %d order %s depth %lld", c, (long long)nx,
                  (long long)ny, (long long)nz, c % 4, connectivity, vl_label_order_name(order), (long long)depth);
         cases++;
-        identical += same_as_whole(&mask, connectivity, order, depth, 0, what);
+        identical += same_as_whole(&mask, 0, connectivity, order, depth, 0, what);
         /* Out of memory above a random depth: the driver halves until the slabs fit. */
         if (c % 3 == 0 && nz > 1) {
             snprintf(what, sizeof what, "case %d conn %d order %s, slabs of more than %lld slices run out of memory",
                      c, connectivity, vl_label_order_name(order), (long long)(1 + nz / 3));
             cases++;
-            identical += same_as_whole(&mask, connectivity, order, nz, 1 + nz / 3, what);
+            identical += same_as_whole(&mask, 0, connectivity, order, nz, 1 + nz / 3, what);
         }
         vl_volume_free(&mask);
+    }
+
+    /* Class maps: few classes in blobs that touch, so that faces between slabs meet other classes. */
+    for (int c = 0; c < 120; c++) {
+        const int64_t nx = 1 + (int64_t)(next_random() % 20), ny = 1 + (int64_t)(next_random() % 20),
+                      nz = 2 + (int64_t)(next_random() % 24);
+        const vl_dtype dtype = c % 2 ? VL_U16 : VL_U8;
+        vl_volume classes;
+        if (vl_volume_create(&classes, nx, ny, nz, dtype) != VL_OK)
+            return test_finish("label_slabs");
+        const uint32_t class_count = 2 + (uint32_t)(next_random() % 6);
+        for (int64_t i = 0; i < vl_volume_voxels(&classes); i++) {
+            const uint32_t value = next_random() % 5 ? (uint32_t)(1 + next_random() % class_count) * (c % 2 ? 1000 : 1) : 0;
+            if (dtype == VL_U8)
+                ((uint8_t *)classes.data)[i] = (uint8_t)value;
+            else
+                ((uint16_t *)classes.data)[i] = (uint16_t)value;
+        }
+        const int connectivity = connectivities[c % 5];
+        const vl_label_order order = orders[c / 5 % 4];
+        const int64_t depth = 1 + (int64_t)(next_random() % (uint64_t)(nz - 1));
+        char what[160];
+        snprintf(what, sizeof what, "class map %d %lldx%lldx%lld %s, %u classes, conn %d order %s depth %lld", c,
+                 (long long)nx, (long long)ny, (long long)nz, vl_dtype_name(dtype), class_count, connectivity,
+                 vl_label_order_name(order), (long long)depth);
+        cases++;
+        identical += same_as_whole(&classes, 1, connectivity, order, depth, c % 3 ? 0 : 1 + nz / 3, what);
+        vl_volume_free(&classes);
     }
 
     /* A slab that fails for another reason fails the whole call, with nothing left allocated. */
@@ -141,9 +175,9 @@ int main(void)
     vl_label_options_default(&options);
     if (vl_volume_create(&mask, 9, 7, 12, VL_U8) == VL_OK) {
         fill(&mask, 0);
-        cpu_slabs failing = {26, 0, 0, VL_ERR_DEVICE};
+        cpu_slabs failing = {26, 0, 0, 0, VL_ERR_DEVICE};
         int64_t slabs = 0;
-        vl_status status = vl_label_in_slabs(&mask, &labels, &options, 2, label_slab_on_cpu, &failing, &result, &slabs);
+        vl_status status = vl_label_in_slabs(&mask, 0, &labels, &options, 2, label_slab_on_cpu, &failing, &result, &slabs);
         CHECK(status == VL_ERR_DEVICE, "a failing slab gave status %d, expected VL_ERR_DEVICE", (int)status);
         CHECK(labels.data == NULL && result.sizes == NULL && result.count == 0,
               "a failed slab labelling left labels or sizes behind");

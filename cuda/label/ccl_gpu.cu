@@ -269,8 +269,9 @@ struct DeviceSlabs {
 
 /* vl_slab_labeller on the GPU: upload the slab's mask, label it, download its labels and sizes. */
 vl_status label_slab_on_device(void *context, const vl_volume *slab_mask, uint32_t *slab_labels,
-                               vl_label_order order, uint32_t *count, uint64_t **sizes)
+                               vl_label_order order, uint32_t *count, uint64_t **sizes, uint32_t **classes)
 {
+    (void)classes; /* masks only */
     DeviceSlabs *device = static_cast<DeviceSlabs *>(context);
     const int64_t voxels = vl_volume_voxels(slab_mask);
     vl_gpu_label_run run;
@@ -351,7 +352,7 @@ extern "C" vl_status vl_label_volume_gpu(const vl_volume *mask, vl_volume *label
 
     vl_progress_report(&options->progress, "labelling (gpu)", 0.0);
     DeviceSlabs device{options->device.gpu_index, options->connectivity, 0, nullptr, nullptr};
-    vl_status status = vl_label_in_slabs(mask, labels, options, depth, label_slab_on_device, &device, result,
+    vl_status status = vl_label_in_slabs(mask, 0, labels, options, depth, label_slab_on_device, &device, result,
                                          &result->slabs);
     device.release();
     if (status != VL_OK)

@@ -43,6 +43,7 @@ typedef struct vl_label_result {
     vl_device_outcome outcome;   /* where it ran, and why AUTO fell back to the CPU if it did */
     char device_name[128];       /* "cpu (2 threads)", "NVIDIA H200 (gpu:0)", "NVIDIA H200 (gpu:0), 3 z-slabs" */
     int64_t slabs;               /* z-slabs the GPU labelled (1 = the whole volume at once); 0 on the CPU */
+    uint32_t *classes;           /* multilabel only (else NULL): classes[k-1] = class value of label k */
 } vl_label_result;
 
 void vl_label_options_default(vl_label_options *options);
@@ -64,11 +65,47 @@ vl_status vl_label_volume(const vl_volume *mask, vl_volume *labels,
 vl_status vl_label_volume_cpu(const vl_volume *mask, vl_volume *labels,
                               const vl_label_options *options, vl_label_result *result);
 
+/* Multilabel labelling of a class map (docs/multilabel.md): `classes` is u8, u16 or u32 (or i16 without
+ * negative values), 0 = background. Two voxels join only when they are neighbours under the
+ * connectivity and hold the same class; the components of all classes are numbered 1..N together, by
+ * the same minimum-key rule and orders as vl_label_volume, and result->classes gives each one's class.
+ * A float class map or a negative class is refused (VL_ERR_ARGUMENT) before any output is made. */
+vl_status vl_label_multilabel(const vl_volume *classes, vl_volume *labels, const vl_label_options *options,
+                              vl_label_result *result);
+
+/* The CPU reference of vl_label_multilabel. */
+vl_status vl_label_multilabel_cpu(const vl_volume *classes, vl_volume *labels, const vl_label_options *options,
+                                  vl_label_result *result);
+
+/* VL_OK when `classes` can be labelled by vl_label_multilabel: an unsigned integer type, or i16 with no
+ * negative voxel; the error names the first negative voxel. */
+vl_status vl_class_map_check(const vl_volume *classes);
+
 /* Keeps components with at least `min_size` voxels (0 = all) and then the `largest` biggest
  * (0 = all; ties go to the lower label), renumbering the survivors 1..M in their existing
  * relative order (so the labelling order holds) and updating result->sizes and result->count. */
 vl_status vl_label_filter(vl_volume *labels, vl_label_result *result, uint64_t min_size,
                           uint32_t largest);
+
+/* Per-class clean-up of a multilabel result (result->classes set): keeps the components with at least
+ * `min_size` voxels (0 = all) and then, within each class, the `largest_per_class` biggest (0 = all; ties
+ * to the lower label); the survivors are renumbered 1..M in their existing relative order, with their
+ * sizes and classes. */
+vl_status vl_label_filter_per_class(vl_volume *labels, vl_label_result *result, uint64_t min_size,
+                                    uint32_t largest_per_class);
+
+/* How a cleaned class map fills the voxels of removed components. */
+typedef enum vl_class_fill {
+    VL_FILL_BACKGROUND = 0, /* removed voxels become 0 */
+    VL_FILL_NEIGHBOUR       /* a removed component takes the class of the surviving voxels it touches most
+                             * (face neighbours; ties to the lower class), else 0 */
+} vl_class_fill;
+
+/* The cleaned class map: `cleaned` (created here, the dtype and geometry of `classes`) holds the class of
+ * every voxel that a surviving component of `labels` covers; voxels of `classes` that no surviving
+ * label covers are removed islands (components under `connectivity`), filled by `fill`. */
+vl_status vl_class_map_clean(const vl_volume *classes, const vl_volume *labels, vl_class_fill fill, int connectivity,
+                             vl_volume *cleaned);
 
 void vl_label_result_free(vl_label_result *result);
 

@@ -11,6 +11,9 @@
  *  - hence a root lies in its component's lowest slice, and the component's MATLAB key
  *    z*nx*ny + x*ny + y is found among the runs of that slice alone (minimum of x0*ny + y).
  *
+ * A class map (multilabel) is cut into runs of one class instead, and joined by a second instance of the
+ * joins (ccl_join_template.h) whose row joiner also compares the runs' classes.
+ *
  * Threads: slabs of slices are cut into runs and joined inside the slab in parallel (their run indices
  * are disjoint), the slab seams are joined serially, and the output rows are written in parallel. */
 #include <stdio.h>
@@ -66,18 +69,30 @@ static void unite_rows(uint32_t *parent, const vl_runs *runs, int64_t row_a, int
     }
 }
 
-static void unite_slice(uint32_t *parent, const vl_runs *runs, const connectivity_rule *rule, int64_t z)
+/* The multilabel joiner: as unite_rows, but two runs join only when they hold the same class. Runs of
+ * one row may now be adjacent (different classes), so when two runs end at the same x, the next run of
+ * either row may start right after that end and touch the other's current run diagonally: those two
+ * pairs are tested before both rows advance. */
+static void unite_rows_by_class(uint32_t *parent, const vl_runs *runs, int64_t row_a, int64_t row_b, uint32_t reach)
 {
-    const int64_t ny = runs->ny;
-    for (int64_t y = 0; y < ny; y++) {
-        int64_t row = y + ny * z;
-        if (runs->row_start[row] == runs->row_start[row + 1])
-            continue;
-        for (int n = 0; n < rule->count; n++) {
-            int64_t ny_ = y + rule->rows[n].dy, nz_ = z + rule->rows[n].dz;
-            if (ny_ < 0 || ny_ >= ny || nz_ < 0)
-                continue;
-            unite_rows(parent, runs, row, ny_ + ny * nz_, rule->rows[n].reach);
+    const uint32_t *run_class = runs->run_class;
+    uint32_t i = runs->row_start[row_a], i_end = runs->row_start[row_a + 1];
+    uint32_t j = runs->row_start[row_b], j_end = runs->row_start[row_b + 1];
+    while (i < i_end && j < j_end) {
+        const uint32_t a0 = runs->x0[i], a1 = runs->x1[i], b0 = runs->x0[j], b1 = runs->x1[j];
+        if (run_class[i] == run_class[j] && b1 + reach >= a0 && a1 + reach >= b0)
+            vl_unite(parent, i, j);
+        if (a1 < b1) {
+            i++;
+        } else if (b1 < a1) {
+            j++;
+        } else {
+            if (reach && j + 1 < j_end && runs->x0[j + 1] == a1 + 1 && run_class[j + 1] == run_class[i])
+                vl_unite(parent, i, j + 1);
+            if (reach && i + 1 < i_end && runs->x0[i + 1] == b1 + 1 && run_class[i + 1] == run_class[j])
+                vl_unite(parent, i + 1, j);
+            i++;
+            j++;
         }
     }
 }
@@ -89,51 +104,43 @@ typedef struct slab_job {
     int64_t z_begin, z_end;
 } slab_job;
 
-/* Joins runs within one slab; the first slice of the slab is joined to the previous slab later. */
-static void *unite_slab(void *argument)
+static connectivity_rule rows_within_slice(const connectivity_rule *rule)
 {
-    slab_job *job = (slab_job *)argument;
-    connectivity_rule inner = job->rule;
-    for (int64_t z = job->z_begin; z < job->z_end; z++) {
-        if (z == job->z_begin) {
-            /* Only in-slice neighbours here; cross-slab rows are joined serially afterwards. */
-            connectivity_rule in_slice = {0, {{0, 0, 0}}};
-            for (int n = 0; n < inner.count; n++)
-                if (inner.rows[n].dz == 0)
-                    in_slice.rows[in_slice.count++] = inner.rows[n];
-            unite_slice(job->parent, job->runs, &in_slice, z);
-        } else {
-            unite_slice(job->parent, job->runs, &inner, z);
-        }
-    }
-    return NULL;
+    connectivity_rule in_slice = {0, {{0, 0, 0}}};
+    for (int n = 0; n < rule->count; n++)
+        if (rule->rows[n].dz == 0)
+            in_slice.rows[in_slice.count++] = rule->rows[n];
+    return in_slice;
 }
 
-static void unite_seam(uint32_t *parent, const vl_runs *runs, const connectivity_rule *rule, int64_t z)
+static connectivity_rule rows_across_slices(const connectivity_rule *rule)
 {
     connectivity_rule across = {0, {{0, 0, 0}}};
     for (int n = 0; n < rule->count; n++)
         if (rule->rows[n].dz != 0)
             across.rows[across.count++] = rule->rows[n];
-    unite_slice(parent, runs, &across, z);
+    return across;
 }
 
-vl_status vl_label_volume_cpu(const vl_volume *mask, vl_volume *labels,
-                              const vl_label_options *options, vl_label_result *result)
+#define VL_JOIN_ROWS unite_rows
+#define VL_JOIN(name) name##_binary
+#include "label/ccl_join_template.h"
+
+#define VL_JOIN_ROWS unite_rows_by_class
+#define VL_JOIN(name) name##_by_class
+#include "label/ccl_join_template.h"
+
+/* The labeller for a mask (by_class 0) or a class map (by_class 1): the two differ in how rows are cut
+ * into runs and which joiner instance runs, chosen once per call. */
+static vl_status label_runs(const vl_volume *volume, vl_volume *labels, const vl_label_options *options,
+                            vl_label_result *result, int by_class)
 {
-    memset(result, 0, sizeof *result);
-    memset(labels, 0, sizeof *labels);
-    if (mask->dtype != VL_U8)
-        return vl_fail(VL_ERR_ARGUMENT, "label: the mask must be u8, not %s", vl_dtype_name(mask->dtype));
-    if (!vl_connectivity_is_valid(options->connectivity))
-        return vl_fail(VL_ERR_ARGUMENT, "--conn: %d is not one of 6, 18, 26 (3D) or 4, 8 (per slice)",
-                       options->connectivity);
     int threads = vl_cpu_thread_count(options->threads);
-    if (threads > mask->nz)
-        threads = (int)mask->nz;
+    if (threads > volume->nz)
+        threads = (int)volume->nz;
 
     vl_runs runs;
-    vl_status status = vl_runs_extract(mask, threads, &runs);
+    vl_status status = by_class ? vl_runs_extract_classes(volume, threads, &runs) : vl_runs_extract(volume, threads, &runs);
     if (status != VL_OK)
         return status;
     vl_progress_report(&options->progress, "labelling", 0.4);
@@ -146,18 +153,23 @@ vl_status vl_label_volume_cpu(const vl_volume *mask, vl_volume *labels,
     for (uint32_t i = 0; i < runs.count; i++)
         parent[i] = i;
 
+    void *(*unite_slab)(void *) = by_class ? unite_slab_by_class : unite_slab_binary;
+    void (*unite_seam)(uint32_t *, const vl_runs *, const connectivity_rule *, int64_t) =
+        by_class ? unite_seam_by_class : unite_seam_binary;
     const connectivity_rule rule = rule_for(options->connectivity);
     slab_job jobs[VL_MAX_THREADS];
     for (int t = 0; t < threads; t++)
-        jobs[t] = (slab_job){parent, &runs, rule, mask->nz * t / threads, mask->nz * (t + 1) / threads};
+        jobs[t] = (slab_job){parent, &runs, rule, volume->nz * t / threads, volume->nz * (t + 1) / threads};
     vl_run_parallel(unite_slab, jobs, sizeof jobs[0], threads);
     for (int t = 1; t < threads; t++)
         unite_seam(parent, &runs, &rule, jobs[t].z_begin);
     vl_progress_report(&options->progress, "labelling", 0.6);
 
     status = vl_runs_number_components(&runs, parent, options->order, result);
+    if (status == VL_OK && by_class)
+        status = vl_runs_component_classes(&runs, parent, result);
     if (status == VL_OK)
-        status = vl_runs_write_labels(&runs, parent, mask, threads, labels);
+        status = vl_runs_write_labels(&runs, parent, volume, threads, labels);
     free(parent);
     vl_runs_free(&runs);
     if (status != VL_OK) {
@@ -168,4 +180,31 @@ vl_status vl_label_volume_cpu(const vl_volume *mask, vl_volume *labels,
     snprintf(result->device_name, sizeof result->device_name, "cpu (%d thread%s)", threads, threads == 1 ? "" : "s");
     vl_progress_report(&options->progress, "labelling", 1.0);
     return VL_OK;
+}
+
+vl_status vl_label_volume_cpu(const vl_volume *mask, vl_volume *labels,
+                              const vl_label_options *options, vl_label_result *result)
+{
+    memset(result, 0, sizeof *result);
+    memset(labels, 0, sizeof *labels);
+    if (mask->dtype != VL_U8)
+        return vl_fail(VL_ERR_ARGUMENT, "label: the mask must be u8, not %s", vl_dtype_name(mask->dtype));
+    if (!vl_connectivity_is_valid(options->connectivity))
+        return vl_fail(VL_ERR_ARGUMENT, "--conn: %d is not one of 6, 18, 26 (3D) or 4, 8 (per slice)",
+                       options->connectivity);
+    return label_runs(mask, labels, options, result, 0);
+}
+
+vl_status vl_label_multilabel_cpu(const vl_volume *classes, vl_volume *labels, const vl_label_options *options,
+                                  vl_label_result *result)
+{
+    memset(result, 0, sizeof *result);
+    memset(labels, 0, sizeof *labels);
+    vl_status status = vl_class_map_check(classes);
+    if (status != VL_OK)
+        return status;
+    if (!vl_connectivity_is_valid(options->connectivity))
+        return vl_fail(VL_ERR_ARGUMENT, "--conn: %d is not one of 6, 18, 26 (3D) or 4, 8 (per slice)",
+                       options->connectivity);
+    return label_runs(classes, labels, options, result, 1);
 }

@@ -84,6 +84,7 @@ typedef struct extract_job {
     const vl_volume *mask;
     vl_runs *runs;
     int64_t z_begin, z_end;
+    int failed; /* class maps: no memory for the row buffer */
 } extract_job;
 
 static void *count_slab(void *argument)
@@ -108,31 +109,142 @@ static void *cut_slab(void *argument)
     return NULL;
 }
 
+/* ---- class runs (multilabel) --------------------------------------------------------------------- */
+
+/* A row of a class map widened to u32, so that one scan serves u8, u16 and u32 maps. */
+static void widen_row(const vl_volume *classes, int64_t row, uint32_t *out)
+{
+    const int64_t nx = classes->nx;
+    switch (classes->dtype) {
+    case VL_U8: {
+        const uint8_t *in = (const uint8_t *)classes->data + row * nx;
+        for (int64_t x = 0; x < nx; x++)
+            out[x] = in[x];
+        break;
+    }
+    case VL_I16: /* vl_class_map_check: no negative voxel, so the bits read as u16 are the class */
+    case VL_U16: {
+        const uint16_t *in = (const uint16_t *)classes->data + row * nx;
+        for (int64_t x = 0; x < nx; x++)
+            out[x] = in[x];
+        break;
+    }
+    default:
+        memcpy(out, (const uint32_t *)classes->data + row * nx, (size_t)nx * sizeof *out);
+        break;
+    }
+}
+
+/* A class run starts where a nonzero class differs from its left neighbour's. */
+static uint32_t count_class_runs(const uint32_t *row, int64_t nx)
+{
+    uint32_t count = 0, previous = 0;
+    for (int64_t x = 0; x < nx; x++) {
+        count += (row[x] != 0) & (row[x] != previous);
+        previous = row[x];
+    }
+    return count;
+}
+
+static void cut_class_row(const uint32_t *row, int64_t nx, uint32_t *x0, uint32_t *x1, uint32_t *run_class)
+{
+    uint32_t previous = 0, k = 0;
+    for (int64_t x = 0; x < nx; x++) {
+        const uint32_t c = row[x];
+        if (c == previous)
+            continue;
+        if (previous)
+            x1[k++] = (uint32_t)(x - 1);
+        if (c) {
+            x0[k] = (uint32_t)x;
+            run_class[k] = c;
+        }
+        previous = c;
+    }
+    if (previous)
+        x1[k] = (uint32_t)(nx - 1);
+}
+
+static void *count_class_slab(void *argument)
+{
+    extract_job *job = (extract_job *)argument;
+    const vl_volume *classes = job->mask;
+    uint32_t *wide = malloc((size_t)classes->nx * sizeof *wide);
+    if (!wide) {
+        job->failed = 1;
+        return NULL;
+    }
+    for (int64_t row = job->z_begin * classes->ny; row < job->z_end * classes->ny; row++) {
+        widen_row(classes, row, wide);
+        job->runs->row_start[row + 1] = count_class_runs(wide, classes->nx);
+    }
+    free(wide);
+    return NULL;
+}
+
+static void *cut_class_slab(void *argument)
+{
+    extract_job *job = (extract_job *)argument;
+    const vl_volume *classes = job->mask;
+    const vl_runs *runs = job->runs;
+    uint32_t *wide = malloc((size_t)classes->nx * sizeof *wide);
+    if (!wide) {
+        job->failed = 1;
+        return NULL;
+    }
+    for (int64_t row = job->z_begin * classes->ny; row < job->z_end * classes->ny; row++) {
+        if (runs->row_start[row + 1] == runs->row_start[row])
+            continue;
+        widen_row(classes, row, wide);
+        const uint32_t first = runs->row_start[row];
+        cut_class_row(wide, classes->nx, runs->x0 + first, runs->x1 + first, runs->run_class + first);
+    }
+    free(wide);
+    return NULL;
+}
+
 void vl_runs_free(vl_runs *runs)
 {
     free(runs->row_start);
     free(runs->x0);
     free(runs->x1);
+    free(runs->run_class);
     memset(runs, 0, sizeof *runs);
 }
 
-vl_status vl_runs_extract(const vl_volume *mask, int threads, vl_runs *runs)
+/* Runs every job of `work` and reports whether one failed. */
+static int run_slabs(void *(*work)(void *), extract_job *jobs, int threads)
+{
+    vl_run_parallel(work, jobs, sizeof jobs[0], threads);
+    int failed = 0;
+    for (int t = 0; t < threads; t++)
+        failed |= jobs[t].failed;
+    return failed;
+}
+
+/* The two passes shared by masks and class maps: count the runs of every row, turn the counts into row
+ * offsets, allocate the table and cut the rows. */
+static vl_status extract(const vl_volume *volume, int threads, int with_class, void *(*count)(void *),
+                         void *(*cut)(void *), vl_runs *runs)
 {
     memset(runs, 0, sizeof *runs);
-    if (mask->nx > UINT32_MAX - 2)
+    if (volume->nx > UINT32_MAX - 2)
         return vl_fail(VL_ERR_ARGUMENT, "label: rows longer than %u voxels are not supported", UINT32_MAX - 2);
-    runs->nx = mask->nx;
-    runs->ny = mask->ny;
-    runs->nz = mask->nz;
-    const int64_t rows = mask->ny * mask->nz;
+    runs->nx = volume->nx;
+    runs->ny = volume->ny;
+    runs->nz = volume->nz;
+    const int64_t rows = volume->ny * volume->nz;
     runs->row_start = calloc((size_t)rows + 1, sizeof *runs->row_start);
     if (!runs->row_start)
         return vl_fail(VL_ERR_MEMORY, "label: cannot allocate the row table for %lld rows", (long long)rows);
 
     extract_job jobs[VL_MAX_THREADS];
     for (int t = 0; t < threads; t++)
-        jobs[t] = (extract_job){mask, runs, mask->nz * t / threads, mask->nz * (t + 1) / threads};
-    vl_run_parallel(count_slab, jobs, sizeof jobs[0], threads);
+        jobs[t] = (extract_job){volume, runs, volume->nz * t / threads, volume->nz * (t + 1) / threads, 0};
+    if (run_slabs(count, jobs, threads)) {
+        vl_runs_free(runs);
+        return vl_fail(VL_ERR_MEMORY, "label: cannot allocate a row buffer of %lld voxels", (long long)volume->nx);
+    }
 
     uint64_t total = 0;
     for (int64_t row = 0; row < rows; row++) {
@@ -146,12 +258,27 @@ vl_status vl_runs_extract(const vl_volume *mask, int threads, vl_runs *runs)
     runs->count = (uint32_t)total;
     runs->x0 = vl_allocate_large(((size_t)total + 1) * sizeof *runs->x0);
     runs->x1 = vl_allocate_large(((size_t)total + 1) * sizeof *runs->x1);
-    if (!runs->x0 || !runs->x1) {
+    if (with_class)
+        runs->run_class = vl_allocate_large(((size_t)total + 1) * sizeof *runs->run_class);
+    if (!runs->x0 || !runs->x1 || (with_class && !runs->run_class)) {
         vl_runs_free(runs);
         return vl_fail(VL_ERR_MEMORY, "label: cannot allocate %llu runs", (unsigned long long)total);
     }
-    vl_run_parallel(cut_slab, jobs, sizeof jobs[0], threads);
+    if (run_slabs(cut, jobs, threads)) {
+        vl_runs_free(runs);
+        return vl_fail(VL_ERR_MEMORY, "label: cannot allocate a row buffer of %lld voxels", (long long)volume->nx);
+    }
     return VL_OK;
+}
+
+vl_status vl_runs_extract(const vl_volume *mask, int threads, vl_runs *runs)
+{
+    return extract(mask, threads, 0, count_slab, cut_slab, runs);
+}
+
+vl_status vl_runs_extract_classes(const vl_volume *classes, int threads, vl_runs *runs)
+{
+    return extract(classes, threads, 1, count_class_slab, cut_class_slab, runs);
 }
 
 /* ---- numbering ----------------------------------------------------------------------------------- */
@@ -326,6 +453,16 @@ done:
     free(root_slice);
     free(rank);
     return status;
+}
+
+vl_status vl_runs_component_classes(const vl_runs *runs, const uint32_t *label_of_run, vl_label_result *result)
+{
+    result->classes = malloc(((size_t)result->count + 1) * sizeof *result->classes);
+    if (!result->classes)
+        return vl_fail(VL_ERR_MEMORY, "label: cannot allocate the classes of %u components", result->count);
+    for (uint32_t i = 0; i < runs->count; i++)
+        result->classes[label_of_run[i] - 1] = runs->run_class[i];
+    return VL_OK;
 }
 
 /* ---- output -------------------------------------------------------------------------------------- */

@@ -1,4 +1,4 @@
-/* vl_label_volume: the labeller's dispatch between its CPU reference (ccl_cpu.c) and its GPU half
+/* vl_label_volume and vl_label_multilabel: the labeller's dispatch between its CPU reference (ccl_cpu.c) and its GPU half
  * (cuda/label/ccl_gpu.cu), under the one device policy. */
 #include "core/device.h"
 #include "label/label_gpu.h"
@@ -29,6 +29,33 @@ vl_status vl_label_volume(const vl_volume *mask, vl_volume *labels, const vl_lab
     label_call call = {mask, labels, options, result};
     vl_device_outcome outcome;
     vl_status status = vl_device_run(&options->device, label_gpu, label_cpu, &call, &outcome);
+    if (status == VL_OK)
+        result->outcome = outcome;
+    return status;
+}
+
+static vl_status multilabel_gpu(void *context)
+{
+    label_call *call = context;
+    return vl_label_multilabel_gpu(call->mask, call->labels, call->options, call->result);
+}
+
+static vl_status multilabel_cpu(void *context)
+{
+    label_call *call = context;
+    return vl_label_multilabel_cpu(call->mask, call->labels, call->options, call->result);
+}
+
+vl_status vl_label_multilabel(const vl_volume *classes, vl_volume *labels, const vl_label_options *options,
+                              vl_label_result *result)
+{
+    /* Refused before the device policy, so that `auto` does not fall back to the CPU on bad input. */
+    vl_status status = vl_class_map_check(classes);
+    if (status != VL_OK)
+        return status;
+    label_call call = {classes, labels, options, result};
+    vl_device_outcome outcome;
+    status = vl_device_run(&options->device, multilabel_gpu, multilabel_cpu, &call, &outcome);
     if (status == VL_OK)
         result->outcome = outcome;
     return status;

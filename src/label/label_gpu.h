@@ -24,6 +24,11 @@ static inline uint64_t vl_gpu_label_bytes_per_slice(int64_t nx, int64_t ny)
 vl_status vl_label_volume_gpu(const vl_volume *mask, vl_volume *labels,
                               const vl_label_options *options, vl_label_result *result);
 
+/* The CUDA half of vl_label_multilabel (cuda/label/ccl_multilabel_gpu.cu): same contract and bit-identical
+ * results as vl_label_multilabel_cpu, z-slabs included. */
+vl_status vl_label_multilabel_gpu(const vl_volume *classes, vl_volume *labels, const vl_label_options *options,
+                                  vl_label_result *result);
+
 #ifdef __cplusplus
 }
 #endif

@@ -56,6 +56,8 @@ void vl_label_result_free(vl_label_result *result)
     if (!result)
         return;
     free(result->sizes);
+    free(result->classes);
     result->sizes = NULL;
+    result->classes = NULL;
     result->count = 0;
 }

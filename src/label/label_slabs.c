@@ -26,6 +26,7 @@ typedef struct slab_table {
     slab *slabs;
     int64_t count, capacity;
     uint64_t *sizes;
+    uint32_t *classes; /* multilabel: the class of every id */
     uint64_t ids, size_capacity;
 } slab_table;
 
@@ -33,10 +34,12 @@ static void slab_table_free(slab_table *table)
 {
     free(table->slabs);
     free(table->sizes);
+    free(table->classes);
     memset(table, 0, sizeof *table);
 }
 
-static vl_status slab_table_append(slab_table *table, int64_t z0, int64_t depth, uint32_t count, const uint64_t *sizes)
+static vl_status slab_table_append(slab_table *table, int64_t z0, int64_t depth, uint32_t count, const uint64_t *sizes,
+                                   const uint32_t *classes)
 {
     if (table->ids + count >= UINT32_MAX)
         return vl_fail(VL_ERR_MEMORY, "label: the slabs hold more than 2^32-1 pieces of components");
@@ -50,14 +53,21 @@ static vl_status slab_table_append(slab_table *table, int64_t z0, int64_t depth,
     if (table->ids + count > table->size_capacity) {
         uint64_t capacity = 2 * (table->ids + count);
         uint64_t *grown = realloc(table->sizes, (size_t)capacity * sizeof *grown);
-        if (!grown)
+        if (grown)
+            table->sizes = grown;
+        uint32_t *grown_classes = NULL;
+        if (grown && classes && (grown_classes = realloc(table->classes, (size_t)capacity * sizeof *grown_classes)))
+            table->classes = grown_classes;
+        if (!grown || (classes && !grown_classes))
             return vl_fail(VL_ERR_MEMORY, "label: no memory for the sizes of %llu pieces of components",
                            (unsigned long long)(table->ids + count));
-        table->sizes = grown, table->size_capacity = capacity;
+        table->size_capacity = capacity;
     }
     table->slabs[table->count++] = (slab){z0, depth, table->ids};
     if (count)
         memcpy(table->sizes + table->ids, sizes, count * sizeof *sizes);
+    if (count && classes)
+        memcpy(table->classes + table->ids, classes, count * sizeof *classes);
     table->ids += count;
     return VL_OK;
 }
@@ -101,6 +111,30 @@ static void join_face(uint32_t *parent, const vl_volume *labels, const slab *bel
         }
 }
 
+/* join_face for a class map: pieces join only when their voxels hold the same class. */
+static void join_face_by_class(uint32_t *parent, const vl_volume *labels, const slab_table *table, const slab *below,
+                               const slab *above, int steps[9][2], int step_count)
+{
+    const int64_t nx = labels->nx, ny = labels->ny, slice = nx * ny;
+    const uint32_t *lower = (const uint32_t *)labels->data + (above->z0 - 1) * slice;
+    const uint32_t *upper = (const uint32_t *)labels->data + above->z0 * slice;
+    for (int64_t y = 0; y < ny; y++)
+        for (int64_t x = 0; x < nx; x++) {
+            const uint32_t a = upper[x + nx * y];
+            if (!a)
+                continue;
+            const uint64_t id_a = above->base + a - 1;
+            for (int n = 0; n < step_count; n++) {
+                const int64_t xb = x + steps[n][0], yb = y + steps[n][1];
+                if (xb < 0 || xb >= nx || yb < 0 || yb >= ny)
+                    continue;
+                const uint32_t b = lower[xb + nx * yb];
+                if (b && table->classes[below->base + b - 1] == table->classes[id_a])
+                    vl_unite(parent, (uint32_t)id_a, (uint32_t)(below->base + b - 1));
+            }
+        }
+}
+
 /* parent[id] := final label of id (1..N) in place, result->sizes of the N components. Ids are visited in
  * ascending order and every non-root points at a smaller id, whose final label is then already stored. */
 static vl_status number_components(uint32_t *parent, const slab_table *table, vl_label_order order,
@@ -110,12 +144,16 @@ static vl_status number_components(uint32_t *parent, const slab_table *table, vl
     for (uint64_t id = 0; id < table->ids; id++)
         components += parent[id] == id;
     result->sizes = calloc((size_t)components + 1, sizeof *result->sizes);
-    if (!result->sizes)
+    if (table->classes)
+        result->classes = malloc(((size_t)components + 1) * sizeof *result->classes);
+    if (!result->sizes || (table->classes && !result->classes))
         return vl_fail(VL_ERR_MEMORY, "label: no memory for the sizes of %u components", components);
     uint32_t next = 0;
     for (uint64_t id = 0; id < table->ids; id++) {
         parent[id] = parent[id] == id ? ++next : parent[parent[id]];
         result->sizes[parent[id] - 1] += table->sizes[id];
+        if (table->classes)
+            result->classes[parent[id] - 1] = table->classes[id];
     }
     result->count = components;
     if (!vl_label_order_by_size(order) || components == 0)
@@ -130,9 +168,21 @@ static vl_status number_components(uint32_t *parent, const slab_table *table, vl
     for (uint32_t k = 0; k < components; k++)
         ranked[k] = (vl_ranked_label){result->sizes[k], k + 1};
     qsort(ranked, components, sizeof *ranked, vl_compare_larger_first);
+    uint32_t *classes = table->classes ? malloc(((size_t)components + 1) * sizeof *classes) : NULL;
+    if (table->classes && !classes) {
+        free(ranked);
+        free(rank);
+        return vl_fail(VL_ERR_MEMORY, "label: no memory to order %u components by size", components);
+    }
     for (uint32_t position = 0; position < components; position++) {
         rank[ranked[position].label] = position + 1;
         result->sizes[position] = ranked[position].size;
+        if (classes)
+            classes[position] = result->classes[ranked[position].label - 1];
+    }
+    if (classes) {
+        free(result->classes);
+        result->classes = classes;
     }
     for (uint64_t id = 0; id < table->ids; id++)
         parent[id] = rank[parent[id]];
@@ -175,8 +225,12 @@ static vl_status merge_slabs(const slab_table *table, int connectivity, vl_label
         parent[id] = (uint32_t)id;
     int steps[9][2];
     const int step_count = steps_below(connectivity, steps);
-    for (int64_t s = 1; s < table->count && step_count; s++)
-        join_face(parent, labels, &table->slabs[s - 1], &table->slabs[s], steps, step_count);
+    for (int64_t s = 1; s < table->count && step_count; s++) {
+        if (table->classes)
+            join_face_by_class(parent, labels, table, &table->slabs[s - 1], &table->slabs[s], steps, step_count);
+        else
+            join_face(parent, labels, &table->slabs[s - 1], &table->slabs[s], steps, step_count);
+    }
     vl_status status = number_components(parent, table, order, result);
     if (status == VL_OK) {
         threads = vl_cpu_thread_count(threads);
@@ -192,8 +246,9 @@ static vl_status merge_slabs(const slab_table *table, int connectivity, vl_label
     return status;
 }
 
-vl_status vl_label_in_slabs(const vl_volume *mask, vl_volume *labels, const vl_label_options *options, int64_t depth,
-                            vl_slab_labeller label_slab, void *context, vl_label_result *result, int64_t *slabs)
+vl_status vl_label_in_slabs(const vl_volume *mask, int multilabel, vl_volume *labels, const vl_label_options *options,
+                            int64_t depth, vl_slab_labeller label_slab, void *context, vl_label_result *result,
+                            int64_t *slabs)
 {
     memset(result, 0, sizeof *result);
     *slabs = 0;
@@ -212,11 +267,12 @@ vl_status vl_label_in_slabs(const vl_volume *mask, vl_volume *labels, const vl_l
         const int whole = z0 == 0 && d == mask->nz;
         vl_volume view = *mask;
         view.nz = d;
-        view.data = (uint8_t *)mask->data + z0 * slice;
+        view.data = (char *)mask->data + z0 * slice * (int64_t)vl_dtype_size(mask->dtype);
         uint32_t count = 0;
         uint64_t *sizes = NULL;
+        uint32_t *classes = NULL;
         status = label_slab(context, &view, (uint32_t *)labels->data + z0 * slice, whole ? options->order : slab_order,
-                            &count, &sizes);
+                            &count, &sizes, multilabel ? &classes : NULL);
         if (status == VL_ERR_MEMORY && d > 1) {
             depth = d / 2;
             continue;
@@ -224,12 +280,14 @@ vl_status vl_label_in_slabs(const vl_volume *mask, vl_volume *labels, const vl_l
         if (status == VL_OK && whole) {
             result->count = count;
             result->sizes = sizes;
+            result->classes = classes;
             *slabs = 1;
             return VL_OK;
         }
         if (status == VL_OK)
-            status = slab_table_append(&table, z0, d, count, sizes);
+            status = slab_table_append(&table, z0, d, count, sizes, classes);
         free(sizes);
+        free(classes);
         if (status != VL_OK)
             break;
         z0 += d;
