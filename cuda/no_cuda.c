@@ -6,6 +6,8 @@
 #include "voxlabel/error.h"
 #include "image2d/color_internal.h"
 #include "image2d/morphology_gpu.h"
+#include "features/match_internal.h"
+#include "features/sift_internal.h"
 #include "label/label_gpu.h"
 #include "stats/stats_gpu.h"
 
@@ -78,5 +80,26 @@ vl_status vl_color_threshold_device(const uint8_t *rgb_device, uint8_t *mask_dev
                                     const vl_color_range *range)
 {
     (void)rgb_device, (void)mask_device, (void)pixels, (void)range;
+    return no_cuda();
+}
+
+vl_status vl_sift_run_gpu(const vl_sift_plan *plan, const float *image, const vl_volume *volume,
+                          const vl_sift_options *options, const vl_progress *progress, vl_sift_features *out,
+                          int gpu_index)
+{
+    (void)plan, (void)image, (void)volume, (void)options, (void)progress, (void)out, (void)gpu_index;
+    return no_cuda();
+}
+
+vl_status vl_sift_pyramid_gpu(const vl_sift_plan *plan, const float *image, float *gauss, float *dog, int gpu_index)
+{
+    (void)plan, (void)image, (void)gauss, (void)dog, (void)gpu_index;
+    return no_cuda();
+}
+
+vl_status vl_match_best_gpu(const float *query, int64_t query_count, const float *train, int64_t train_count,
+                            vl_match_best *out, int gpu_index)
+{
+    (void)query, (void)query_count, (void)train, (void)train_count, (void)out, (void)gpu_index;
     return no_cuda();
 }

@@ -1,0 +1,7 @@
+# src/features (issue 21): SIFT per slice, descriptor matching, RANSAC, the features/match/register-slices
+# commands. OpenCV (Debian's python3-opencv) is the oracle; the GPU test compares with the CPU reference.
+vl_test_exe(features_tool ${CMAKE_CURRENT_LIST_DIR}/features_tool.c)
+add_test(NAME features_oracle_opencv
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/features_oracle.py $<TARGET_FILE:features_tool>
+                 ${CMAKE_CURRENT_BINARY_DIR}/features_oracle_work ${VL_SHARED_DATA})
+set_tests_properties(features_oracle_opencv PROPERTIES LABELS "oracle;realdata" SKIP_RETURN_CODE 77)
