@@ -57,5 +57,8 @@ int cmd_preview(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_seg(int argc, char **argv);
+int cmd_features(int argc, char **argv);
+int cmd_match(int argc, char **argv);
+int cmd_register_slices(int argc, char **argv);
 
 #endif

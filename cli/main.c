@@ -20,6 +20,9 @@ static const struct {
     {"phantom", cmd_phantom, "write a synthetic CT series as real DICOM files"},
     {"color", cmd_color, "HSV-threshold a colour image (thesis or OpenCV HSV), clean, label, overlay"},
     {"shapes", cmd_shapes, "per-slice 2D shape table: moments, Hu, region measures, contour histogram"},
+    {"features", cmd_features, "SIFT keypoints and descriptors per slice (OpenCV's SIFT), CSV + .npy + preview"},
+    {"match", cmd_match, "SIFT matches and a RANSAC transform between two images or CT slice pairs"},
+    {"register-slices", cmd_register_slices, "for each slice of A the matching slice of B and the in-plane transform"},
 };
 
 static void print_usage(FILE *out)

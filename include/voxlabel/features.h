@@ -135,6 +135,27 @@ vl_status vl_ransac_estimate(const float *a, const float *b, int64_t count, cons
                              vl_ransac_result *result);
 void vl_ransac_result_free(vl_ransac_result *result);
 
+/* One slice pair: keypoints of slice za of `a` matched to those of slice zb of `b` (Lowe's ratio), then a
+ * RANSAC transform a -> b in pixels. `found` is 0 (and the transform the identity) when too few matches
+ * agree; the matches and the inlier flags are returned when the pointers are not NULL (free them). */
+typedef struct vl_slice_pair {
+    int64_t slice_a, slice_b;
+    int64_t matches, inliers;
+    int found;
+    double matrix[6], rotation_deg, scale, residual_rms;
+} vl_slice_pair;
+
+vl_status vl_register_slice_pair(const vl_sift_features *a, int64_t za, const vl_sift_features *b, int64_t zb,
+                                 double ratio, const vl_ransac_options *ransac, const vl_device *device,
+                                 vl_slice_pair *pair, vl_feature_match **matches, uint8_t **inliers);
+
+/* For each slice of `a`, the slice of `b` among candidates [first[z], last[z]] with most RANSAC inliers
+ * (ties: the nearer to centre[z], then the lower index); pairs gets a->nz entries. Progress "register". */
+vl_status vl_register_slices(const vl_sift_features *a, const vl_sift_features *b, const int64_t *first,
+                             const int64_t *last, const int64_t *centre, double ratio,
+                             const vl_ransac_options *ransac, const vl_device *device, const vl_progress *progress,
+                             vl_slice_pair *pairs);
+
 #ifdef __cplusplus
 }
 #endif
