@@ -175,14 +175,15 @@ __global__ static void extrema_kernel(const float *__restrict__ dog, int octave,
         const float *base = dog + b * dog_stride + plan_c.dog_offset[octave];
         int hit = valid & vl_sift_is_extremum(base + (layer - 1) * n, base + layer * n, base + (layer + 1) * n,
                                               r * w + c, w, plan_c.scan_threshold);
-        unsigned ballot = __ballot_sync(0xffffffffu, hit);
+        const unsigned lanes = __activemask();
+        unsigned ballot = __ballot_sync(lanes, hit);
         if (!ballot)
             continue;
         unsigned first = 0;
         int leader = __ffs(ballot) - 1;
         if ((int)lane == leader)
             first = atomicAdd(count, (unsigned)__popc(ballot));
-        first = __shfl_sync(0xffffffffu, first, leader);
+        first = __shfl_sync(lanes, first, leader);
         unsigned slot = first + __popc(ballot & ((1u << lane) - 1));
         if (hit && slot < capacity)
             candidates[slot] = gpu_candidate{b, layer, (int32_t)r, (int32_t)c};
@@ -327,7 +328,7 @@ typedef struct gpu_batch {
     gpu_keypoint *keypoints;
     float *descriptors;
     unsigned int *counters;
-    unsigned int candidate_capacity, keypoint_capacity;
+    unsigned int candidate_capacity, keypoint_capacity, descriptor_capacity;
     int slices;
 } gpu_batch;
 
@@ -559,11 +560,16 @@ static vl_status finish_batch(const vl_sift_plan *plan, const launch_shapes *sha
         }
     if (status == VL_OK && finished) {
         status = ensure_lists(batch, 0, finished);
-        if (status == VL_OK && !batch->descriptors) {
+        if (status == VL_OK && finished > batch->descriptor_capacity) {
+            cudaFree(batch->descriptors);
+            batch->descriptors = NULL;
+            batch->descriptor_capacity = 0;
             cudaError_t error = cudaMalloc((void **)&batch->descriptors,
                                            sizeof(float) * VL_SIFT_DESCRIPTOR_SIZE * batch->keypoint_capacity);
             if (error != cudaSuccess)
                 status = vl_cuda_failure(error, "allocating descriptors");
+            else
+                batch->descriptor_capacity = batch->keypoint_capacity;
         }
         cudaError_t error = cudaSuccess;
         if (status == VL_OK)
