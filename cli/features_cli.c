@@ -200,6 +200,16 @@ static int is_image_file(const char *path)
     return got == 4 && ((magic[0] == 0x89 && magic[1] == 'P') || (magic[0] == 0xff && magic[1] == 0xd8));
 }
 
+static int has_image_name(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    static const char *const endings[] = {".png", ".PNG", ".jpg", ".JPG", ".jpeg", ".JPEG"};
+    for (size_t i = 0; dot && i < sizeof endings / sizeof endings[0]; i++)
+        if (strcmp(dot, endings[i]) == 0)
+            return 1;
+    return 0;
+}
+
 /* Grey levels of an image as a one-slice U8 volume: grey as stored (16-bit keeps its high byte), colour
  * through OpenCV's BGR2GRAY weights in its fixed point (R 4899, G 9617, B 1868, shift 14). */
 static vl_status image_grey(const char *path, vl_volume *grey)
@@ -241,7 +251,7 @@ int features_input_load(const char *path, features_cli_options *options, feature
     memset(input, 0, sizeof *input);
     input->path = path;
     int code;
-    if (is_image_file(path)) {
+    if (is_image_file(path) || has_image_name(path)) {
         input->is_image = 1;
         input->uses_display = 1;
         vl_status status = image_grey(path, &input->display);

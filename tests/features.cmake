@@ -11,3 +11,7 @@ vl_test_exe(features_gpu ${CMAKE_CURRENT_LIST_DIR}/features_gpu.c)
 target_link_options(features_gpu PRIVATE -Wl,--as-needed)
 add_test(NAME features_gpu COMMAND features_gpu)
 set_tests_properties(features_gpu PROPERTIES LABELS "gpu" SKIP_RETURN_CODE 77)
+add_test(NAME features_cli
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/features_cli.py $<TARGET_FILE:voxlabel_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/features_cli_work)
+set_tests_properties(features_cli PROPERTIES LABELS "cli;oracle" SKIP_RETURN_CODE 77)
