@@ -49,18 +49,28 @@ static void blur_rows_horizontal(const void *context, int64_t first, int64_t end
     const blur_pass *p = context;
     int64_t w = p->w;
     int r = p->radius;
+    /* Interior outputs [r, w - r) accumulate tap by tap across the row (vectorisable), each output still
+     * summed centre first, then k = 1..r, as on the GPU; the border outputs reflect. */
+    int64_t lo = r < w ? r : w, hi = w - r > lo ? w - r : lo;
     for (int64_t y = first; y < end; y++) {
         const float *s = p->src + y * w;
         float *d = p->dst + y * w;
+        for (int64_t x = lo; x < hi; x++)
+            d[x] = p->taps[0] * s[x];
+        for (int k = 1; k <= r; k++) {
+            float tap = p->taps[k];
+            const float *left = s - k, *right = s + k;
+            for (int64_t x = lo; x < hi; x++)
+                d[x] += tap * (left[x] + right[x]);
+        }
         for (int64_t x = 0; x < w; x++) {
+            if (x == lo && hi > lo)
+                x = hi;
+            if (x >= w)
+                break;
             float sum = p->taps[0] * s[x];
-            if (x >= r && x + r < w) {
-                for (int k = 1; k <= r; k++)
-                    sum += p->taps[k] * (s[x - k] + s[x + k]);
-            } else {
-                for (int k = 1; k <= r; k++)
-                    sum += p->taps[k] * (s[vl_sift_reflect101(x - k, w)] + s[vl_sift_reflect101(x + k, w)]);
-            }
+            for (int k = 1; k <= r; k++)
+                sum += p->taps[k] * (s[vl_sift_reflect101(x - k, w)] + s[vl_sift_reflect101(x + k, w)]);
             d[x] = sum;
         }
     }
@@ -227,6 +237,12 @@ static void scan_rows(scan_job *job, int64_t first, int64_t end)
     const float *prev = layers[job->layer - 1], *cur = layers[job->layer], *next = layers[job->layer + 1];
     for (int64_t r = first; r < end && job->status == VL_OK; r++)
         for (int64_t c = VL_SIFT_IMG_BORDER; c < w - VL_SIFT_IMG_BORDER; c++) {
+            /* A necessary condition first (the full test implies it), then the shared branch-free test. */
+            float v = cur[r * w + c];
+            if (!(fabsf(v) > plan->scan_threshold) ||
+                (v > 0 ? v < cur[r * w + c - 1] || v < cur[r * w + c + 1]
+                       : v > cur[r * w + c - 1] || v > cur[r * w + c + 1]))
+                continue;
             if (!vl_sift_is_extremum(prev, cur, next, r * w + c, w, plan->scan_threshold))
                 continue;
             vl_sift_candidate candidate;
