@@ -115,7 +115,7 @@ def match_pair():
     corners = np.array([[0, 0], [w - 1, 0], [0, h - 1], [w - 1, h - 1]], float)
     error = np.hypot(*((corners @ m[:, :2].T + m[:, 2]) - (corners @ matrix[:, :2].T + matrix[:, 2])).T).max()
     tc.check(error < 1, 'match: corner error %.3f px' % error)
-    tc.check(abs(float(transform['rotation_deg']) - (-12.0)) < 0.3, 'match: rotation %s, want -12 (y down)' %
+    tc.check(abs(float(transform['rotation_deg']) - 12.0) < 0.3, 'match: rotation %s, want 12 (as OpenCV)' %
              transform['rotation_deg'])
     with open(os.path.join(out, 'transforms.json')) as handle:
         tc.check(json.load(handle)['pairs'][0]['inliers'] == int(transform['inliers']), 'JSON and CSV disagree')

@@ -125,7 +125,8 @@ typedef struct vl_ransac_result {
     int64_t inliers;
     uint8_t *inlier_mask;    /* one per match; owned, free with vl_ransac_result_free */
     double residual_rms;     /* px, over the inliers after the least-squares refit */
-    double rotation_deg, scale;  /* decomposition of the linear part (scale = sqrt |det|) */
+    double rotation_deg, scale;  /* of the linear part: degrees counter-clockwise as displayed (y down, the
+                                  * keypoint angle's and cv2.getRotationMatrix2D's sense); scale = sqrt |det| */
 } vl_ransac_result;
 
 void vl_ransac_options_default(vl_ransac_options *options);

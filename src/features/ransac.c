@@ -205,7 +205,7 @@ vl_status vl_ransac_estimate(const float *a, const float *b, int64_t count, cons
         result->residual_rms = sqrt(error / (double)result->inliers);
         double det = best[0] * best[4] - best[1] * best[3];
         result->scale = sqrt(fabs(det));
-        result->rotation_deg = atan2(best[3] - best[1], best[0] + best[4]) * 180 / 3.14159265358979323846;
+        result->rotation_deg = atan2(best[1] - best[3], best[0] + best[4]) * 180 / 3.14159265358979323846;
     }
     free(index);
     if (status != VL_OK)
