@@ -46,26 +46,29 @@ __global__ static void normalise_kernel(const T *__restrict__ in, float *__restr
 }
 
 /* 2x bilinear enlargement, the CPU's two passes fused: each output combines two horizontally interpolated
- * samples with the same float operations in the same order. */
-__global__ static void upsample_kernel(const float *__restrict__ in, float *__restrict__ out, int64_t w, int64_t h,
-                                       int slices)
+ * samples with the same float operations in the same order. Grid: x over columns, y over rows (strided),
+ * z over slices, so no index is divided. */
+__global__ static void upsample_kernel(const float *__restrict__ in, float *__restrict__ out, int64_t w, int64_t h)
 {
-    int64_t w2 = 2 * w, h2 = 2 * h, n = w2 * h2 * slices;
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
-        int64_t x = i % w2, y = (i / w2) % h2, b = i / (w2 * h2);
-        int64_t xi = x >> 1, yi = y >> 1;
-        int64_t left = (x & 1) ? xi : xi - 1, right = (x & 1) ? xi + 1 : xi;
+    const int64_t w2 = 2 * w, h2 = 2 * h, b = blockIdx.z;
+    const int64_t x = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (x >= w2)
+        return;
+    const int64_t xi = x >> 1;
+    int64_t left = (x & 1) ? xi : xi - 1, right = (x & 1) ? xi + 1 : xi;
+    left = left < 0 ? 0 : left;
+    right = right >= w ? w - 1 : right;
+    const float ax = (x & 1) ? 0.75f : 0.25f, bx = (x & 1) ? 0.25f : 0.75f;
+    const float *s = in + b * w * h;
+    for (int64_t y = blockIdx.y; y < h2; y += gridDim.y) {
+        int64_t yi = y >> 1;
         int64_t top = (y & 1) ? yi : yi - 1, bottom = (y & 1) ? yi + 1 : yi;
-        left = left < 0 ? 0 : left;
-        right = right >= w ? w - 1 : right;
         top = top < 0 ? 0 : top;
         bottom = bottom >= h ? h - 1 : bottom;
-        float ax = (x & 1) ? 0.75f : 0.25f, bx = (x & 1) ? 0.25f : 0.75f;
         float ay = (y & 1) ? 0.75f : 0.25f, by = (y & 1) ? 0.25f : 0.75f;
-        const float *s = in + b * w * h;
         float r0 = s[top * w + left] * ax + s[top * w + right] * bx;
         float r1 = s[bottom * w + left] * ax + s[bottom * w + right] * bx;
-        out[i] = r0 * ay + r1 * by;
+        out[b * w2 * h2 + y * w2 + x] = r0 * ay + r1 * by;
     }
 }
 
@@ -125,41 +128,42 @@ __global__ static void blur_cols_kernel(const float *__restrict__ src, float *__
     }
 }
 
+/* Nearest-neighbour halving; grid as the enlargement's. */
 __global__ static void downsample_kernel(const float *__restrict__ src, int64_t sw, int64_t sh, float *__restrict__ dst,
-                                         int64_t dw, int64_t dh, int64_t slice_stride, int slices)
+                                         int64_t dw, int64_t dh, int64_t slice_stride)
 {
-    double fx = 1. / ((double)dw / sw), fy = 1. / ((double)dh / sh);
-    int64_t n = dw * dh * slices;
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
-        int64_t x = i % dw, y = (i / dw) % dh, b = i / (dw * dh);
-        int64_t sx = (int64_t)floor(x * fx), sy = (int64_t)floor(y * fy);
-        sx = sx > sw - 1 ? sw - 1 : sx;
+    const int64_t x = blockIdx.x * (int64_t)blockDim.x + threadIdx.x, b = blockIdx.z;
+    if (x >= dw)
+        return;
+    const double fx = 1. / ((double)dw / sw), fy = 1. / ((double)dh / sh);
+    int64_t sx = (int64_t)floor(x * fx);
+    sx = sx > sw - 1 ? sw - 1 : sx;
+    for (int64_t y = blockIdx.y; y < dh; y += gridDim.y) {
+        int64_t sy = (int64_t)floor(y * fy);
         sy = sy > sh - 1 ? sh - 1 : sy;
         dst[b * slice_stride + y * dw + x] = src[b * slice_stride + sy * sw + sx];
     }
 }
 
+/* DoG levels of one octave: grid x strides over a slice's levels, z over slices. */
 __global__ static void dog_kernel(const float *__restrict__ gauss, float *__restrict__ dog, int64_t n_octave,
-                                  int64_t level_pixels, int64_t gauss_stride, int64_t dog_stride, int slices)
+                                  int64_t level_pixels, int64_t gauss_stride, int64_t dog_stride)
 {
-    /* n_octave = dog_levels * level_pixels per slice */
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n_octave * slices;
-         i += (int64_t)gridDim.x * blockDim.x) {
-        int64_t b = i / n_octave, p = i % n_octave;
-        const float *g = gauss + b * gauss_stride;
-        dog[b * dog_stride + p] = g[p + level_pixels] - g[p];
-    }
+    const float *g = gauss + blockIdx.z * gauss_stride;
+    float *d = dog + blockIdx.z * dog_stride;
+    for (int64_t p = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; p < n_octave; p += (int64_t)gridDim.x * blockDim.x)
+        d[p] = g[p + level_pixels] - g[p];
 }
 
 /* One thread per interior sample of the octave's inner DoG layers of every slice; survivors are appended
  * with one atomicAdd per warp. */
-__global__ static void extrema_kernel(const float *__restrict__ dog, int octave, int64_t dog_stride, int slices,
+__global__ static void extrema_kernel(const float *__restrict__ dog, int octave, int64_t dog_stride,
                                       gpu_candidate *candidates, unsigned int *count, unsigned int capacity)
 {
     const int64_t w = plan_c.w[octave], h = plan_c.h[octave], n = w * h;
     const int64_t iw = w - 2 * VL_SIFT_IMG_BORDER, ih = h - 2 * VL_SIFT_IMG_BORDER;
-    const int layers = plan_c.layers;
-    const int64_t total = iw * ih * layers * slices;
+    const int layer = 1 + (int)(blockIdx.z % plan_c.layers), b = (int)(blockIdx.z / plan_c.layers);
+    const int64_t total = iw * ih;
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     /* Every lane of a warp runs the same number of iterations so that the warp vote sees all of them. */
     const int64_t start = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
@@ -169,9 +173,8 @@ __global__ static void extrema_kernel(const float *__restrict__ dog, int octave,
         int64_t i = start + round * stride;
         int valid = i < total;
         int64_t j = valid ? i : 0;
-        int64_t c = VL_SIFT_IMG_BORDER + j % iw, r = VL_SIFT_IMG_BORDER + (j / iw) % ih;
-        int layer = 1 + (int)((j / (iw * ih)) % layers);
-        int b = (int)(j / (iw * ih * layers));
+        int64_t r = j / iw, c = VL_SIFT_IMG_BORDER + (j - r * iw);
+        r += VL_SIFT_IMG_BORDER;
         const float *base = dog + b * dog_stride + plan_c.dog_offset[octave];
         int hit = valid & vl_sift_is_extremum(base + (layer - 1) * n, base + layer * n, base + (layer + 1) * n,
                                               r * w + c, w, plan_c.scan_threshold);
@@ -372,8 +375,9 @@ static vl_status build_pyramids(const vl_sift_plan *plan, const launch_shapes *s
 {
     int slices = batch->slices;
     int64_t w0 = plan->w[0], h0 = plan->h[0];
-    upsample_kernel<<<grid_for(w0 * h0 * slices, shapes->upsample), shapes->upsample>>>(
-        batch->input, batch->doubled, plan->width, plan->height, slices);
+    dim3 grid_up((unsigned)((w0 + shapes->upsample - 1) / shapes->upsample), (unsigned)(h0 < 65535 ? h0 : 65535),
+                 (unsigned)slices);
+    upsample_kernel<<<grid_up, shapes->upsample>>>(batch->input, batch->doubled, plan->width, plan->height);
     VL_CUDA_TRY(cudaGetLastError(), "launching the enlargement");
     for (int o = 0; o < plan->octaves; o++) {
         int64_t w = plan->w[o], h = plan->h[o], n = w * h;
@@ -384,9 +388,11 @@ static vl_status build_pyramids(const vl_sift_plan *plan, const launch_shapes *s
                                 slices);
         } else {
             int64_t pw = plan->w[o - 1], ph = plan->h[o - 1];
-            downsample_kernel<<<grid_for(n * slices, shapes->downsample), shapes->downsample>>>(
+            dim3 grid_down((unsigned)((w + shapes->downsample - 1) / shapes->downsample),
+                           (unsigned)(h < 65535 ? h : 65535), (unsigned)slices);
+            downsample_kernel<<<grid_down, shapes->downsample>>>(
                 batch->gauss + plan->gauss_offset[o - 1] + plan->layers * pw * ph, pw, ph, level, w, h,
-                plan->gauss_floats, slices);
+                plan->gauss_floats);
             VL_CUDA_TRY(cudaGetLastError(), "launching the halving");
         }
         for (int i = 1; i < plan->gauss_levels && status == VL_OK; i++)
@@ -394,9 +400,9 @@ static vl_status build_pyramids(const vl_sift_plan *plan, const launch_shapes *s
                                 plan->gauss_floats, batch->scratch, w, h, slices);
         if (status != VL_OK)
             return status;
-        dog_kernel<<<grid_for(plan->dog_levels * n * slices, shapes->dog), shapes->dog>>>(
-            level, batch->dog + plan->dog_offset[o], plan->dog_levels * n, n, plan->gauss_floats, plan->dog_floats,
-            slices);
+        dim3 grid_dog(grid_for(plan->dog_levels * n, shapes->dog), 1, (unsigned)slices);
+        dog_kernel<<<grid_dog, shapes->dog>>>(level, batch->dog + plan->dog_offset[o], plan->dog_levels * n, n,
+                                              plan->gauss_floats, plan->dog_floats);
         VL_CUDA_TRY(cudaGetLastError(), "launching the DoG");
     }
     return VL_OK;
@@ -476,11 +482,10 @@ static vl_status detect_batch(const vl_sift_plan *plan, const launch_shapes *sha
             }
             unsigned int counts[2] = {0, 0};
             VL_CUDA_TRY(cudaMemset(batch->counters, 0, 2 * sizeof(unsigned int)), "clearing counters");
-            int64_t items = (plan->w[o] - 2 * VL_SIFT_IMG_BORDER) * (plan->h[o] - 2 * VL_SIFT_IMG_BORDER) *
-                            plan->layers * batch->slices;
-            extrema_kernel<<<grid_for(items, shapes->extrema), shapes->extrema>>>(
-                batch->dog, o, plan->dog_floats, batch->slices, batch->candidates, batch->counters,
-                batch->candidate_capacity);
+            int64_t items = (plan->w[o] - 2 * VL_SIFT_IMG_BORDER) * (plan->h[o] - 2 * VL_SIFT_IMG_BORDER);
+            dim3 grid_scan(grid_for(items, shapes->extrema), 1, (unsigned)(plan->layers * batch->slices));
+            extrema_kernel<<<grid_scan, shapes->extrema>>>(batch->dog, o, plan->dog_floats, batch->candidates,
+                                                           batch->counters, batch->candidate_capacity);
             VL_CUDA_TRY(cudaGetLastError(), "launching the extremum scan");
             VL_CUDA_TRY(cudaMemcpy(counts, batch->counters, sizeof(unsigned int), cudaMemcpyDeviceToHost),
                         "reading the candidate count");
