@@ -9,6 +9,7 @@
 #include "features_cli.h"
 #include "voxlabel/atomic_file.h"
 #include "voxlabel/preview.h"
+#include "voxlabel/threads.h"
 
 const char features_cli_help[] =
     "CT rendering (DICOM and volume inputs):\n"
@@ -177,8 +178,10 @@ int features_cli_parse_option(int argc, char **argv, int *i, features_cli_option
             options->sift.max_keypoints = (int)value;
         break;
     case 6:
-        if (!(code = cli_parse_int64(option, text, 0, 64, &value)))
+        if (!(code = cli_parse_int64(option, text, 0, 64, &value))) {
             options->sift.threads = (int)value;
+            vl_set_thread_limit((int)value); /* matching and the other stages follow the same cap */
+        }
         break;
     default:
         code = cli_parse_device(text, &options->device);

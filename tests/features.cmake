@@ -3,8 +3,12 @@
 vl_test_exe(features_tool ${CMAKE_CURRENT_LIST_DIR}/features_tool.c)
 add_test(NAME features_oracle_opencv
          COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/features_oracle.py $<TARGET_FILE:features_tool>
-                 ${CMAKE_CURRENT_BINARY_DIR}/features_oracle_work ${VL_SHARED_DATA})
-set_tests_properties(features_oracle_opencv PROPERTIES LABELS "oracle;realdata" SKIP_RETURN_CODE 77)
+                 ${CMAKE_CURRENT_BINARY_DIR}/features_oracle_work ${VL_SHARED_DATA} detect)
+add_test(NAME features_oracle_ransac
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/features_oracle.py $<TARGET_FILE:features_tool>
+                 ${CMAKE_CURRENT_BINARY_DIR}/features_ransac_work ${VL_SHARED_DATA} ransac)
+set_tests_properties(features_oracle_opencv features_oracle_ransac PROPERTIES LABELS "oracle;realdata"
+                     SKIP_RETURN_CODE 77)
 # GPU == CPU (F1 pyramid, keypoints, descriptors, matches); links --as-needed to run on machines without DCMTK
 # (bench/features_device_run.sh runs it there, under compute-sanitizer too).
 vl_test_exe(features_gpu ${CMAKE_CURRENT_LIST_DIR}/features_gpu.c)
