@@ -309,6 +309,9 @@ static vl_status choose_shapes(const vl_sift_plan *plan, launch_shapes *shapes)
                                                                     col_shared_bytes{plan->radius[level]}, 1024),
                     "sizing the column blur");
         shapes->cols[level] = block < 32 ? 1 : block / 32;
+        /* Wide kernels (large sigma) must still fit the 48 KiB a block gets without opting in. */
+        while (shapes->cols[level] > 1 && col_shared_bytes{plan->radius[level]}(32 * shapes->cols[level]) > 48 * 1024)
+            shapes->cols[level] /= 2;
     }
     return VL_OK;
 }

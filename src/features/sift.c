@@ -86,27 +86,21 @@ static vl_status reset_output(vl_sift_features *out, int64_t slices)
     return out->slice_start ? VL_OK : vl_fail(VL_ERR_MEMORY, "sift: out of memory");
 }
 
-/* Keypoints and descriptors of one normalised image on the CPU. */
-static vl_status sift_one_cpu(const vl_sift_plan *plan, const float *normalised, int max_keypoints, int threads,
-                              vl_sift_list *found, float **descriptors)
+/* Keypoints and descriptors of the normalised image in workspace->normalised on the CPU. */
+static vl_status sift_one_cpu(const vl_sift_plan *plan, const vl_sift_workspace *workspace, int max_keypoints,
+                              int threads, vl_sift_list *found, float **descriptors)
 {
     *descriptors = NULL;
-    float *gauss = malloc((size_t)plan->gauss_floats * sizeof *gauss);
-    float *dog = malloc((size_t)plan->dog_floats * sizeof *dog);
-    vl_status status = gauss && dog ? VL_OK : vl_fail(VL_ERR_MEMORY, "sift: out of memory for the pyramid");
-    if (status == VL_OK)
-        status = vl_sift_pyramid_cpu(plan, normalised, gauss, dog, threads);
-    if (status == VL_OK)
-        status = vl_sift_detect_cpu(plan, gauss, dog, max_keypoints, threads, found);
+    vl_sift_pyramid_cpu(plan, workspace->normalised, workspace->gauss, workspace->dog, workspace->doubled,
+                        workspace->scratch, threads);
+    vl_status status = vl_sift_detect_cpu(plan, workspace->gauss, workspace->dog, max_keypoints, threads, found);
     if (status == VL_OK) {
         *descriptors = malloc((size_t)(found->count ? found->count : 1) * VL_SIFT_DESCRIPTOR_SIZE * sizeof(float));
         if (!*descriptors)
             status = vl_fail(VL_ERR_MEMORY, "sift: out of memory for descriptors");
         else
-            vl_sift_describe_cpu(plan, gauss, found->items, found->count, threads, *descriptors);
+            vl_sift_describe_cpu(plan, workspace->gauss, found->items, found->count, threads, *descriptors);
     }
-    free(gauss);
-    free(dog);
     return status;
 }
 
@@ -122,6 +116,7 @@ typedef struct sift_call {
 
 typedef struct slice_job {
     const sift_call *call;
+    vl_sift_workspace workspace;  /* the thread's own, kept from slice to slice */
     int64_t z;
     vl_sift_list found;
     float *descriptors;
@@ -132,18 +127,9 @@ static void *run_slice_job(void *argument)
 {
     slice_job *job = argument;
     const sift_call *call = job->call;
-    const vl_sift_plan *plan = &call->plan;
-    float *normalised = malloc((size_t)(plan->width * plan->height) * sizeof *normalised);
-    if (!normalised) {
-        job->status = vl_fail(VL_ERR_MEMORY, "sift: out of memory");
-        return NULL;
-    }
-    if (call->volume)
-        vl_sift_normalise_slice(plan, call->volume, job->z, normalised);
-    else
-        vl_sift_normalise_image(plan, call->image, normalised);
-    job->status = sift_one_cpu(plan, normalised, call->options->max_keypoints, 1, &job->found, &job->descriptors);
-    free(normalised);
+    vl_sift_normalise_slice(&call->plan, call->volume, job->z, job->workspace.normalised);
+    job->status = sift_one_cpu(&call->plan, &job->workspace, call->options->max_keypoints, 1, &job->found,
+                               &job->descriptors);
     return NULL;
 }
 
@@ -157,29 +143,38 @@ static vl_status sift_cpu(void *context)
         return status;
     if (slices == 1) {
         /* One image: its rows and keypoints are split among the threads. */
-        float *normalised = malloc((size_t)(call->plan.width * call->plan.height) * sizeof *normalised);
-        if (!normalised)
-            return vl_fail(VL_ERR_MEMORY, "sift: out of memory");
+        vl_sift_workspace workspace;
+        status = vl_sift_workspace_create(&call->plan, &workspace);
+        if (status != VL_OK)
+            return status;
         if (call->volume)
-            vl_sift_normalise_slice(&call->plan, call->volume, 0, normalised);
+            vl_sift_normalise_slice(&call->plan, call->volume, 0, workspace.normalised);
         else
-            vl_sift_normalise_image(&call->plan, call->image, normalised);
+            vl_sift_normalise_image(&call->plan, call->image, workspace.normalised);
         vl_sift_list found = {0};
         float *descriptors = NULL;
-        status = sift_one_cpu(&call->plan, normalised, call->options->max_keypoints, threads, &found, &descriptors);
+        status = sift_one_cpu(&call->plan, &workspace, call->options->max_keypoints, threads, &found, &descriptors);
         if (status == VL_OK)
             status = vl_sift_append_slice(call->out, 0, &found, descriptors);
         vl_sift_list_free(&found);
         free(descriptors);
-        free(normalised);
+        vl_sift_workspace_free(&workspace);
         return status;
     }
     /* A volume: one slice per thread, `threads` slices at a time, appended in slice order. */
+    if (threads > slices)
+        threads = (int)slices;
     slice_job jobs[VL_MAX_THREADS];
+    memset(jobs, 0, sizeof jobs);
+    for (int t = 0; t < threads && status == VL_OK; t++)
+        status = vl_sift_workspace_create(&call->plan, &jobs[t].workspace);
     for (int64_t first = 0; first < slices && status == VL_OK; first += threads) {
         int batch = (int)(slices - first < threads ? slices - first : threads);
-        for (int t = 0; t < batch; t++)
-            jobs[t] = (slice_job){call, first + t, {0}, NULL, VL_OK};
+        for (int t = 0; t < batch; t++) {
+            jobs[t].call = call;
+            jobs[t].z = first + t;
+            jobs[t].status = VL_OK;
+        }
         vl_run_parallel(run_slice_job, jobs, sizeof jobs[0], batch);
         for (int t = 0; t < batch; t++) {
             if (status == VL_OK)
@@ -188,9 +183,12 @@ static vl_status sift_cpu(void *context)
                 status = vl_sift_append_slice(call->out, first + t, &jobs[t].found, jobs[t].descriptors);
             vl_sift_list_free(&jobs[t].found);
             free(jobs[t].descriptors);
+            jobs[t].descriptors = NULL;
         }
         vl_progress_report(call->progress, "sift", (double)(first + batch) / (double)slices);
     }
+    for (int t = 0; t < threads; t++)
+        vl_sift_workspace_free(&jobs[t].workspace);
     return status;
 }
 
@@ -264,11 +262,8 @@ vl_status vl_sift_describe(const float *image, int64_t width, int64_t height, co
     if (status != VL_OK)
         return status;
     vl_sift_found *found = malloc((size_t)(count ? count : 1) * sizeof *found);
-    float *normalised = malloc((size_t)(width * height) * sizeof *normalised);
-    float *gauss = malloc((size_t)plan.gauss_floats * sizeof *gauss);
-    float *dog = malloc((size_t)plan.dog_floats * sizeof *dog);
-    if (!found || !normalised || !gauss || !dog)
-        status = vl_fail(VL_ERR_MEMORY, "sift: out of memory");
+    vl_sift_workspace workspace = {0};
+    status = found ? vl_sift_workspace_create(&plan, &workspace) : vl_fail(VL_ERR_MEMORY, "sift: out of memory");
     for (int64_t i = 0; status == VL_OK && i < count; i++) {
         int octave = keypoints[i].octave & 255, layer = (keypoints[i].octave >> 8) & 255;
         octave = octave < 128 ? octave : octave - 256;
@@ -278,15 +273,14 @@ vl_status vl_sift_describe(const float *image, int64_t width, int64_t height, co
         found[i] = (vl_sift_found){keypoints[i], octave + 1, layer};
     }
     if (status == VL_OK) {
-        vl_sift_normalise_image(&plan, image, normalised);
-        status = vl_sift_pyramid_cpu(&plan, normalised, gauss, dog, vl_cpu_thread_count(options->threads));
+        int threads = vl_cpu_thread_count(options->threads);
+        vl_sift_normalise_image(&plan, image, workspace.normalised);
+        vl_sift_pyramid_cpu(&plan, workspace.normalised, workspace.gauss, workspace.dog, workspace.doubled,
+                            workspace.scratch, threads);
+        vl_sift_describe_cpu(&plan, workspace.gauss, found, count, threads, descriptors);
     }
-    if (status == VL_OK)
-        vl_sift_describe_cpu(&plan, gauss, found, count, vl_cpu_thread_count(options->threads), descriptors);
     free(found);
-    free(normalised);
-    free(gauss);
-    free(dog);
+    vl_sift_workspace_free(&workspace);
     return status;
 }
 
@@ -311,7 +305,14 @@ typedef struct pyramid_call {
 static vl_status pyramid_cpu(void *context)
 {
     pyramid_call *c = context;
-    return vl_sift_pyramid_cpu(c->plan, c->normalised, c->pyramid->gauss, c->pyramid->dog, c->threads);
+    size_t doubled = (size_t)(c->plan->w[0] * c->plan->h[0]);
+    float *enlarged = malloc(doubled * sizeof(float)), *scratch = malloc(doubled * sizeof(float));
+    int ok = enlarged && scratch;
+    if (ok)
+        vl_sift_pyramid_cpu(c->plan, c->normalised, c->pyramid->gauss, c->pyramid->dog, enlarged, scratch, c->threads);
+    free(enlarged);
+    free(scratch);
+    return ok ? VL_OK : vl_fail(VL_ERR_MEMORY, "sift: out of memory for the pyramid");
 }
 
 static vl_status pyramid_gpu(void *context)

@@ -161,16 +161,34 @@ static void downsample(const float *src, int64_t sw, int64_t sh, float *dst, int
     }
 }
 
-vl_status vl_sift_pyramid_cpu(const vl_sift_plan *plan, const float *image, float *gauss, float *dog, int threads)
+vl_status vl_sift_workspace_create(const vl_sift_plan *plan, vl_sift_workspace *workspace)
 {
-    int64_t w0 = plan->w[0], h0 = plan->h[0];
-    float *scratch = malloc((size_t)(w0 * h0) * sizeof *scratch);
-    float *doubled = malloc((size_t)(w0 * h0) * sizeof *doubled);
-    if (!scratch || !doubled) {
-        free(scratch);
-        free(doubled);
-        return vl_fail(VL_ERR_MEMORY, "sift: out of memory for a %lldx%lld pyramid", (long long)w0, (long long)h0);
-    }
+    size_t doubled = (size_t)(plan->w[0] * plan->h[0]);
+    workspace->normalised = malloc((size_t)(plan->width * plan->height) * sizeof(float));
+    workspace->gauss = malloc((size_t)plan->gauss_floats * sizeof(float));
+    workspace->dog = malloc((size_t)plan->dog_floats * sizeof(float));
+    workspace->doubled = malloc(doubled * sizeof(float));
+    workspace->scratch = malloc(doubled * sizeof(float));
+    if (workspace->normalised && workspace->gauss && workspace->dog && workspace->doubled && workspace->scratch)
+        return VL_OK;
+    vl_sift_workspace_free(workspace);
+    return vl_fail(VL_ERR_MEMORY, "sift: out of memory for a %lldx%lld pyramid", (long long)plan->w[0],
+                   (long long)plan->h[0]);
+}
+
+void vl_sift_workspace_free(vl_sift_workspace *workspace)
+{
+    free(workspace->normalised);
+    free(workspace->gauss);
+    free(workspace->dog);
+    free(workspace->doubled);
+    free(workspace->scratch);
+    memset(workspace, 0, sizeof *workspace);
+}
+
+void vl_sift_pyramid_cpu(const vl_sift_plan *plan, const float *image, float *gauss, float *dog, float *doubled,
+                         float *scratch, int threads)
+{
     upsample(image, plan->width, plan->height, doubled, scratch);
     for (int o = 0; o < plan->octaves; o++) {
         int64_t w = plan->w[o], h = plan->h[o], n = w * h;
@@ -187,9 +205,6 @@ vl_status vl_sift_pyramid_cpu(const vl_sift_plan *plan, const float *image, floa
             for (int64_t p = 0; p < n; p++)
                 d[i * n + p] = level[(i + 1) * n + p] - level[i * n + p];
     }
-    free(scratch);
-    free(doubled);
-    return VL_OK;
 }
 
 /* Keypoints of one refined candidate: one per orientation peak >= 0.8 of the highest. */

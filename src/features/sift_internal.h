@@ -14,7 +14,7 @@ extern "C" {
 
 #define VL_SIFT_MAX_OCTAVES 32
 #define VL_SIFT_MAX_LEVELS 12      /* octave_layers + 3 with octave_layers <= 9 */
-#define VL_SIFT_MAX_RADIUS 160     /* the widest kernel sigma 10 and 9 layers ask for */
+#define VL_SIFT_MAX_RADIUS 160     /* widest blur kernel; wider (large sigma, few layers) is refused */
 
 /* Everything about one image size and option set that does not depend on the pixels. */
 typedef struct vl_sift_plan {
@@ -64,8 +64,19 @@ void vl_sift_finish_keypoints(vl_sift_list *list, int max_keypoints);
 vl_status vl_sift_append_slice(vl_sift_features *out, int64_t slice, const vl_sift_list *found,
                                const float *descriptors);
 
-/* CPU reference: pyramid of one normalised image into gauss / dog (plan sizes). */
-vl_status vl_sift_pyramid_cpu(const vl_sift_plan *plan, const float *image, float *gauss, float *dog, int threads);
+/* The CPU's working memory for one image of a plan, reused slice after slice (a pyramid is tens of MiB:
+ * allocating it per slice costs page faults that serialise threads). */
+typedef struct vl_sift_workspace {
+    float *normalised, *gauss, *dog, *doubled, *scratch;
+} vl_sift_workspace;
+
+vl_status vl_sift_workspace_create(const vl_sift_plan *plan, vl_sift_workspace *workspace);
+void vl_sift_workspace_free(vl_sift_workspace *workspace);
+
+/* CPU reference: pyramid of one normalised image into gauss / dog (plan sizes), with doubled and scratch
+ * (2w x 2h floats each) as working memory. */
+void vl_sift_pyramid_cpu(const vl_sift_plan *plan, const float *image, float *gauss, float *dog, float *doubled,
+                         float *scratch, int threads);
 /* CPU reference: keypoints (finished, input pixels) and descriptors of one image from its pyramid. */
 vl_status vl_sift_detect_cpu(const vl_sift_plan *plan, const float *gauss, const float *dog, int max_keypoints,
                              int threads, vl_sift_list *found);

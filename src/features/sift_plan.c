@@ -7,10 +7,12 @@
 #include "features/sift_internal.h"
 
 /* OpenCV's GaussianBlur kernel for float images: 2 * round(4 sigma) + 1 taps, exp(-x^2 / 2 sigma^2)
- * normalised in double, stored as float. Returns the radius. */
+ * normalised in double, stored as float. Returns the radius, or -1 when it exceeds VL_SIFT_MAX_RADIUS. */
 static int gaussian_kernel(double sigma, float *taps)
 {
     int size = ((int)lrint(sigma * 8 + 1)) | 1, radius = size / 2;
+    if (radius > VL_SIFT_MAX_RADIUS)
+        return -1;
     double weights[2 * VL_SIFT_MAX_RADIUS + 1], sum = 0;
     double scale = -0.5 / (sigma * sigma);
     for (int i = 0; i < size; i++) {
@@ -64,6 +66,10 @@ vl_status vl_sift_plan_make(int64_t width, int64_t height, const vl_sift_options
         double previous = pow(k, (double)(i - 1)) * sigma, total = previous * k;
         plan->radius[i] = gaussian_kernel(sqrt(total * total - previous * previous), plan->kernel[i]);
     }
+    for (int i = 0; i < plan->gauss_levels; i++)
+        if (plan->radius[i] < 0)
+            return vl_fail(VL_ERR_ARGUMENT, "sift: sigma %g with %d layers per octave needs Gaussian kernels wider "
+                           "than %d taps", options->sigma, plan->layers, 2 * VL_SIFT_MAX_RADIUS + 1);
     plan->scan_threshold = vl_sift_scan_threshold((float)options->contrast_threshold, plan->layers);
     plan->contrast_threshold = (float)options->contrast_threshold;
     plan->edge_threshold = (float)options->edge_threshold;
