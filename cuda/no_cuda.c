@@ -85,9 +85,10 @@ vl_status vl_color_threshold_device(const uint8_t *rgb_device, uint8_t *mask_dev
 
 vl_status vl_sift_run_gpu(const vl_sift_plan *plan, const float *image, const vl_volume *volume,
                           const vl_sift_options *options, const vl_progress *progress, vl_sift_features *out,
-                          int gpu_index)
+                          int gpu_index, uint64_t gpu_memory)
 {
-    (void)plan, (void)image, (void)volume, (void)options, (void)progress, (void)out, (void)gpu_index;
+    (void)plan, (void)image, (void)volume, (void)options, (void)progress, (void)out, (void)gpu_index,
+        (void)gpu_memory;
     return no_cuda();
 }
 

@@ -636,13 +636,14 @@ static vl_status load_batch(const vl_sift_plan *plan, const launch_shapes *shape
     return VL_OK;
 }
 
-/* Slices per batch: what fits in half the free device memory (or the caller's budget), at most BATCH_MAX. */
-static int batch_slices(const vl_sift_plan *plan, int64_t slices, size_t sample_bytes)
+/* Slices per batch: what fits in the caller's budget, or half the free device memory, at most BATCH_MAX. */
+static int batch_slices(const vl_sift_plan *plan, int64_t slices, size_t sample_bytes, uint64_t budget)
 {
     size_t free_bytes = 0, total = 0;
     if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess)
         free_bytes = 0;
-    int64_t fit = (int64_t)(free_bytes / 2) / bytes_per_slice(plan, sample_bytes);
+    uint64_t usable = budget ? budget : free_bytes / 2;
+    int64_t fit = (int64_t)usable / bytes_per_slice(plan, sample_bytes);
     if (fit < 1)
         fit = 1;
     if (fit > BATCH_MAX)
@@ -652,7 +653,7 @@ static int batch_slices(const vl_sift_plan *plan, int64_t slices, size_t sample_
 
 extern "C" vl_status vl_sift_run_gpu(const vl_sift_plan *plan, const float *image, const vl_volume *volume,
                                      const vl_sift_options *options, const vl_progress *progress,
-                                     vl_sift_features *out, int gpu_index)
+                                     vl_sift_features *out, int gpu_index, uint64_t gpu_memory)
 {
     vl_status status = vl_cuda_select(gpu_index);
     if (status != VL_OK)
@@ -663,7 +664,7 @@ extern "C" vl_status vl_sift_run_gpu(const vl_sift_plan *plan, const float *imag
         return status;
     int64_t slices = volume ? volume->nz : 1;
     size_t sample_bytes = volume ? vl_dtype_size(volume->dtype) : 0;
-    int per_batch = batch_slices(plan, slices, sample_bytes);
+    int per_batch = batch_slices(plan, slices, sample_bytes, gpu_memory);
     gpu_batch batch;
     status = batch_allocate(plan, per_batch, sample_bytes, &batch);
     for (int64_t first = 0; first < slices && status == VL_OK; first += per_batch) {

@@ -112,6 +112,7 @@ typedef struct sift_call {
     const vl_progress *progress;
     vl_sift_features *out;
     int gpu_index;
+    uint64_t gpu_memory;
 } sift_call;
 
 typedef struct slice_job {
@@ -199,12 +200,13 @@ static vl_status sift_gpu(void *context)
     if (status != VL_OK)
         return status;
     return vl_sift_run_gpu(&call->plan, call->image, call->volume, call->options, call->progress, call->out,
-                           call->gpu_index);
+                           call->gpu_index, call->gpu_memory);
 }
 
 static vl_status sift_run(sift_call *call, const vl_device *device, vl_device_outcome *outcome)
 {
     call->gpu_index = device ? device->gpu_index : 0;
+    call->gpu_memory = device ? device->gpu_memory : 0;
     vl_status status = vl_device_run(device, sift_gpu, sift_cpu, call, outcome);
     if (status != VL_OK)
         vl_sift_features_free(call->out);

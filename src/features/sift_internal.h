@@ -84,10 +84,11 @@ void vl_sift_describe_cpu(const vl_sift_plan *plan, const float *gauss, const vl
                           int threads, float *descriptors);
 
 /* GPU half: every slice of `volume` (or one image when volume is NULL and image is set), keypoints and
- * descriptors into out; the same results as the CPU reference. */
+ * descriptors into out; the same results as the CPU reference. Batches are sized to `gpu_memory` bytes, or
+ * to half the free device memory when 0. */
 vl_status vl_sift_run_gpu(const vl_sift_plan *plan, const float *image, const vl_volume *volume,
                           const vl_sift_options *options, const vl_progress *progress, vl_sift_features *out,
-                          int gpu_index);
+                          int gpu_index, uint64_t gpu_memory);
 vl_status vl_sift_pyramid_gpu(const vl_sift_plan *plan, const float *image, float *gauss, float *dog, int gpu_index);
 
 /* Normalised float samples of slice z of a volume (or of a float image) on OpenCV's 8-bit scale. */
