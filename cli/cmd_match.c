@@ -79,7 +79,7 @@ static vl_status write_transforms(const char *csv_path, const char *json_path, c
         const double *m = s->matrix;
         ok &= fprintf(csv, "%lld,%lld,%s,%lld,%lld,%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.6f,%.6f,%.4f\n",
                       (long long)s->slice_a, (long long)s->slice_b, features_model_name(model), (long long)s->matches,
-                      (long long)s->inliers, s->found, m[0] + 0.0, m[1] + 0.0, m[2] + 0.0, m[3] + 0.0, m[4] + 0.0, m[5] + 0.0, s->rotation_deg, s->scale,
+                      (long long)s->inliers, s->found, m[0] + 0.0, m[1] + 0.0, m[2] + 0.0, m[3] + 0.0, m[4] + 0.0, m[5] + 0.0, s->rotation_deg + 0.0, s->scale,
                       s->residual_rms) > 0;
         ok &= fprintf(json,
                       "%s\n  {\"slice_a\": %lld, \"slice_b\": %lld, \"matches\": %lld, \"inliers\": %lld, "
@@ -87,7 +87,7 @@ static vl_status write_transforms(const char *csv_path, const char *json_path, c
                       "\"scale\": %.6f, \"residual_px\": %.4f}",
                       p ? "," : "", (long long)s->slice_a, (long long)s->slice_b, (long long)s->matches,
                       (long long)s->inliers, s->found ? "true" : "false", m[0] + 0.0, m[1] + 0.0, m[2] + 0.0, m[3] + 0.0, m[4] + 0.0, m[5] + 0.0,
-                      s->rotation_deg, s->scale, s->residual_rms) > 0;
+                      s->rotation_deg + 0.0, s->scale, s->residual_rms) > 0;
     }
     ok &= fprintf(json, "\n]}\n") > 0;
     ok &= fclose(csv) == 0;
@@ -247,7 +247,7 @@ int cmd_match(int argc, char **argv)
         printf("%lld slice pair(s); best %lld:%lld with %lld of %lld matches as inliers: rotation %.3f deg, scale "
                "%.4f, shift %.2f,%.2f px, residual %.3f px -> %s\n",
                (long long)count, (long long)s->slice_a, (long long)s->slice_b, (long long)s->inliers,
-               (long long)s->matches, s->rotation_deg, s->scale, s->matrix[2], s->matrix[5], s->residual_rms, output);
+               (long long)s->matches, s->rotation_deg + 0.0, s->scale, s->matrix[2], s->matrix[5], s->residual_rms, output);
         if (!s->found)
             cli_warning("no slice pair had %d matches agreeing on one transform", match.ransac.min_inliers);
     }

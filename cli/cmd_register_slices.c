@@ -71,7 +71,7 @@ static int write_table(FILE *csv, FILE *json, const vl_slice_pair *pairs, const 
         double pa = position_mm(a, z), pb = s->slice_b >= 0 ? position_mm(b, s->slice_b) : NAN;
         ok &= fprintf(csv, "%lld,%lld,%lld,%.3f,%.3f,%lld,%lld,%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.6f,%.6f,%.4f,%.4f,%.4f\n",
                       (long long)z, (long long)s->slice_b, (long long)expected[z], pa, pb, (long long)s->matches,
-                      (long long)s->inliers, s->found, m[0] + 0.0, m[1] + 0.0, m[2] + 0.0, m[3] + 0.0, m[4] + 0.0, m[5] + 0.0, s->rotation_deg, s->scale,
+                      (long long)s->inliers, s->found, m[0] + 0.0, m[1] + 0.0, m[2] + 0.0, m[3] + 0.0, m[4] + 0.0, m[5] + 0.0, s->rotation_deg + 0.0, s->scale,
                       m[2], m[5], s->residual_rms) > 0;
         if (json)
             ok &= fprintf(json,
@@ -80,7 +80,7 @@ static int write_table(FILE *csv, FILE *json, const vl_slice_pair *pairs, const 
                           "\"rotation_deg\": %.6f, \"scale\": %.6f, \"residual_px\": %.4f}",
                           z ? "," : "", (long long)z, (long long)s->slice_b, (long long)expected[z],
                           (long long)s->matches, (long long)s->inliers, s->found ? "true" : "false", m[0], m[1], m[2],
-                          m[3], m[4], m[5], s->rotation_deg, s->scale, s->residual_rms) > 0;
+                          m[3], m[4], m[5], s->rotation_deg + 0.0, s->scale, s->residual_rms) > 0;
     }
     if (json)
         ok &= fprintf(json, "\n]}\n") > 0;

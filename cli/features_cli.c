@@ -31,7 +31,9 @@ const char features_cli_match_help[] =
     "  --model similarity|affine  transform per slice pair (default similarity: rotation, scale, shift)\n"
     "  --inlier-threshold PX  RANSAC inlier distance in pixels (default 3)\n"
     "  --iterations N         RANSAC draws (default 2000)     --seed N   its random stream (default 1)\n"
-    "  --min-inliers N        fewer agreeing matches = no transform (default 6)\n";
+    "  --min-inliers N        fewer agreeing matches = no transform (default 8)\n"
+    "  --scale-range LO:HI    plausible scale of a transform (default 0.5:2); mirrored or other maps are\n"
+    "                         discarded as degenerate\n";
 
 void features_match_options_default(features_match_options *options)
 {
@@ -48,7 +50,7 @@ int features_cli_parse_match_option(int argc, char **argv, int *i, features_matc
 {
     const char *option = argv[*i];
     static const char *const valued[] = {"--ratio", "--model", "--inlier-threshold", "--iterations", "--seed",
-                                         "--min-inliers"};
+                                         "--min-inliers", "--scale-range"};
     int which = -1;
     for (int k = 0; k < (int)(sizeof valued / sizeof valued[0]); k++)
         if (strcmp(option, valued[k]) == 0)
@@ -91,11 +93,20 @@ int features_cli_parse_match_option(int argc, char **argv, int *i, features_matc
             return -CLI_EXIT_USAGE;
         options->ransac.seed = (uint64_t)value;
         break;
-    default:
+    case 5:
         if (cli_parse_int64(option, text, 3, 1000000, &value))
             return -CLI_EXIT_USAGE;
         options->ransac.min_inliers = (int)value;
         break;
+    default: {
+        double lo, hi;
+        char tail;
+        if (sscanf(text, "%lf:%lf%c", &lo, &hi, &tail) != 2 || !(lo > 0 && lo <= 1 && hi >= 1 && hi < 1e6))
+            return -cli_error(CLI_EXIT_USAGE, "--scale-range: '%s' is not LO:HI with 0 < LO <= 1 <= HI", text);
+        options->ransac.min_scale = lo;
+        options->ransac.max_scale = hi;
+        break;
+    }
     }
     return 1;
 }

@@ -117,7 +117,8 @@ typedef struct vl_ransac_options {
     double inlier_threshold;     /* pixels, default 3 */
     int iterations;              /* default 2000 */
     uint64_t seed;               /* default 1: the same seed gives the same result */
-    int min_inliers;             /* below this the estimate fails (default 6) */
+    int min_inliers;             /* below this the estimate fails (default 8) */
+    double min_scale, max_scale; /* plausible scale (sqrt |det|) of the map; others are degenerate (0.5, 2) */
 } vl_ransac_options;
 
 typedef struct vl_ransac_result {
@@ -130,8 +131,10 @@ typedef struct vl_ransac_result {
 } vl_ransac_result;
 
 void vl_ransac_options_default(vl_ransac_options *options);
-/* Estimates the transform from matched points a[i] -> b[i] (x, y pairs). Fails with VL_ERR_INPUT when
- * fewer than min_inliers agree. */
+/* Estimates the transform from matched points a[i] -> b[i] (x, y pairs). Hypotheses that mirror the image
+ * (det <= 0) or scale it outside [min_scale, max_scale] are discarded: with repeated structure or many
+ * matches to one point they can gather inliers while meaning nothing. Fails with VL_ERR_INPUT when fewer
+ * than min_inliers agree. */
 vl_status vl_ransac_estimate(const float *a, const float *b, int64_t count, const vl_ransac_options *options,
                              vl_ransac_result *result);
 void vl_ransac_result_free(vl_ransac_result *result);

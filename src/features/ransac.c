@@ -15,7 +15,9 @@ void vl_ransac_options_default(vl_ransac_options *options)
     options->inlier_threshold = 3;
     options->iterations = 2000;
     options->seed = 1;
-    options->min_inliers = 6;
+    options->min_inliers = 8;
+    options->min_scale = 0.5;
+    options->max_scale = 2;
 }
 
 void vl_ransac_result_free(vl_ransac_result *result)
@@ -108,6 +110,16 @@ static int fit(vl_transform_model model, const float *a, const float *b, const i
     return model == VL_TRANSFORM_SIMILARITY ? fit_similarity(a, b, index, n, m) : fit_affine(a, b, index, n, m);
 }
 
+/* 1 when m keeps orientation and scales by a plausible factor. */
+static int plausible(const double m[6], const vl_ransac_options *options)
+{
+    double det = m[0] * m[4] - m[1] * m[3];
+    if (!(det > 0))
+        return 0;
+    double scale = sqrt(det);
+    return scale >= options->min_scale && scale <= options->max_scale;
+}
+
 static double squared_error(const double m[6], const float *a, const float *b, int64_t i)
 {
     double x = a[2 * i], y = a[2 * i + 1];
@@ -134,6 +146,31 @@ static int64_t collect_inliers(const double m[6], const float *a, const float *b
     return n;
 }
 
+static int by_position(const void *pa, const void *pb)
+{
+    const float *a = pa, *b = pb;
+    if (a[0] != b[0])
+        return a[0] < b[0] ? -1 : 1;
+    return a[1] < b[1] ? -1 : a[1] > b[1];
+}
+
+/* Distinct positions among the indexed points of `a` (a keypoint with several orientations is matched
+ * several times from one place: such repeats support a transform no more than once). */
+static int64_t distinct_points(const float *a, const int64_t *index, int64_t n)
+{
+    float *points = malloc((size_t)(n ? n : 1) * 2 * sizeof *points);
+    if (!points)
+        return n;
+    for (int64_t k = 0; k < n; k++)
+        points[2 * k] = a[2 * index[k]], points[2 * k + 1] = a[2 * index[k] + 1];
+    qsort(points, (size_t)n, 2 * sizeof *points, by_position);
+    int64_t distinct = n ? 1 : 0;
+    for (int64_t k = 1; k < n; k++)
+        distinct += by_position(points + 2 * (k - 1), points + 2 * k) != 0;
+    free(points);
+    return distinct;
+}
+
 vl_status vl_ransac_estimate(const float *a, const float *b, int64_t count, const vl_ransac_options *options,
                              vl_ransac_result *result)
 {
@@ -142,6 +179,9 @@ vl_status vl_ransac_estimate(const float *a, const float *b, int64_t count, cons
         return vl_fail(VL_ERR_ARGUMENT, "ransac: unknown model %d", (int)options->model);
     if (!(options->inlier_threshold > 0) || options->iterations < 1 || options->min_inliers < 3)
         return vl_fail(VL_ERR_ARGUMENT, "ransac: threshold, iterations and minimum inliers must be positive (>= 3)");
+    if (!(options->min_scale > 0 && options->min_scale <= 1 && options->max_scale >= 1))
+        return vl_fail(VL_ERR_ARGUMENT, "ransac: scale range %g..%g must contain 1 and be positive", options->min_scale,
+                       options->max_scale);
     int sample = options->model == VL_TRANSFORM_SIMILARITY ? 2 : 3;
     if (count < options->min_inliers || count < sample)
         return vl_fail(VL_ERR_INPUT, "ransac: %lld matches, at least %d needed", (long long)count,
@@ -169,7 +209,7 @@ vl_status vl_ransac_estimate(const float *a, const float *b, int64_t count, cons
             } while (!fresh);
         }
         double m[6], error;
-        if (!fit(options->model, a, b, pick, sample, m))
+        if (!fit(options->model, a, b, pick, sample, m) || !plausible(m, options))
             continue;
         int64_t n = collect_inliers(m, a, b, count, threshold2, NULL, &error);
         if (n > best_count || (n == best_count && n > 0 && error < best_error)) {
@@ -183,7 +223,7 @@ vl_status vl_ransac_estimate(const float *a, const float *b, int64_t count, cons
     for (int refit = 0; refit < 10 && best_count >= sample; refit++) {
         double m[6], error;
         collect_inliers(best, a, b, count, threshold2, index, &error);
-        if (!fit(options->model, a, b, index, best_count, m))
+        if (!fit(options->model, a, b, index, best_count, m) || !plausible(m, options))
             break;
         int64_t n = collect_inliers(m, a, b, count, threshold2, NULL, &error);
         int same = memcmp(m, best, sizeof best) == 0;
@@ -193,12 +233,16 @@ vl_status vl_ransac_estimate(const float *a, const float *b, int64_t count, cons
             break;
     }
     vl_status status = VL_OK;
-    if (best_count < options->min_inliers) {
-        status = vl_fail(VL_ERR_INPUT, "ransac: only %lld of %lld matches agree on one transform (at least %d needed)",
-                         (long long)best_count, (long long)count, options->min_inliers);
+    double error;
+    int64_t inliers = collect_inliers(best, a, b, count, threshold2, index, &error);
+    int64_t distinct = inliers >= sample ? distinct_points(a, index, inliers) : 0;
+    if (distinct < options->min_inliers) {
+        status = vl_fail(VL_ERR_INPUT,
+                         "ransac: only %lld of %lld matches (%lld distinct points) agree on one transform (at least %d "
+                         "needed)",
+                         (long long)inliers, (long long)count, (long long)distinct, options->min_inliers);
     } else {
-        double error;
-        result->inliers = collect_inliers(best, a, b, count, threshold2, index, &error);
+        result->inliers = inliers;
         for (int64_t k = 0; k < result->inliers; k++)
             result->inlier_mask[index[k]] = 1;
         memcpy(result->matrix, best, sizeof best);
