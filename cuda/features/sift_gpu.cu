@@ -260,10 +260,8 @@ __global__ static void descriptor_kernel(const float *__restrict__ gauss, int64_
 /* Threads per block for each kernel, from the occupancy calculator; the blur kernels' choice depends on
  * the radius through their shared memory, so they are sized per pyramid level. */
 typedef struct launch_shapes {
-    int device;
     int upsample, downsample, dog, extrema, orient, descriptor, normalise;
     int rows[VL_SIFT_MAX_LEVELS], cols[VL_SIFT_MAX_LEVELS];  /* cols: blockDim.y of 32-wide blocks */
-    int radius[VL_SIFT_MAX_LEVELS];
 } launch_shapes;
 
 struct row_shared_bytes {
@@ -290,7 +288,6 @@ static int occupancy_block(K kernel)
 
 static vl_status choose_shapes(const vl_sift_plan *plan, launch_shapes *shapes)
 {
-    VL_CUDA_TRY(cudaGetDevice(&shapes->device), "no usable CUDA device");
     shapes->upsample = occupancy_block(upsample_kernel);
     shapes->downsample = occupancy_block(downsample_kernel);
     shapes->dog = occupancy_block(dog_kernel);
@@ -300,7 +297,6 @@ static vl_status choose_shapes(const vl_sift_plan *plan, launch_shapes *shapes)
     shapes->normalise = occupancy_block(normalise_kernel<float>);
     for (int level = 0; level < plan->gauss_levels; level++) {
         int grid = 0, block = 0;
-        shapes->radius[level] = plan->radius[level];
         VL_CUDA_TRY(cudaOccupancyMaxPotentialBlockSizeVariableSMem(&grid, &block, blur_rows_kernel,
                                                                     row_shared_bytes{plan->radius[level]}, 1024),
                     "sizing the row blur");

@@ -34,6 +34,8 @@ extern "C" {
 /* Images smaller than this on either side are refused: the pyramid needs border room (OpenCV's border
  * of 5 pixels in the doubled image plus one 3x3x3 neighbourhood). */
 #define VL_SIFT_MIN_SIDE 16
+/* The doubled image must stay within the GPU's grid rows (65535) and 32-bit pixel counts per level. */
+#define VL_SIFT_MAX_SIDE 32767
 
 typedef struct vl_sift_options {
     int octave_layers;         /* 3 */

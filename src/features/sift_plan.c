@@ -33,8 +33,9 @@ vl_status vl_sift_plan_make(int64_t width, int64_t height, const vl_sift_options
     if (width < VL_SIFT_MIN_SIDE || height < VL_SIFT_MIN_SIDE)
         return vl_fail(VL_ERR_INPUT, "sift: a %lldx%lld image is too small (at least %dx%d pixels)", (long long)width,
                        (long long)height, VL_SIFT_MIN_SIDE, VL_SIFT_MIN_SIDE);
-    if (width > (1 << 28) || height > (1 << 28) || width * height > ((int64_t)1 << 34))
-        return vl_fail(VL_ERR_INPUT, "sift: a %lldx%lld image is too large", (long long)width, (long long)height);
+    if (width > VL_SIFT_MAX_SIDE || height > VL_SIFT_MAX_SIDE)
+        return vl_fail(VL_ERR_INPUT, "sift: a %lldx%lld image is too large (at most %dx%d pixels)", (long long)width,
+                       (long long)height, VL_SIFT_MAX_SIDE, VL_SIFT_MAX_SIDE);
     memset(plan, 0, sizeof *plan);
     plan->width = width;
     plan->height = height;
