@@ -3,7 +3,7 @@
   - features on an image: keypoints.csv rows = descriptors.npy rows (float32 and --uint8), the keypoints equal
     OpenCV's (count and positions within 0.01 px), preview.png is an RGB image of the input's size;
   - features on a NIfTI volume: one keypoint list per slice, LPS columns from the volume's affine, the same
-    slice content gives the same keypoints;
+    slice content gives the same keypoints; --hu (float HU) finds about as many on in-window values;
   - match: a rotated and scaled copy gives back the known similarity (corner error < 1 px); outputs exist;
   - register-slices: a volume whose slices are shuffled copies of another's finds every slice back;
   - refusals: a constant image, a tiny image, an empty file (exit 3, one error line, nothing written), an
@@ -88,6 +88,14 @@ def volume_features():
     tc.check(all(by_slice), 'a slice without keypoints')
     key = [[(r['x'], r['y'], r['size'], r['angle']) for r in s] for s in by_slice]
     tc.check(key[0] == key[2], 'identical slices 0 and 2 gave different keypoints')
+    # --hu: the same window as a linear map without rounding or clipping; on these in-window values it finds
+    # nearly the same keypoints as the 8-bit rendering.
+    hu_out = os.path.join(WORK, 'vol_hu')
+    result = run('features', path, '-o', hu_out, '--window', '127.5:256', '--hu')
+    if tc.check(result.returncode == 0, 'features --hu: exit %d: %s' % (result.returncode, result.stderr)):
+        hu_count = len(rows(os.path.join(hu_out, 'keypoints.csv')))
+        tc.check(abs(hu_count - len(table)) <= 0.05 * len(table), '--hu found %d keypoints, the 8-bit rendering %d' %
+                 (hu_count, len(table)))
     r = table[0]
     # NIfTI RAS -> LPS: x and y change sign.
     expect = (-(-100 + 0.8 * float(r['x'])), -(-120 + 0.8 * float(r['y'])), 30 + 2.5 * float(r['slice']))
