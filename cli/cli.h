@@ -62,5 +62,8 @@ int cmd_seg(int argc, char **argv);
 int cmd_batch(int argc, char **argv);
 int cmd_cut(int argc, char **argv);
 int cmd_background(int argc, char **argv);
+int cmd_features(int argc, char **argv);
+int cmd_match(int argc, char **argv);
+int cmd_register_slices(int argc, char **argv);
 
 #endif

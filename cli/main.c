@@ -23,6 +23,9 @@ static const struct {
     {"shapes", cmd_shapes, "per-slice 2D shape table: moments, Hu, region measures, contour histogram"},
     {"cut", cmd_cut, "seeded graph-cut segmentation (Boykov-Jolly, exact max-flow) of a CT or image"},
     {"background", cmd_background, "moving foreground of a frame sequence (MOG2), per-frame components"},
+    {"features", cmd_features, "SIFT keypoints and descriptors per slice (OpenCV's SIFT), CSV + .npy + preview"},
+    {"match", cmd_match, "SIFT matches and a RANSAC transform between two images or CT slice pairs"},
+    {"register-slices", cmd_register_slices, "for each slice of A the matching slice of B and the in-plane transform"},
 };
 
 static void print_usage(FILE *out)
@@ -32,7 +35,7 @@ static void print_usage(FILE *out)
             "usage: voxlabel <command> [options]\n\ncommands:\n",
             vl_version());
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+        fprintf(out, "  %-16s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\nRun 'voxlabel <command> --help' for its options and examples.\n"
                  "Example: voxlabel phantom -o ct/ && voxlabel label ct/ --preset bone -o out/\n");
 }

@@ -8,6 +8,8 @@
 #include "graphcut/maxflow_internal.h"
 #include "background/mog2_internal.h"
 #include "image2d/morphology_gpu.h"
+#include "features/match_internal.h"
+#include "features/sift_internal.h"
 #include "label/label_gpu.h"
 #include "stats/stats_gpu.h"
 
@@ -101,5 +103,27 @@ vl_status vl_background_mog2_gpu(const uint8_t *frames, uint8_t *foreground, int
                                  const vl_mog2_params *params, const vl_progress *progress)
 {
     (void)frames, (void)foreground, (void)pixels, (void)count, (void)params, (void)progress;
+    return no_cuda();
+}
+
+vl_status vl_sift_run_gpu(const vl_sift_plan *plan, const float *image, const vl_volume *volume,
+                          const vl_sift_options *options, const vl_progress *progress, vl_sift_features *out,
+                          int gpu_index, uint64_t gpu_memory)
+{
+    (void)plan, (void)image, (void)volume, (void)options, (void)progress, (void)out, (void)gpu_index,
+        (void)gpu_memory;
+    return no_cuda();
+}
+
+vl_status vl_sift_pyramid_gpu(const vl_sift_plan *plan, const float *image, float *gauss, float *dog, int gpu_index)
+{
+    (void)plan, (void)image, (void)gauss, (void)dog, (void)gpu_index;
+    return no_cuda();
+}
+
+vl_status vl_match_best_gpu(const float *query, int64_t query_count, const float *train, int64_t train_count,
+                            vl_match_best *out, int gpu_index)
+{
+    (void)query, (void)query_count, (void)train, (void)train_count, (void)out, (void)gpu_index;
     return no_cuda();
 }

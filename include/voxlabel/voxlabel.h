@@ -11,6 +11,7 @@
 #include "voxlabel/device.h"
 #include "voxlabel/dicom.h"
 #include "voxlabel/error.h"
+#include "voxlabel/features.h"
 #include "voxlabel/image2d.h"
 #include "voxlabel/io.h"
 #include "voxlabel/label.h"

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Everything the feature stage needs on a GPU machine, in one call (issue 21): GPU == CPU (F1 pyramid levels,
+# keypoints, descriptors, matches), compute-sanitizer memcheck and racecheck, and the bench: voxlabel SIFT on
+# the GPU per 512x512 slice and per 300-slice volume (F6), voxlabel on the CPU and OpenCV SIFT on all cores.
+# usage: bench/features_device_run.sh BIN_DIR OUT_DIR [STAGE...]
+#   BIN_DIR  features_gpu and features_bench (linked --as-needed: no DCMTK needed on the device)
+#   STAGE    tests sanitizer bench (default: all three; about 2 minutes on an H200 host)
+# Logs go to OUT_DIR/features.log; stdout carries the summaries.
+set -uo pipefail
+bin=$1 out=$2
+shift 2
+stages=${*:-tests sanitizer bench}
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$out"
+log=$out/features.log
+status=0
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee -a "$log"
+
+step_dir=$out step_show="FAIL|ERROR|error|F1|keypoints|matching|voxlabel SIFT|OpenCV|kornia"
+. "$here/device_step.sh"
+
+cores=$(nproc)
+for stage in $stages; do
+    case $stage in
+    tests) step features_gpu 120 "$bin/features_gpu" ;;
+    sanitizer)
+        step memcheck 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/features_gpu" quick
+        step racecheck 150 compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/features_gpu" quick
+        ;;
+    bench)
+        step gpu_slice 60 "$bin/features_bench" 512 512 1 gpu 0 10
+        step gpu_volume 120 "$bin/features_bench" 512 512 300 gpu 0 3 "$out/slices.u8"
+        step cpu_volume 150 "$bin/features_bench" 512 512 300 cpu "$cores" 1
+        step opencv 150 python3 "$here/features_peers.py" "$out/slices.u8" 512 512 300 "$cores" 5
+        rm -f "$out/slices.u8"
+        echo "published: CudaSift 1280x960 0.7 ms, 1920x1080 1.0 ms (GTX 1080 Ti); Kumar et al. full SIFT < 25 ms" \
+             "for high-resolution images (Tesla C2075)" | tee -a "$log"
+        ;;
+    esac
+done
+exit $status

@@ -1,0 +1,711 @@
+/* SIFT on the GPU, after Kumar et al.'s method, computing what the CPU reference (src/features/sift_cpu.c)
+ * computes:
+ *   - a volume's slices go through in batches: every kernel covers all slices of a batch (grid z), so a
+ *     batch is one launch chain, not one per slice;
+ *   - launch shapes come from the occupancy calculator for each kernel (cudaOccupancyMaxPotentialBlockSize,
+ *     with the shared memory a block size implies for the blur kernels), computed once per device;
+ *   - the separable Gaussian blurs stage their rows (horizontal pass) and column strips (vertical pass) in
+ *     shared memory with the kernel's halo, so each input sample is read from global memory once per block;
+ *   - the 26-neighbour extremum test is a running max/min without data-dependent branches
+ *     (vl_sift_is_extremum), and the survivors are appended with one atomic per warp (ballot + popc);
+ *   - refinement, orientation, descriptors: one thread per candidate or keypoint, the same code as the CPU
+ *     (src/features/sift_math.h).
+ * Bit-identity: this file is compiled without multiply-add contraction (CMakeLists.txt), the blur sums run
+ * in the CPU's order, and transcendental functions go through double (sift_math.h); keypoints are then put
+ * in the documented order on the host by the CPU's own vl_sift_finish_keypoints. */
+#include <cuda_runtime.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cuda_check.h"
+#include "features/sift_internal.h"
+
+__constant__ vl_sift_plan plan_c;
+
+#define VERTICAL_ROWS_PER_THREAD 4
+#define BATCH_MAX 64
+
+typedef struct gpu_candidate {
+    int32_t slice, layer, row, col;
+} gpu_candidate;
+
+typedef struct gpu_keypoint {
+    vl_sift_keypoint keypoint;  /* doubled-input pixels until finished on the host */
+    int32_t octave, layer;
+} gpu_keypoint;
+
+/* ---- kernels ---------------------------------------------------------------------------------------- */
+
+template <typename T>
+__global__ static void normalise_kernel(const T *__restrict__ in, float *__restrict__ out, int64_t n, float offset,
+                                        float scale)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+        out[i] = ((float)in[i] - offset) * scale;
+}
+
+/* 2x bilinear enlargement, the CPU's two passes fused: each output combines two horizontally interpolated
+ * samples with the same float operations in the same order. Grid: x over columns, y over rows (strided),
+ * z over slices, so no index is divided. */
+__global__ static void upsample_kernel(const float *__restrict__ in, float *__restrict__ out, int64_t w, int64_t h)
+{
+    const int64_t w2 = 2 * w, h2 = 2 * h, b = blockIdx.z;
+    const int64_t x = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (x >= w2)
+        return;
+    const int64_t xi = x >> 1;
+    int64_t left = (x & 1) ? xi : xi - 1, right = (x & 1) ? xi + 1 : xi;
+    left = left < 0 ? 0 : left;
+    right = right >= w ? w - 1 : right;
+    const float ax = (x & 1) ? 0.75f : 0.25f, bx = (x & 1) ? 0.25f : 0.75f;
+    const float *s = in + b * w * h;
+    for (int64_t y = blockIdx.y; y < h2; y += gridDim.y) {
+        int64_t yi = y >> 1;
+        int64_t top = (y & 1) ? yi : yi - 1, bottom = (y & 1) ? yi + 1 : yi;
+        top = top < 0 ? 0 : top;
+        bottom = bottom >= h ? h - 1 : bottom;
+        float ay = (y & 1) ? 0.75f : 0.25f, by = (y & 1) ? 0.25f : 0.75f;
+        float r0 = s[top * w + left] * ax + s[top * w + right] * bx;
+        float r1 = s[bottom * w + left] * ax + s[bottom * w + right] * bx;
+        out[b * w2 * h2 + y * w2 + x] = r0 * ay + r1 * by;
+    }
+}
+
+/* Horizontal pass: a block computes blockDim.x outputs of one row from a shared copy of the row segment
+ * and its halo (reflect-101 at the ends). */
+__global__ static void blur_rows_kernel(const float *__restrict__ src, float *__restrict__ dst, int64_t w, int64_t h,
+                                        int64_t src_stride, int64_t dst_stride, int level)
+{
+    extern __shared__ float segment[];
+    const int r = plan_c.radius[level];
+    const float *taps = plan_c.kernel[level];
+    const int64_t x0 = (int64_t)blockIdx.x * blockDim.x;
+    const int64_t b = blockIdx.z;
+    for (int64_t y = blockIdx.y; y < h; y += gridDim.y) {
+        const float *row = src + b * src_stride + y * w;
+        for (int i = threadIdx.x; i < (int)blockDim.x + 2 * r; i += blockDim.x)
+            segment[i] = row[vl_sift_reflect101(x0 - r + i, w)];
+        __syncthreads();
+        int64_t x = x0 + threadIdx.x;
+        if (x < w) {
+            const float *s = segment + threadIdx.x + r;
+            float sum = taps[0] * s[0];
+            for (int k = 1; k <= r; k++)
+                sum += taps[k] * (s[-k] + s[k]);
+            dst[b * dst_stride + y * w + x] = sum;
+        }
+        __syncthreads();
+    }
+}
+
+/* Vertical pass: a block of 32 x blockDim.y threads computes a strip of 32 columns x
+ * blockDim.y * VERTICAL_ROWS_PER_THREAD rows from a shared copy of the strip and its halo rows. */
+__global__ static void blur_cols_kernel(const float *__restrict__ src, float *__restrict__ dst, int64_t w, int64_t h,
+                                        int64_t src_stride, int64_t dst_stride, int level)
+{
+    extern __shared__ float strip[];
+    const int r = plan_c.radius[level];
+    const float *taps = plan_c.kernel[level];
+    const int rows = blockDim.y * VERTICAL_ROWS_PER_THREAD, tile_rows = rows + 2 * r;
+    const int64_t x = (int64_t)blockIdx.x * 32 + threadIdx.x, y0 = (int64_t)blockIdx.y * rows, b = blockIdx.z;
+    const float *plane = src + b * src_stride;
+    for (int i = threadIdx.y; i < tile_rows; i += blockDim.y)
+        strip[i * 32 + threadIdx.x] = x < w ? plane[vl_sift_reflect101(y0 - r + i, h) * w + x] : 0.f;
+    __syncthreads();
+    if (x >= w)
+        return;
+    for (int j = 0; j < VERTICAL_ROWS_PER_THREAD; j++) {
+        int t = threadIdx.y + j * blockDim.y;
+        int64_t y = y0 + t;
+        if (y >= h)
+            break;
+        const float *c = strip + (t + r) * 32 + threadIdx.x;
+        float sum = taps[0] * c[0];
+        for (int k = 1; k <= r; k++)
+            sum += taps[k] * (c[-k * 32] + c[k * 32]);
+        dst[b * dst_stride + y * w + x] = sum;
+    }
+}
+
+/* Nearest-neighbour halving; grid as the enlargement's. */
+__global__ static void downsample_kernel(const float *__restrict__ src, int64_t sw, int64_t sh, float *__restrict__ dst,
+                                         int64_t dw, int64_t dh, int64_t slice_stride)
+{
+    const int64_t x = blockIdx.x * (int64_t)blockDim.x + threadIdx.x, b = blockIdx.z;
+    if (x >= dw)
+        return;
+    const double fx = 1. / ((double)dw / sw), fy = 1. / ((double)dh / sh);
+    int64_t sx = (int64_t)floor(x * fx);
+    sx = sx > sw - 1 ? sw - 1 : sx;
+    for (int64_t y = blockIdx.y; y < dh; y += gridDim.y) {
+        int64_t sy = (int64_t)floor(y * fy);
+        sy = sy > sh - 1 ? sh - 1 : sy;
+        dst[b * slice_stride + y * dw + x] = src[b * slice_stride + sy * sw + sx];
+    }
+}
+
+/* DoG levels of one octave: grid x strides over a slice's levels, z over slices. */
+__global__ static void dog_kernel(const float *__restrict__ gauss, float *__restrict__ dog, int64_t n_octave,
+                                  int64_t level_pixels, int64_t gauss_stride, int64_t dog_stride)
+{
+    const float *g = gauss + blockIdx.z * gauss_stride;
+    float *d = dog + blockIdx.z * dog_stride;
+    for (int64_t p = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; p < n_octave; p += (int64_t)gridDim.x * blockDim.x)
+        d[p] = g[p + level_pixels] - g[p];
+}
+
+/* One thread per interior sample of the octave's inner DoG layers of every slice; survivors are appended
+ * with one atomicAdd per warp. */
+__global__ static void extrema_kernel(const float *__restrict__ dog, int octave, int64_t dog_stride,
+                                      gpu_candidate *candidates, unsigned int *count, unsigned int capacity)
+{
+    const int64_t w = plan_c.w[octave], h = plan_c.h[octave], n = w * h;
+    const int64_t iw = w - 2 * VL_SIFT_IMG_BORDER, ih = h - 2 * VL_SIFT_IMG_BORDER;
+    const int layer = 1 + (int)(blockIdx.z % plan_c.layers), b = (int)(blockIdx.z / plan_c.layers);
+    const int64_t total = iw * ih;
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    /* Every lane of a warp runs the same number of iterations so that the warp vote sees all of them. */
+    const int64_t start = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    const int64_t rounds = (total + stride - 1) / stride;
+    const unsigned lane = threadIdx.x & 31;
+    for (int64_t round = 0; round < rounds; round++) {
+        int64_t i = start + round * stride;
+        int valid = i < total;
+        int64_t j = valid ? i : 0;
+        int64_t r = j / iw, c = VL_SIFT_IMG_BORDER + (j - r * iw);
+        r += VL_SIFT_IMG_BORDER;
+        const float *base = dog + b * dog_stride + plan_c.dog_offset[octave];
+        int hit = valid & vl_sift_is_extremum(base + (layer - 1) * n, base + layer * n, base + (layer + 1) * n,
+                                              r * w + c, w, plan_c.scan_threshold);
+        const unsigned lanes = __activemask();
+        unsigned ballot = __ballot_sync(lanes, hit);
+        if (!ballot)
+            continue;
+        unsigned first = 0;
+        int leader = __ffs(ballot) - 1;
+        if ((int)lane == leader)
+            first = atomicAdd(count, (unsigned)__popc(ballot));
+        first = __shfl_sync(lanes, first, leader);
+        unsigned slot = first + __popc(ballot & ((1u << lane) - 1));
+        if (hit && slot < capacity)
+            candidates[slot] = gpu_candidate{b, layer, (int32_t)r, (int32_t)c};
+    }
+}
+
+/* One thread per candidate: refinement, contrast and edge tests, orientation histogram, one keypoint per
+ * peak (vl_sift_refine and friends, as on the CPU). */
+__global__ static void orient_kernel(const float *__restrict__ gauss, const float *__restrict__ dog, int octave,
+                                     int64_t gauss_stride, int64_t dog_stride, const gpu_candidate *candidates,
+                                     unsigned int candidate_count, gpu_keypoint *keypoints, unsigned int *count,
+                                     unsigned int capacity)
+{
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= candidate_count)
+        return;
+    const gpu_candidate cand = candidates[i];
+    const int64_t w = plan_c.w[octave], h = plan_c.h[octave], n = w * h;
+    const float *layers[VL_SIFT_MAX_LEVELS];
+    const float *dog_octave = dog + cand.slice * dog_stride + plan_c.dog_offset[octave];
+    for (int l = 0; l < plan_c.dog_levels; l++)
+        layers[l] = dog_octave + l * n;
+    vl_sift_candidate c;
+    if (!vl_sift_refine(layers, w, h, octave, cand.layer, cand.row, cand.col, plan_c.layers,
+                        plan_c.contrast_threshold, plan_c.edge_threshold, plan_c.sigma, &c))
+        return;
+    const float *level = gauss + cand.slice * gauss_stride + plan_c.gauss_offset[octave] + c.layer * n;
+    float scale_octave = c.size * 0.5f / (float)(1 << octave);
+    float hist[VL_SIFT_ORI_BINS];
+    float peak = vl_sift_orientation_histogram(level, w, h, c.row, c.col,
+                                               vl_sift_round(VL_SIFT_ORI_RADIUS * scale_octave),
+                                               VL_SIFT_ORI_SIG_FACTOR * scale_octave, hist);
+    float threshold = peak * VL_SIFT_ORI_PEAK_RATIO;
+    for (int j = 0; j < VL_SIFT_ORI_BINS; j++) {
+        float angle = vl_sift_peak_angle(hist, j, threshold);
+        if (angle < 0)
+            continue;
+        unsigned slot = atomicAdd(count, 1u);
+        if (slot < capacity) {
+            gpu_keypoint k;
+            k.keypoint = vl_sift_keypoint{c.x, c.y, c.size, angle, c.response, c.octave_packed, cand.slice};
+            k.octave = octave;
+            k.layer = c.layer;
+            keypoints[slot] = k;
+        }
+    }
+}
+
+/* One thread per finished keypoint (input pixels): its descriptor from its Gaussian level. */
+__global__ static void descriptor_kernel(const float *__restrict__ gauss, int64_t gauss_stride,
+                                         const gpu_keypoint *keypoints, unsigned int count, float *descriptors)
+{
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= count)
+        return;
+    const gpu_keypoint k = keypoints[i];
+    const int o = k.octave;
+    const int64_t w = plan_c.w[o], h = plan_c.h[o];
+    const float *level = gauss + k.keypoint.slice * gauss_stride + plan_c.gauss_offset[o] + k.layer * w * h;
+    float scale = 2.f / (float)(1 << o);
+    float angle = 360.f - k.keypoint.angle;
+    if (fabsf(angle - 360.f) < VL_SIFT_FLT_EPSILON)
+        angle = 0.f;
+    float hist[VL_SIFT_DESCR_HIST];
+    vl_sift_descriptor(level, w, h, k.keypoint.x * scale, k.keypoint.y * scale, angle, k.keypoint.size * scale * 0.5f,
+                       hist, descriptors + (int64_t)i * VL_SIFT_DESCRIPTOR_SIZE);
+}
+
+/* ---- launch shapes ---------------------------------------------------------------------------------- */
+
+/* Threads per block for each kernel, from the occupancy calculator; the blur kernels' choice depends on
+ * the radius through their shared memory, so they are sized per pyramid level. */
+typedef struct launch_shapes {
+    int upsample, downsample, dog, extrema, orient, descriptor, normalise;
+    int rows[VL_SIFT_MAX_LEVELS], cols[VL_SIFT_MAX_LEVELS];  /* cols: blockDim.y of 32-wide blocks */
+} launch_shapes;
+
+struct row_shared_bytes {
+    int radius;
+    __host__ __device__ size_t operator()(int block) const { return (size_t)(block + 2 * radius) * sizeof(float); }
+};
+
+struct col_shared_bytes {
+    int radius;
+    __host__ __device__ size_t operator()(int block) const
+    {
+        return (size_t)32 * ((block / 32) * VERTICAL_ROWS_PER_THREAD + 2 * radius) * sizeof(float);
+    }
+};
+
+template <typename K>
+static int occupancy_block(K kernel)
+{
+    int grid = 0, block = 256;
+    if (cudaOccupancyMaxPotentialBlockSize(&grid, &block, kernel, 0, 0) != cudaSuccess || block < 32)
+        block = 256;
+    return block;
+}
+
+static vl_status choose_shapes(const vl_sift_plan *plan, launch_shapes *shapes)
+{
+    shapes->upsample = occupancy_block(upsample_kernel);
+    shapes->downsample = occupancy_block(downsample_kernel);
+    shapes->dog = occupancy_block(dog_kernel);
+    shapes->extrema = occupancy_block(extrema_kernel);
+    shapes->orient = occupancy_block(orient_kernel);
+    shapes->descriptor = occupancy_block(descriptor_kernel);
+    shapes->normalise = occupancy_block(normalise_kernel<float>);
+    for (int level = 0; level < plan->gauss_levels; level++) {
+        int grid = 0, block = 0;
+        VL_CUDA_TRY(cudaOccupancyMaxPotentialBlockSizeVariableSMem(&grid, &block, blur_rows_kernel,
+                                                                    row_shared_bytes{plan->radius[level]}, 1024),
+                    "sizing the row blur");
+        shapes->rows[level] = block < 32 ? 32 : block;
+        VL_CUDA_TRY(cudaOccupancyMaxPotentialBlockSizeVariableSMem(&grid, &block, blur_cols_kernel,
+                                                                    col_shared_bytes{plan->radius[level]}, 1024),
+                    "sizing the column blur");
+        shapes->cols[level] = block < 32 ? 1 : block / 32;
+        /* Wide kernels (large sigma) must still fit the 48 KiB a block gets without opting in. */
+        while (shapes->cols[level] > 1 && col_shared_bytes{plan->radius[level]}(32 * shapes->cols[level]) > 48 * 1024)
+            shapes->cols[level] /= 2;
+    }
+    return VL_OK;
+}
+
+static unsigned int grid_for(int64_t items, int block)
+{
+    int64_t blocks = (items + block - 1) / block;
+    return (unsigned int)(blocks < 1 ? 1 : blocks > 65535 * 16 ? 65535 * 16 : blocks);
+}
+
+/* ---- the pyramid of a batch ------------------------------------------------------------------------- */
+
+typedef struct gpu_batch {
+    float *input;      /* slices x w x h, normalised */
+    float *doubled;    /* slices x 4wh */
+    float *scratch;    /* slices x 4wh, the horizontal pass's output */
+    float *gauss, *dog;
+    void *raw;         /* slices of the volume as stored */
+    gpu_candidate *candidates;
+    gpu_keypoint *keypoints;
+    float *descriptors;
+    unsigned int *counters;
+    unsigned int candidate_capacity, keypoint_capacity, descriptor_capacity;
+    int slices;
+} gpu_batch;
+
+static void batch_free(gpu_batch *batch)
+{
+    cudaFree(batch->input);
+    cudaFree(batch->doubled);
+    cudaFree(batch->scratch);
+    cudaFree(batch->gauss);
+    cudaFree(batch->dog);
+    cudaFree(batch->raw);
+    cudaFree(batch->candidates);
+    cudaFree(batch->keypoints);
+    cudaFree(batch->descriptors);
+    cudaFree(batch->counters);
+    memset(batch, 0, sizeof *batch);
+}
+
+/* dst = src blurred with the plan's kernel `level`, for every slice of the batch in one launch per pass;
+ * slices lie src_stride / dst_stride floats apart, the intermediate in scratch w*h apart. */
+static vl_status blur_level(const vl_sift_plan *plan, const launch_shapes *shapes, int level, const float *src,
+                            int64_t src_stride, float *dst, int64_t dst_stride, float *scratch, int64_t w, int64_t h,
+                            int slices)
+{
+    int r = plan->radius[level];
+    int block = shapes->rows[level];
+    dim3 grid_rows((unsigned)((w + block - 1) / block), (unsigned)(h < 65535 ? h : 65535), (unsigned)slices);
+    blur_rows_kernel<<<grid_rows, block, (size_t)(block + 2 * r) * sizeof(float)>>>(src, scratch, w, h, src_stride,
+                                                                                    w * h, level);
+    int by = shapes->cols[level];
+    int rows = by * VERTICAL_ROWS_PER_THREAD;
+    dim3 grid_cols((unsigned)((w + 31) / 32), (unsigned)((h + rows - 1) / rows), (unsigned)slices);
+    blur_cols_kernel<<<grid_cols, dim3(32, by), (size_t)32 * (rows + 2 * r) * sizeof(float)>>>(
+        scratch, dst, w, h, w * h, dst_stride, level);
+    VL_CUDA_TRY(cudaGetLastError(), "launching the Gaussian blur");
+    return VL_OK;
+}
+
+/* Gaussian and DoG pyramids of batch->slices normalised images in batch->input. */
+static vl_status build_pyramids(const vl_sift_plan *plan, const launch_shapes *shapes, gpu_batch *batch)
+{
+    int slices = batch->slices;
+    int64_t w0 = plan->w[0], h0 = plan->h[0];
+    dim3 grid_up((unsigned)((w0 + shapes->upsample - 1) / shapes->upsample), (unsigned)(h0 < 65535 ? h0 : 65535),
+                 (unsigned)slices);
+    upsample_kernel<<<grid_up, shapes->upsample>>>(batch->input, batch->doubled, plan->width, plan->height);
+    VL_CUDA_TRY(cudaGetLastError(), "launching the enlargement");
+    for (int o = 0; o < plan->octaves; o++) {
+        int64_t w = plan->w[o], h = plan->h[o], n = w * h;
+        float *level = batch->gauss + plan->gauss_offset[o];
+        vl_status status = VL_OK;
+        if (o == 0) {
+            status = blur_level(plan, shapes, 0, batch->doubled, n, level, plan->gauss_floats, batch->scratch, w, h,
+                                slices);
+        } else {
+            int64_t pw = plan->w[o - 1], ph = plan->h[o - 1];
+            dim3 grid_down((unsigned)((w + shapes->downsample - 1) / shapes->downsample),
+                           (unsigned)(h < 65535 ? h : 65535), (unsigned)slices);
+            downsample_kernel<<<grid_down, shapes->downsample>>>(
+                batch->gauss + plan->gauss_offset[o - 1] + plan->layers * pw * ph, pw, ph, level, w, h,
+                plan->gauss_floats);
+            VL_CUDA_TRY(cudaGetLastError(), "launching the halving");
+        }
+        for (int i = 1; i < plan->gauss_levels && status == VL_OK; i++)
+            status = blur_level(plan, shapes, i, level + (i - 1) * n, plan->gauss_floats, level + i * n,
+                                plan->gauss_floats, batch->scratch, w, h, slices);
+        if (status != VL_OK)
+            return status;
+        dim3 grid_dog(grid_for(plan->dog_levels * n, shapes->dog), 1, (unsigned)slices);
+        dog_kernel<<<grid_dog, shapes->dog>>>(level, batch->dog + plan->dog_offset[o], plan->dog_levels * n, n,
+                                              plan->gauss_floats, plan->dog_floats);
+        VL_CUDA_TRY(cudaGetLastError(), "launching the DoG");
+    }
+    return VL_OK;
+}
+
+/* ---- host side ---------------------------------------------------------------------------------------- */
+
+static vl_status upload_plan(const vl_sift_plan *plan, launch_shapes *shapes)
+{
+    VL_CUDA_TRY(cudaMemcpyToSymbol(plan_c, plan, sizeof *plan), "uploading the SIFT plan");
+    return choose_shapes(plan, shapes);
+}
+
+/* Device bytes one slice of a batch needs. */
+static int64_t bytes_per_slice(const vl_sift_plan *plan, size_t sample_bytes)
+{
+    int64_t pixels = plan->width * plan->height, doubled = plan->w[0] * plan->h[0];
+    return (int64_t)sizeof(float) * (pixels + 2 * doubled + plan->gauss_floats + plan->dog_floats) +
+           (int64_t)sample_bytes * pixels + (int64_t)(sizeof(gpu_candidate) + sizeof(gpu_keypoint)) * (pixels / 4);
+}
+
+static vl_status batch_allocate(const vl_sift_plan *plan, int slices, size_t sample_bytes, gpu_batch *batch)
+{
+    memset(batch, 0, sizeof *batch);
+    batch->slices = slices;
+    int64_t pixels = plan->width * plan->height, doubled = plan->w[0] * plan->h[0];
+    /* Candidates and keypoints: a quarter of the input pixels per slice is far above what images give;
+     * a batch that overflows is detected and rerun with room for what it found. */
+    batch->candidate_capacity = (unsigned int)(slices * (pixels / 4 + 1024));
+    batch->keypoint_capacity = batch->candidate_capacity;
+    VL_CUDA_TRY(cudaMalloc((void **)&batch->input, sizeof(float) * pixels * slices), "allocating the inputs");
+    VL_CUDA_TRY(cudaMalloc((void **)&batch->doubled, sizeof(float) * doubled * slices), "allocating the pyramid");
+    VL_CUDA_TRY(cudaMalloc((void **)&batch->scratch, sizeof(float) * doubled * slices), "allocating the pyramid");
+    VL_CUDA_TRY(cudaMalloc((void **)&batch->gauss, sizeof(float) * plan->gauss_floats * slices), "allocating the pyramid");
+    VL_CUDA_TRY(cudaMalloc((void **)&batch->dog, sizeof(float) * plan->dog_floats * slices), "allocating the pyramid");
+    if (sample_bytes)
+        VL_CUDA_TRY(cudaMalloc(&batch->raw, sample_bytes * pixels * slices), "allocating the slices");
+    VL_CUDA_TRY(cudaMalloc((void **)&batch->counters, 2 * sizeof(unsigned int)), "allocating counters");
+    return VL_OK;
+}
+
+static vl_status ensure_lists(gpu_batch *batch, unsigned int candidates, unsigned int keypoints)
+{
+    if (!batch->candidates || candidates > batch->candidate_capacity) {
+        cudaFree(batch->candidates);
+        batch->candidates = NULL;
+        batch->candidate_capacity = candidates > batch->candidate_capacity ? candidates : batch->candidate_capacity;
+        VL_CUDA_TRY(cudaMalloc((void **)&batch->candidates, sizeof(gpu_candidate) * batch->candidate_capacity),
+                    "allocating candidates");
+    }
+    if (!batch->keypoints || keypoints > batch->keypoint_capacity) {
+        cudaFree(batch->keypoints);
+        batch->keypoints = NULL;
+        batch->keypoint_capacity = keypoints > batch->keypoint_capacity ? keypoints : batch->keypoint_capacity;
+        VL_CUDA_TRY(cudaMalloc((void **)&batch->keypoints, sizeof(gpu_keypoint) * batch->keypoint_capacity),
+                    "allocating keypoints");
+    }
+    return VL_OK;
+}
+
+/* Raw keypoints (doubled-input pixels, any order) of every slice of the batch into `host`. */
+static vl_status detect_batch(const vl_sift_plan *plan, const launch_shapes *shapes, gpu_batch *batch,
+                              gpu_keypoint **host, unsigned int *host_count)
+{
+    *host = NULL;
+    *host_count = 0;
+    unsigned int total = 0;
+    gpu_keypoint *all = NULL;
+    for (int o = 0; o < plan->octaves; o++) {
+        if (plan->w[o] <= 2 * VL_SIFT_IMG_BORDER || plan->h[o] <= 2 * VL_SIFT_IMG_BORDER)
+            continue;
+        for (;;) {
+            vl_status status = ensure_lists(batch, 0, 0);
+            if (status != VL_OK) {
+                free(all);
+                return status;
+            }
+            unsigned int counts[2] = {0, 0};
+            VL_CUDA_TRY(cudaMemset(batch->counters, 0, 2 * sizeof(unsigned int)), "clearing counters");
+            int64_t items = (plan->w[o] - 2 * VL_SIFT_IMG_BORDER) * (plan->h[o] - 2 * VL_SIFT_IMG_BORDER);
+            dim3 grid_scan(grid_for(items, shapes->extrema), 1, (unsigned)(plan->layers * batch->slices));
+            extrema_kernel<<<grid_scan, shapes->extrema>>>(batch->dog, o, plan->dog_floats, batch->candidates,
+                                                           batch->counters, batch->candidate_capacity);
+            VL_CUDA_TRY(cudaGetLastError(), "launching the extremum scan");
+            VL_CUDA_TRY(cudaMemcpy(counts, batch->counters, sizeof(unsigned int), cudaMemcpyDeviceToHost),
+                        "reading the candidate count");
+            if (counts[0] > batch->candidate_capacity) {
+                status = ensure_lists(batch, counts[0], 0);
+                if (status != VL_OK) {
+                    free(all);
+                    return status;
+                }
+                continue;
+            }
+            if (counts[0]) {
+                orient_kernel<<<grid_for(counts[0], shapes->orient), shapes->orient>>>(
+                    batch->gauss, batch->dog, o, plan->gauss_floats, plan->dog_floats, batch->candidates, counts[0],
+                    batch->keypoints, batch->counters + 1, batch->keypoint_capacity);
+                VL_CUDA_TRY(cudaGetLastError(), "launching the orientation kernel");
+            }
+            VL_CUDA_TRY(cudaMemcpy(counts + 1, batch->counters + 1, sizeof(unsigned int), cudaMemcpyDeviceToHost),
+                        "reading the keypoint count");
+            if (counts[1] > batch->keypoint_capacity) {
+                status = ensure_lists(batch, 0, counts[1]);
+                if (status != VL_OK) {
+                    free(all);
+                    return status;
+                }
+                continue;
+            }
+            if (counts[1]) {
+                gpu_keypoint *grown = (gpu_keypoint *)realloc(all, sizeof *all * (total + counts[1]));
+                if (!grown) {
+                    free(all);
+                    return vl_fail(VL_ERR_MEMORY, "sift: out of memory for keypoints");
+                }
+                all = grown;
+                VL_CUDA_TRY(cudaMemcpy(all + total, batch->keypoints, sizeof *all * counts[1], cudaMemcpyDeviceToHost),
+                            "reading keypoints");
+                total += counts[1];
+            }
+            break;
+        }
+    }
+    *host = all;
+    *host_count = total;
+    return VL_OK;
+}
+
+/* Finishes the batch's keypoints per slice on the host (the CPU's order), computes their descriptors on the
+ * device and appends slice by slice to `out`; `first_slice` is the batch's first slice in the volume. */
+static vl_status finish_batch(const vl_sift_plan *plan, const launch_shapes *shapes, gpu_batch *batch,
+                              const gpu_keypoint *raw, unsigned int raw_count, int max_keypoints, int64_t first_slice,
+                              vl_sift_features *out)
+{
+    vl_status status = VL_OK;
+    vl_sift_list *lists = (vl_sift_list *)calloc((size_t)batch->slices, sizeof *lists);
+    if (!lists)
+        return vl_fail(VL_ERR_MEMORY, "sift: out of memory");
+    for (unsigned int i = 0; i < raw_count && status == VL_OK; i++) {
+        vl_sift_found found = {raw[i].keypoint, raw[i].octave, raw[i].layer};
+        status = vl_sift_list_push(&lists[raw[i].keypoint.slice], &found);
+    }
+    unsigned int finished = 0;
+    for (int b = 0; b < batch->slices && status == VL_OK; b++) {
+        vl_sift_finish_keypoints(&lists[b], max_keypoints);
+        finished += (unsigned int)lists[b].count;
+    }
+    gpu_keypoint *ordered = (gpu_keypoint *)malloc(sizeof *ordered * (finished ? finished : 1));
+    float *descriptors = (float *)malloc(sizeof(float) * VL_SIFT_DESCRIPTOR_SIZE * (finished ? finished : 1));
+    if (status == VL_OK && (!ordered || !descriptors))
+        status = vl_fail(VL_ERR_MEMORY, "sift: out of memory for descriptors");
+    unsigned int k = 0;
+    for (int b = 0; b < batch->slices && status == VL_OK; b++)
+        for (int64_t i = 0; i < lists[b].count; i++, k++) {
+            ordered[k].keypoint = lists[b].items[i].keypoint;
+            ordered[k].keypoint.slice = b;
+            ordered[k].octave = lists[b].items[i].octave;
+            ordered[k].layer = lists[b].items[i].layer;
+        }
+    if (status == VL_OK && finished) {
+        status = ensure_lists(batch, 0, finished);
+        if (status == VL_OK && finished > batch->descriptor_capacity) {
+            cudaFree(batch->descriptors);
+            batch->descriptors = NULL;
+            batch->descriptor_capacity = 0;
+            cudaError_t error = cudaMalloc((void **)&batch->descriptors,
+                                           sizeof(float) * VL_SIFT_DESCRIPTOR_SIZE * batch->keypoint_capacity);
+            if (error != cudaSuccess)
+                status = vl_cuda_failure(error, "allocating descriptors");
+            else
+                batch->descriptor_capacity = batch->keypoint_capacity;
+        }
+        cudaError_t error = cudaSuccess;
+        if (status == VL_OK)
+            error = cudaMemcpy(batch->keypoints, ordered, sizeof *ordered * finished, cudaMemcpyHostToDevice);
+        if (status == VL_OK && error == cudaSuccess) {
+            descriptor_kernel<<<grid_for(finished, shapes->descriptor), shapes->descriptor>>>(
+                batch->gauss, plan->gauss_floats, batch->keypoints, finished, batch->descriptors);
+            error = cudaGetLastError();
+        }
+        if (status == VL_OK && error == cudaSuccess)
+            error = cudaMemcpy(descriptors, batch->descriptors, sizeof(float) * VL_SIFT_DESCRIPTOR_SIZE * finished,
+                               cudaMemcpyDeviceToHost);
+        if (status == VL_OK && error != cudaSuccess)
+            status = vl_cuda_failure(error, "computing descriptors");
+    }
+    k = 0;
+    for (int b = 0; b < batch->slices && status == VL_OK; b++) {
+        status = vl_sift_append_slice(out, first_slice + b, &lists[b],
+                                      descriptors + (size_t)k * VL_SIFT_DESCRIPTOR_SIZE);
+        k += (unsigned int)lists[b].count;
+    }
+    for (int b = 0; b < batch->slices; b++)
+        vl_sift_list_free(&lists[b]);
+    free(lists);
+    free(ordered);
+    free(descriptors);
+    return status;
+}
+
+/* Uploads and normalises slices [first, first + batch->slices) of the volume, or the one image. */
+static vl_status load_batch(const vl_sift_plan *plan, const launch_shapes *shapes, const float *image,
+                            const vl_volume *volume, int64_t first, gpu_batch *batch)
+{
+    int64_t pixels = plan->width * plan->height, n = pixels * batch->slices;
+    if (!volume) {
+        VL_CUDA_TRY(cudaMemcpy(batch->input, image, sizeof(float) * pixels, cudaMemcpyHostToDevice), "uploading");
+        normalise_kernel<float><<<grid_for(n, shapes->normalise), shapes->normalise>>>(
+            batch->input, batch->input, n, plan->input_offset, plan->input_scale);
+        VL_CUDA_TRY(cudaGetLastError(), "launching the normalisation");
+        return VL_OK;
+    }
+    size_t sample = vl_dtype_size(volume->dtype);
+    VL_CUDA_TRY(cudaMemcpy(batch->raw, (const char *)volume->data + (size_t)(first * pixels) * sample, sample * n,
+                           cudaMemcpyHostToDevice),
+                "uploading slices");
+    unsigned int grid = grid_for(n, shapes->normalise);
+    float offset = plan->input_offset, scale = plan->input_scale;
+    switch (volume->dtype) {
+    case VL_U8: normalise_kernel<uint8_t><<<grid, shapes->normalise>>>((const uint8_t *)batch->raw, batch->input, n, offset, scale); break;
+    case VL_I16: normalise_kernel<int16_t><<<grid, shapes->normalise>>>((const int16_t *)batch->raw, batch->input, n, offset, scale); break;
+    case VL_U16: normalise_kernel<uint16_t><<<grid, shapes->normalise>>>((const uint16_t *)batch->raw, batch->input, n, offset, scale); break;
+    case VL_U32: normalise_kernel<uint32_t><<<grid, shapes->normalise>>>((const uint32_t *)batch->raw, batch->input, n, offset, scale); break;
+    case VL_F32: normalise_kernel<float><<<grid, shapes->normalise>>>((const float *)batch->raw, batch->input, n, offset, scale); break;
+    }
+    VL_CUDA_TRY(cudaGetLastError(), "launching the normalisation");
+    return VL_OK;
+}
+
+/* Slices per batch: what fits in the caller's budget, or half the free device memory, at most BATCH_MAX. */
+static int batch_slices(const vl_sift_plan *plan, int64_t slices, size_t sample_bytes, uint64_t budget)
+{
+    size_t free_bytes = 0, total = 0;
+    if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess)
+        free_bytes = 0;
+    uint64_t usable = budget ? budget : free_bytes / 2;
+    int64_t fit = (int64_t)usable / bytes_per_slice(plan, sample_bytes);
+    if (fit < 1)
+        fit = 1;
+    if (fit > BATCH_MAX)
+        fit = BATCH_MAX;
+    return (int)(fit < slices ? fit : slices);
+}
+
+extern "C" vl_status vl_sift_run_gpu(const vl_sift_plan *plan, const float *image, const vl_volume *volume,
+                                     const vl_sift_options *options, const vl_progress *progress,
+                                     vl_sift_features *out, int gpu_index, uint64_t gpu_memory)
+{
+    vl_status status = vl_cuda_select(gpu_index);
+    if (status != VL_OK)
+        return status;
+    launch_shapes shapes;
+    status = upload_plan(plan, &shapes);
+    if (status != VL_OK)
+        return status;
+    int64_t slices = volume ? volume->nz : 1;
+    size_t sample_bytes = volume ? vl_dtype_size(volume->dtype) : 0;
+    int per_batch = batch_slices(plan, slices, sample_bytes, gpu_memory);
+    gpu_batch batch;
+    status = batch_allocate(plan, per_batch, sample_bytes, &batch);
+    for (int64_t first = 0; first < slices && status == VL_OK; first += per_batch) {
+        batch.slices = (int)(slices - first < per_batch ? slices - first : per_batch);
+        status = load_batch(plan, &shapes, image, volume, first, &batch);
+        if (status == VL_OK)
+            status = build_pyramids(plan, &shapes, &batch);
+        gpu_keypoint *raw = NULL;
+        unsigned int raw_count = 0;
+        if (status == VL_OK)
+            status = detect_batch(plan, &shapes, &batch, &raw, &raw_count);
+        if (status == VL_OK)
+            status = finish_batch(plan, &shapes, &batch, raw, raw_count, options->max_keypoints, first, out);
+        free(raw);
+        vl_progress_report(progress, "sift", (double)(first + batch.slices) / (double)slices);
+    }
+    batch_free(&batch);
+    return status;
+}
+
+extern "C" vl_status vl_sift_pyramid_gpu(const vl_sift_plan *plan, const float *image, float *gauss, float *dog,
+                                         int gpu_index)
+{
+    vl_status status = vl_cuda_select(gpu_index);
+    if (status != VL_OK)
+        return status;
+    launch_shapes shapes;
+    status = upload_plan(plan, &shapes);
+    gpu_batch batch;
+    memset(&batch, 0, sizeof batch);
+    if (status == VL_OK)
+        status = batch_allocate(plan, 1, 0, &batch);
+    if (status == VL_OK) {
+        /* `image` is already normalised: upload it as is. */
+        cudaError_t error = cudaMemcpy(batch.input, image, sizeof(float) * plan->width * plan->height,
+                                       cudaMemcpyHostToDevice);
+        status = error == cudaSuccess ? build_pyramids(plan, &shapes, &batch) : vl_cuda_failure(error, "uploading");
+    }
+    if (status == VL_OK) {
+        cudaError_t error = cudaMemcpy(gauss, batch.gauss, sizeof(float) * plan->gauss_floats, cudaMemcpyDeviceToHost);
+        if (error == cudaSuccess)
+            error = cudaMemcpy(dog, batch.dog, sizeof(float) * plan->dog_floats, cudaMemcpyDeviceToHost);
+        if (error != cudaSuccess)
+            status = vl_cuda_failure(error, "reading the pyramid");
+    }
+    batch_free(&batch);
+    return status;
+}

@@ -1,0 +1,373 @@
+/* Internal: the per-pixel and per-keypoint arithmetic of SIFT, shared word for word by the CPU reference
+ * (sift_cpu.c) and the GPU half (cuda/features/sift_gpu.cu), so that both backends compute the same floats.
+ *
+ * Invariants that keep the two bit-identical:
+ *   - only +, -, *, / and sqrtf on floats, which IEEE 754 rounds the same way on both (the GPU file is
+ *     compiled without multiply-add contraction, the host C is C11 without contraction);
+ *   - exp, sin, cos in double, rounded to float once, so their last-bit differences between libm and
+ *     CUDA's library vanish in the rounding;
+ *   - fixed loop orders.
+ * Intensities are on OpenCV's 8-bit scale (0..255); the 0..1 scale of the thresholds is applied here. */
+#ifndef VL_SIFT_MATH_H
+#define VL_SIFT_MATH_H
+
+#include <math.h>
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define VL_SIFT_FN static __host__ __device__ inline
+#else
+#define VL_SIFT_FN static inline
+#endif
+
+#define VL_SIFT_IMG_BORDER 5
+#define VL_SIFT_MAX_INTERP_STEPS 5
+#define VL_SIFT_ORI_BINS 36
+#define VL_SIFT_ORI_SIG_FACTOR 1.5f
+#define VL_SIFT_ORI_RADIUS (3 * VL_SIFT_ORI_SIG_FACTOR)
+#define VL_SIFT_ORI_PEAK_RATIO 0.8f
+#define VL_SIFT_DESCR_WIDTH 4
+#define VL_SIFT_DESCR_BINS 8
+#define VL_SIFT_DESCR_SCL_FACTOR 3.f
+#define VL_SIFT_DESCR_MAG_THR 0.2f
+#define VL_SIFT_DESCR_INT_FACTOR 512.f
+#define VL_SIFT_DESCR_HIST ((VL_SIFT_DESCR_WIDTH + 2) * (VL_SIFT_DESCR_WIDTH + 2) * (VL_SIFT_DESCR_BINS + 2))
+#define VL_SIFT_FLT_EPSILON 1.19209290e-07f
+
+/* Round half to even, as OpenCV's cvRound (lrint under the default rounding mode). */
+VL_SIFT_FN int vl_sift_round(float x)
+{
+#ifdef __CUDA_ARCH__
+    return __float2int_rn(x);
+#else
+    return (int)lrintf(x);
+#endif
+}
+
+/* max and min of finite floats (inputs are checked finite), compiled to one instruction each. */
+VL_SIFT_FN float vl_sift_max(float a, float b)
+{
+    return a > b ? a : b;
+}
+
+VL_SIFT_FN float vl_sift_min(float a, float b)
+{
+    return a < b ? a : b;
+}
+
+VL_SIFT_FN float vl_sift_exp(float x)
+{
+    return (float)exp((double)x);
+}
+
+/* atan2(y, x) in degrees 0..360 by the 7th-order odd polynomial OpenCV's fastAtan2 uses (about 0.01 degree). */
+VL_SIFT_FN float vl_sift_atan2_deg(float y, float x)
+{
+    const float p1 = 0.9997878412794807f * 57.295779513082323f, p3 = -0.3258083974640975f * 57.295779513082323f;
+    const float p5 = 0.1555786518463281f * 57.295779513082323f, p7 = -0.04432655554792128f * 57.295779513082323f;
+    float ax = fabsf(x), ay = fabsf(y), a;
+    const float tiny = (float)2.220446049250313e-16;
+    if (ax >= ay) {
+        float c = ay / (ax + tiny), c2 = c * c;
+        a = (((p7 * c2 + p5) * c2 + p3) * c2 + p1) * c;
+    } else {
+        float c = ax / (ay + tiny), c2 = c * c;
+        a = 90.f - (((p7 * c2 + p5) * c2 + p3) * c2 + p1) * c;
+    }
+    if (x < 0)
+        a = 180.f - a;
+    if (y < 0)
+        a = 360.f - a;
+    return a;
+}
+
+/* The pre-threshold of the extremum scan on the 8-bit scale: floor(0.5 * contrast / layers * 255). */
+VL_SIFT_FN float vl_sift_scan_threshold(float contrast_threshold, int layers)
+{
+    return (float)(int)floor(0.5 * contrast_threshold / layers * 255);
+}
+
+/* 1 when DoG sample i of `cur` exceeds the threshold in magnitude and is >= (maximum, positive) or <=
+ * (minimum, negative) all 26 neighbours in `prev`, `cur` and `next`. No data-dependent branch: the 26
+ * comparisons become one running max and min. */
+VL_SIFT_FN int vl_sift_is_extremum(const float *prev, const float *cur, const float *next, int64_t i, int64_t stride,
+                                   float threshold)
+{
+    float v = cur[i];
+    float hi = vl_sift_max(cur[i - 1], cur[i + 1]), lo = vl_sift_min(cur[i - 1], cur[i + 1]);
+    for (int dy = -1; dy <= 1; dy += 2)
+        for (int dx = -1; dx <= 1; dx++) {
+            float s = cur[i + dy * stride + dx];
+            hi = vl_sift_max(hi, s);
+            lo = vl_sift_min(lo, s);
+        }
+    for (int dy = -1; dy <= 1; dy++)
+        for (int dx = -1; dx <= 1; dx++) {
+            int64_t o = i + dy * stride + dx;
+            hi = vl_sift_max(hi, vl_sift_max(prev[o], next[o]));
+            lo = vl_sift_min(lo, vl_sift_min(prev[o], next[o]));
+        }
+    return (fabsf(v) > threshold) & (((v > 0) & (v >= hi)) | ((v < 0) & (v <= lo)));
+}
+
+/* Solves the 3x3 system H x = b by Gaussian elimination with partial pivoting; 0 when singular. */
+VL_SIFT_FN int vl_sift_solve3(float h[9], float b[3])
+{
+    for (int i = 0; i < 3; i++) {
+        int k = i;
+        for (int j = i + 1; j < 3; j++)
+            if (fabsf(h[j * 3 + i]) > fabsf(h[k * 3 + i]))
+                k = j;
+        if (fabsf(h[k * 3 + i]) < VL_SIFT_FLT_EPSILON * 10)
+            return 0;
+        if (k != i) {
+            for (int j = i; j < 3; j++) {
+                float t = h[i * 3 + j];
+                h[i * 3 + j] = h[k * 3 + j];
+                h[k * 3 + j] = t;
+            }
+            float t = b[i];
+            b[i] = b[k];
+            b[k] = t;
+        }
+        float d = -1.f / h[i * 3 + i];
+        for (int j = i + 1; j < 3; j++) {
+            float alpha = h[j * 3 + i] * d;
+            for (int c = i + 1; c < 3; c++)
+                h[j * 3 + c] += alpha * h[i * 3 + c];
+            b[j] += alpha * b[i];
+        }
+    }
+    for (int i = 2; i >= 0; i--) {
+        float s = b[i];
+        for (int k = i + 1; k < 3; k++)
+            s -= h[i * 3 + k] * b[k];
+        b[i] = s / h[i * 3 + i];
+    }
+    return 1;
+}
+
+/* A refined extremum in the doubled-image octave numbering (octave 0 = the doubled input). */
+typedef struct vl_sift_candidate {
+    float x, y, size, response;  /* x, y, size in doubled-input pixels */
+    int32_t octave_packed;       /* octave + (layer << 8) + (sub-layer << 16) */
+    int32_t octave, layer, row, col;  /* where the refinement ended */
+} vl_sift_candidate;
+
+/* Sub-pixel and sub-layer refinement of the extremum at (row, col) of DoG `layer` of `octave`, then the
+ * contrast and edge (principal curvature ratio) tests. `dog` points at the octave's layers, each w x h. */
+VL_SIFT_FN int vl_sift_refine(const float *const *dog, int64_t w, int64_t h, int octave, int layer, int row, int col,
+                              int layers, float contrast_threshold, float edge_threshold, float sigma,
+                              vl_sift_candidate *out)
+{
+    const float img_scale = 1.f / 255.f, deriv_scale = img_scale * 0.5f, second_scale = img_scale,
+                cross_scale = img_scale * 0.25f;
+    float xi = 0, xr = 0, xc = 0;
+    int step = 0;
+    for (; step < VL_SIFT_MAX_INTERP_STEPS; step++) {
+        const float *img = dog[layer], *prev = dog[layer - 1], *next = dog[layer + 1];
+        int64_t i = (int64_t)row * w + col;
+        float dx = (img[i + 1] - img[i - 1]) * deriv_scale, dy = (img[i + w] - img[i - w]) * deriv_scale,
+              ds = (next[i] - prev[i]) * deriv_scale;
+        float v2 = img[i] * 2;
+        float dxx = (img[i + 1] + img[i - 1] - v2) * second_scale;
+        float dyy = (img[i + w] + img[i - w] - v2) * second_scale;
+        float dss = (next[i] + prev[i] - v2) * second_scale;
+        float dxy = (img[i + w + 1] - img[i + w - 1] - img[i - w + 1] + img[i - w - 1]) * cross_scale;
+        float dxs = (next[i + 1] - next[i - 1] - prev[i + 1] + prev[i - 1]) * cross_scale;
+        float dys = (next[i + w] - next[i - w] - prev[i + w] + prev[i - w]) * cross_scale;
+        float hm[9] = {dxx, dxy, dxs, dxy, dyy, dys, dxs, dys, dss};
+        float x[3] = {dx, dy, ds};
+        if (!vl_sift_solve3(hm, x))
+            x[0] = x[1] = x[2] = 0;
+        xi = -x[2];
+        xr = -x[1];
+        xc = -x[0];
+        if (fabsf(xi) < 0.5f && fabsf(xr) < 0.5f && fabsf(xc) < 0.5f)
+            break;
+        const float too_far = (float)(2147483647 / 3);
+        if (fabsf(xi) > too_far || fabsf(xr) > too_far || fabsf(xc) > too_far)
+            return 0;
+        col += vl_sift_round(xc);
+        row += vl_sift_round(xr);
+        layer += vl_sift_round(xi);
+        if (layer < 1 || layer > layers || col < VL_SIFT_IMG_BORDER || col >= w - VL_SIFT_IMG_BORDER ||
+            row < VL_SIFT_IMG_BORDER || row >= h - VL_SIFT_IMG_BORDER)
+            return 0;
+    }
+    if (step >= VL_SIFT_MAX_INTERP_STEPS)
+        return 0;
+    const float *img = dog[layer], *prev = dog[layer - 1], *next = dog[layer + 1];
+    int64_t i = (int64_t)row * w + col;
+    float dx = (img[i + 1] - img[i - 1]) * deriv_scale, dy = (img[i + w] - img[i - w]) * deriv_scale,
+          ds = (next[i] - prev[i]) * deriv_scale;
+    float t = dx * xc + dy * xr + ds * xi;
+    float contrast = img[i] * img_scale + t * 0.5f;
+    if (fabsf(contrast) * layers < contrast_threshold)
+        return 0;
+    float v2 = img[i] * 2.f;
+    float dxx = (img[i + 1] + img[i - 1] - v2) * second_scale;
+    float dyy = (img[i + w] + img[i - w] - v2) * second_scale;
+    float dxy = (img[i + w + 1] - img[i + w - 1] - img[i - w + 1] + img[i - w - 1]) * cross_scale;
+    float tr = dxx + dyy, det = dxx * dyy - dxy * dxy;
+    if (det <= 0 || tr * tr * edge_threshold >= (edge_threshold + 1) * (edge_threshold + 1) * det)
+        return 0;
+    float scale = (float)(1 << octave);
+    out->x = ((float)col + xc) * scale;
+    out->y = ((float)row + xr) * scale;
+    out->octave_packed = octave + (layer << 8) + (vl_sift_round((float)((xi + 0.5) * 255)) << 16);
+    out->size = sigma * (float)pow(2.0, (double)(((float)layer + xi) / (float)layers)) * scale * 2;
+    out->response = fabsf(contrast);
+    out->octave = octave;
+    out->layer = layer;
+    out->row = row;
+    out->col = col;
+    return 1;
+}
+
+/* The 36-bin gradient orientation histogram around (row, col) of a Gaussian level, Gaussian-weighted and
+ * smoothed with [1 4 6 4 1]/16; returns its maximum. */
+VL_SIFT_FN float vl_sift_orientation_histogram(const float *img, int64_t w, int64_t h, int row, int col, int radius,
+                                               float sigma, float hist[VL_SIFT_ORI_BINS])
+{
+    const int n = VL_SIFT_ORI_BINS;
+    float raw[VL_SIFT_ORI_BINS + 4];
+    float *temp = raw + 2;
+    float expf_scale = -1.f / (2.f * sigma * sigma);
+    for (int i = 0; i < n; i++)
+        temp[i] = 0.f;
+    for (int i = -radius; i <= radius; i++) {
+        int y = row + i;
+        if (y <= 0 || y >= h - 1)
+            continue;
+        for (int j = -radius; j <= radius; j++) {
+            int x = col + j;
+            if (x <= 0 || x >= w - 1)
+                continue;
+            const float *p = img + (int64_t)y * w + x;
+            float dx = p[1] - p[-1], dy = p[-w] - p[w];
+            float weight = vl_sift_exp((float)(i * i + j * j) * expf_scale);
+            float angle = vl_sift_atan2_deg(dy, dx);
+            float magnitude = sqrtf(dx * dx + dy * dy);
+            int bin = vl_sift_round((n / 360.f) * angle);
+            if (bin >= n)
+                bin -= n;
+            if (bin < 0)
+                bin += n;
+            temp[bin] += weight * magnitude;
+        }
+    }
+    temp[-1] = temp[n - 1];
+    temp[-2] = temp[n - 2];
+    temp[n] = temp[0];
+    temp[n + 1] = temp[1];
+    float maximum = 0;
+    for (int i = 0; i < n; i++) {
+        hist[i] = (temp[i - 2] + temp[i + 2]) * (1.f / 16.f) + (temp[i - 1] + temp[i + 1]) * (4.f / 16.f) +
+                  temp[i] * (6.f / 16.f);
+        maximum = i == 0 ? hist[0] : vl_sift_max(maximum, hist[i]);
+    }
+    return maximum;
+}
+
+/* The orientation (degrees, OpenCV's convention) of histogram peak j, or -1 when bin j is no peak at
+ * least `threshold` high. */
+VL_SIFT_FN float vl_sift_peak_angle(const float hist[VL_SIFT_ORI_BINS], int j, float threshold)
+{
+    const int n = VL_SIFT_ORI_BINS;
+    int l = j > 0 ? j - 1 : n - 1, r = j < n - 1 ? j + 1 : 0;
+    if (!(hist[j] > hist[l] && hist[j] > hist[r] && hist[j] >= threshold))
+        return -1.f;
+    float bin = j + 0.5f * (hist[l] - hist[r]) / (hist[l] - 2 * hist[j] + hist[r]);
+    bin = bin < 0 ? n + bin : bin >= n ? bin - n : bin;
+    float angle = 360.f - (360.f / n) * bin;
+    if (fabsf(angle - 360.f) < VL_SIFT_FLT_EPSILON)
+        angle = 0.f;
+    return angle;
+}
+
+/* The 4x4x8 descriptor at (x, y) of a Gaussian level (level pixels), orientation `ori` degrees (already
+ * 360 - keypoint angle), scale `scl` (level pixels): trilinear accumulation into `hist`
+ * (VL_SIFT_DESCR_HIST floats of scratch), clipping at 0.2 of the norm, scaling to whole numbers 0..255. */
+VL_SIFT_FN void vl_sift_descriptor(const float *img, int64_t w, int64_t h, float x, float y, float ori, float scl,
+                                   float *hist, float *dst)
+{
+    const int d = VL_SIFT_DESCR_WIDTH, n = VL_SIFT_DESCR_BINS;
+    int px = vl_sift_round(x), py = vl_sift_round(y);
+    double radians = (double)(ori * (float)(3.14159265358979323846 / 180));
+    float cos_t = (float)cos(radians), sin_t = (float)sin(radians);
+    float bins_per_degree = n / 360.f;
+    float exp_scale = -1.f / (d * d * 0.5f);
+    float hist_width = VL_SIFT_DESCR_SCL_FACTOR * scl;
+    int radius = vl_sift_round(hist_width * 1.4142135623730951f * (d + 1) * 0.5f);
+    int diagonal = (int)sqrt((double)w * w + (double)h * h);
+    radius = radius < diagonal ? radius : diagonal;
+    cos_t /= hist_width;
+    sin_t /= hist_width;
+    for (int k = 0; k < VL_SIFT_DESCR_HIST; k++)
+        hist[k] = 0.f;
+    for (int i = -radius; i <= radius; i++)
+        for (int j = -radius; j <= radius; j++) {
+            float c_rot = j * cos_t - i * sin_t, r_rot = j * sin_t + i * cos_t;
+            float rbin = r_rot + d / 2 - 0.5f, cbin = c_rot + d / 2 - 0.5f;
+            int r = py + i, c = px + j;
+            if (!(rbin > -1 && rbin < d && cbin > -1 && cbin < d && r > 0 && r < h - 1 && c > 0 && c < w - 1))
+                continue;
+            const float *p = img + (int64_t)r * w + c;
+            float dx = p[1] - p[-1], dy = p[-w] - p[w];
+            float weight = vl_sift_exp((c_rot * c_rot + r_rot * r_rot) * exp_scale);
+            float angle = vl_sift_atan2_deg(dy, dx);
+            float magnitude = sqrtf(dx * dx + dy * dy) * weight;
+            float obin = (angle - ori) * bins_per_degree;
+            int r0 = (int)floorf(rbin), c0 = (int)floorf(cbin), o0 = (int)floorf(obin);
+            rbin -= r0;
+            cbin -= c0;
+            obin -= o0;
+            if (o0 < 0)
+                o0 += n;
+            if (o0 >= n)
+                o0 -= n;
+            float v_r1 = magnitude * rbin, v_r0 = magnitude - v_r1;
+            float v_rc11 = v_r1 * cbin, v_rc10 = v_r1 - v_rc11;
+            float v_rc01 = v_r0 * cbin, v_rc00 = v_r0 - v_rc01;
+            float v_rco111 = v_rc11 * obin, v_rco110 = v_rc11 - v_rco111;
+            float v_rco101 = v_rc10 * obin, v_rco100 = v_rc10 - v_rco101;
+            float v_rco011 = v_rc01 * obin, v_rco010 = v_rc01 - v_rco011;
+            float v_rco001 = v_rc00 * obin, v_rco000 = v_rc00 - v_rco001;
+            int idx = ((r0 + 1) * (d + 2) + c0 + 1) * (n + 2) + o0;
+            hist[idx] += v_rco000;
+            hist[idx + 1] += v_rco001;
+            hist[idx + (n + 2)] += v_rco010;
+            hist[idx + (n + 3)] += v_rco011;
+            hist[idx + (d + 2) * (n + 2)] += v_rco100;
+            hist[idx + (d + 2) * (n + 2) + 1] += v_rco101;
+            hist[idx + (d + 3) * (n + 2)] += v_rco110;
+            hist[idx + (d + 3) * (n + 2) + 1] += v_rco111;
+        }
+    for (int i = 0; i < d; i++)
+        for (int j = 0; j < d; j++) {
+            int idx = ((i + 1) * (d + 2) + (j + 1)) * (n + 2);
+            hist[idx] += hist[idx + n];
+            hist[idx + 1] += hist[idx + n + 1];
+            for (int k = 0; k < n; k++)
+                dst[(i * d + j) * n + k] = hist[idx + k];
+        }
+    const int len = d * d * n;
+    float norm2 = 0;
+    for (int k = 0; k < len; k++)
+        norm2 += dst[k] * dst[k];
+    float threshold = sqrtf(norm2) * VL_SIFT_DESCR_MAG_THR;
+    norm2 = 0;
+    for (int k = 0; k < len; k++) {
+        float v = fminf(dst[k], threshold);
+        dst[k] = v;
+        norm2 += v * v;
+    }
+    float factor = VL_SIFT_DESCR_INT_FACTOR / fmaxf(sqrtf(norm2), VL_SIFT_FLT_EPSILON);
+    for (int k = 0; k < len; k++) {
+        float v = (float)vl_sift_round(dst[k] * factor);
+        dst[k] = v < 0 ? 0 : v > 255 ? 255 : v;
+    }
+}
+
+#endif
