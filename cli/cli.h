@@ -57,5 +57,7 @@ int cmd_preview(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_seg(int argc, char **argv);
+int cmd_train(int argc, char **argv);
+int cmd_classify(int argc, char **argv);
 
 #endif

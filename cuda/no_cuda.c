@@ -6,6 +6,8 @@
 #include "voxlabel/error.h"
 #include "image2d/color_internal.h"
 #include "image2d/morphology_gpu.h"
+#include "forest/forest_internal.h"
+#include "forest/forest_predict.h"
 #include "label/label_gpu.h"
 #include "stats/stats_gpu.h"
 
@@ -78,5 +80,18 @@ vl_status vl_color_threshold_device(const uint8_t *rgb_device, uint8_t *mask_dev
                                     const vl_color_range *range)
 {
     (void)rgb_device, (void)mask_device, (void)pixels, (void)range;
+    return no_cuda();
+}
+
+vl_status vl_forest_train_gpu(const vl_forest_binned *binned, const vl_forest_plan *plan, int gpu_index,
+                              uint64_t chunk_samples, const vl_progress *progress, vl_tree *trees)
+{
+    (void)binned, (void)plan, (void)gpu_index, (void)chunk_samples, (void)progress, (void)trees;
+    return no_cuda();
+}
+
+vl_status vl_forest_predict_gpu(vl_forest_prediction *prediction)
+{
+    (void)prediction;
     return no_cuda();
 }

@@ -1,0 +1,7 @@
+# src/filters + src/forest (issue 22): the filter bank against scipy (R1), the forest against scikit-learn
+# (R3), tiling and determinism (R4), the model file, the CLI, and GPU == CPU (R2).
+vl_test_exe(forest_tool ${CMAKE_CURRENT_LIST_DIR}/forest_tool.c)
+add_test(NAME forest_filters_oracle
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/forest_filters_oracle.py $<TARGET_FILE:forest_tool>
+                 ${CMAKE_CURRENT_BINARY_DIR}/forest_filters_work)
+set_tests_properties(forest_filters_oracle PROPERTIES LABELS "oracle")
