@@ -5,3 +5,7 @@ add_test(NAME forest_filters_oracle
          COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/forest_filters_oracle.py $<TARGET_FILE:forest_tool>
                  ${CMAKE_CURRENT_BINARY_DIR}/forest_filters_work)
 set_tests_properties(forest_filters_oracle PROPERTIES LABELS "oracle")
+add_test(NAME forest_sklearn_oracle
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/forest_sklearn_oracle.py $<TARGET_FILE:voxlabel_cli>
+                 $<TARGET_FILE:forest_tool> ${CMAKE_CURRENT_BINARY_DIR}/forest_sklearn_work ${VL_SHARED_DATA})
+set_tests_properties(forest_sklearn_oracle PROPERTIES LABELS "oracle;realdata" SKIP_RETURN_CODE 77)

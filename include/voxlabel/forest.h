@@ -2,7 +2,7 @@
  * training), CPU and GPU, with a versioned model file (.vlrf, docs/forest.md).
  *
  * Training: every scribbled voxel (label 1..C; 0 = unlabelled) is a sample with the filter bank's channels
- * (voxlabel/filters.h) as features. Each feature is cut into at most 256 bins at its sample quantiles
+ * (voxlabel/filters.h) as features. Each feature is cut into at most 1024 bins near its sample quantiles
  * (midpoints between neighbouring distinct values); trees grow breadth-first: per node sqrt(F) candidate
  * features, class histograms per bin, the split of least weighted Gini impurity (compared exactly in integer
  * arithmetic, ties to the earlier candidate and the lower bin), bootstrap weights per tree. Every random draw
@@ -59,7 +59,7 @@ typedef struct vl_forest_options {
     int max_depth;              /* default 0: until pure or min_samples_leaf (capped at VL_FOREST_MAX_DEPTH) */
     int min_samples_leaf;       /* default 1 (bootstrap-weighted samples) */
     int max_features;           /* candidates per node; 0 (default): floor(sqrt(F)) */
-    int bins;                   /* 2..256, default 256 */
+    int bins;                   /* 2..1024, default 1024 (exact thresholds up to 1024 distinct values) */
     int bootstrap;              /* default 1 */
     uint64_t seed;              /* default 1 */
     int64_t max_samples;        /* scribbled voxels beyond this are thinned deterministically; default 2,000,000 */

@@ -1,5 +1,6 @@
-/* Binning the training set: per feature at most `bins` bins cut at the sample quantiles, thresholds halfway
- * between neighbouring distinct values (scikit-learn's thresholds when a feature has few distinct values). */
+/* Binning the training set: per feature at most `bins` bins, thresholds halfway between neighbouring distinct
+ * values: all of them (scikit-learn's thresholds) when a feature has at most `bins` distinct values, else one
+ * near each quantile. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,20 +51,23 @@ static void *bin_work(void *arg)
                 if (sorted[i] != sorted[i - 1])
                     edges[count++] = midpoint(sorted[i - 1], sorted[i]);
         } else {
-            /* the q-th quantile's value and the next distinct value above it */
-            int64_t next = 0;
+            /* one edge per quantile step, at the widest gap between neighbouring values within half a step of
+             * the quantile: thresholds fall between classes where the samples leave room, as exact splits do */
+            const double step = (double)n / job->bins;
             for (int q = 1; q < job->bins; q++) {
-                int64_t p = (int64_t)((double)q * (double)n / job->bins);
-                if (p < 1)
-                    p = 1;
-                const float a = sorted[p - 1];
-                if (next < p)
-                    next = p;
-                while (next < n && sorted[next] <= a)
-                    next++;
-                if (next >= n)
-                    break;
-                const float edge = midpoint(a, sorted[next]);
+                int64_t lo = (int64_t)((q - 0.5) * step), hi = (int64_t)((q + 0.5) * step);
+                if (lo < 1)
+                    lo = 1;
+                if (hi > n - 1)
+                    hi = n - 1;
+                int64_t widest = -1;
+                for (int64_t j = lo; j <= hi; j++)
+                    if (sorted[j] > sorted[j - 1] &&
+                        (widest < 0 || (double)sorted[j] - sorted[j - 1] > (double)sorted[widest] - sorted[widest - 1]))
+                        widest = j;
+                if (widest < 0)
+                    continue;
+                const float edge = midpoint(sorted[widest - 1], sorted[widest]);
                 if (count == 0 || edge > edges[count - 1])
                     edges[count++] = edge;
             }
@@ -80,7 +84,7 @@ static void *bin_work(void *arg)
                 else
                     hi = mid;
             }
-            job->binned->bins[i * job->feature_count + f] = (uint8_t)lo;
+            job->binned->bins[i * job->feature_count + f] = (uint16_t)lo;
         }
     }
     free(sorted);
@@ -100,7 +104,7 @@ vl_status vl_forest_bin(const float *features, const uint8_t *classes, int64_t s
     binned->samples = samples;
     binned->features = feature_count;
     binned->classes = class_count;
-    binned->bins = malloc((size_t)samples * (size_t)feature_count + 1);
+    binned->bins = malloc(sizeof(uint16_t) * (size_t)samples * (size_t)feature_count + 1);
     binned->classes_of = malloc((size_t)samples + 1);
     binned->edge_count = calloc((size_t)feature_count, sizeof(int));
     binned->edges = calloc((size_t)feature_count * (VL_FOREST_MAX_BINS - 1), sizeof(float));

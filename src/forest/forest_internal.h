@@ -10,14 +10,14 @@
 extern "C" {
 #endif
 
-#define VL_FOREST_MAX_BINS 256
+#define VL_FOREST_MAX_BINS 1024
 
 /* Each feature cut into bins: a sample is in bin b when edges[b - 1] < value <= edges[b]; a split at bin b sends
  * bins 0..b left, i.e. value <= edges[b]. */
 typedef struct vl_forest_binned {
     int64_t samples;
     int features, classes;
-    uint8_t *bins;       /* samples x features, sample-major */
+    uint16_t *bins;      /* samples x features, sample-major */
     uint8_t *classes_of; /* 0..classes-1 */
     int *edge_count;     /* per feature: bins - 1 */
     float *edges;        /* features x (VL_FOREST_MAX_BINS - 1) */

@@ -12,7 +12,7 @@ void vl_forest_options_default(vl_forest_options *options)
     memset(options, 0, sizeof *options);
     options->trees = 100;
     options->min_samples_leaf = 1;
-    options->bins = 256;
+    options->bins = VL_FOREST_MAX_BINS;
     options->bootstrap = 1;
     options->seed = 1;
     options->max_samples = 2000000;
