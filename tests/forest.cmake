@@ -9,3 +9,6 @@ add_test(NAME forest_sklearn_oracle
          COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/forest_sklearn_oracle.py $<TARGET_FILE:voxlabel_cli>
                  $<TARGET_FILE:forest_tool> ${CMAKE_CURRENT_BINARY_DIR}/forest_sklearn_work ${VL_SHARED_DATA})
 set_tests_properties(forest_sklearn_oracle PROPERTIES LABELS "oracle;realdata" SKIP_RETURN_CODE 77)
+vl_test_exe(forest_unit ${CMAKE_CURRENT_LIST_DIR}/forest_unit.c)
+add_test(NAME forest_unit COMMAND forest_unit ${CMAKE_CURRENT_BINARY_DIR})
+set_tests_properties(forest_unit PROPERTIES LABELS "unit")
