@@ -12,3 +12,7 @@ set_tests_properties(forest_sklearn_oracle PROPERTIES LABELS "oracle;realdata" S
 vl_test_exe(forest_unit ${CMAKE_CURRENT_LIST_DIR}/forest_unit.c)
 add_test(NAME forest_unit COMMAND forest_unit ${CMAKE_CURRENT_BINARY_DIR})
 set_tests_properties(forest_unit PROPERTIES LABELS "unit")
+# GPU == CPU (R2, same seed same forest, streamed training); exits 77 without a usable GPU.
+vl_test_exe(forest_gpu ${CMAKE_CURRENT_LIST_DIR}/forest_gpu.c)
+add_test(NAME forest_gpu COMMAND forest_gpu)
+set_tests_properties(forest_gpu PROPERTIES LABELS "gpu" SKIP_RETURN_CODE 77)
