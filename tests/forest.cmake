@@ -16,3 +16,7 @@ set_tests_properties(forest_unit PROPERTIES LABELS "unit")
 vl_test_exe(forest_gpu ${CMAKE_CURRENT_LIST_DIR}/forest_gpu.c)
 add_test(NAME forest_gpu COMMAND forest_gpu)
 set_tests_properties(forest_gpu PROPERTIES LABELS "gpu" SKIP_RETURN_CODE 77)
+add_test(NAME forest_sklearn_export
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/forest_sklearn_export.py $<TARGET_FILE:voxlabel_cli>
+                 $<TARGET_FILE:forest_tool> ${CMAKE_CURRENT_BINARY_DIR}/forest_export_work cpu)
+set_tests_properties(forest_sklearn_export PROPERTIES LABELS "oracle" SKIP_RETURN_CODE 77)
