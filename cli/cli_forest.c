@@ -116,9 +116,10 @@ vl_status cli_forest_label_mask(const cli_forest_label *label, const vl_volume *
     if (status != VL_OK)
         return status;
     if (label->class_number < 1 || label->class_number > forest.class_count) {
+        const int classes = forest.class_count;
         vl_forest_free(&forest);
         return vl_fail(VL_ERR_ARGUMENT, "--class: %lld, but %s knows classes 1..%d", (long long)label->class_number,
-                       label->model_path, forest.class_count);
+                       label->model_path, classes);
     }
     vl_forest_options options;
     vl_forest_options_default(&options);

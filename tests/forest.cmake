@@ -20,3 +20,7 @@ add_test(NAME forest_sklearn_export
          COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/forest_sklearn_export.py $<TARGET_FILE:voxlabel_cli>
                  $<TARGET_FILE:forest_tool> ${CMAKE_CURRENT_BINARY_DIR}/forest_export_work cpu)
 set_tests_properties(forest_sklearn_export PROPERTIES LABELS "oracle" SKIP_RETURN_CODE 77)
+add_test(NAME forest_cli
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/forest_cli.py $<TARGET_FILE:voxlabel_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/forest_cli_work)
+set_tests_properties(forest_cli PROPERTIES LABELS "cli")
