@@ -308,10 +308,11 @@ vl_status vl_forest_train_gpu(const vl_forest_binned *data, const vl_forest_plan
                 status = vl_cuda_failure(error, "forest training");
                 goto done;
             }
-            /* histograms in batches of slots that fit a quarter of free memory */
+            /* histograms in batches of slots within a quarter of free memory and at most 1 GiB */
             cudaMemGetInfo(&free_bytes, &total_bytes);
             const size_t per_slot = sizeof(uint32_t) * (size_t)m * B * (size_t)C;
-            int64_t batch = (int64_t)(free_bytes / 4 / per_slot);
+            const size_t budget = free_bytes / 4 < ((size_t)1 << 30) ? free_bytes / 4 : (size_t)1 << 30;
+            int64_t batch = (int64_t)(budget / per_slot);
             if (batch < 1)
                 batch = 1;
             if (batch > slots)
