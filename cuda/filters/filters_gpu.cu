@@ -44,6 +44,8 @@ dbox grow(const dbox &b, const int64_t r[3], const int64_t n[3])
 
 __device__ int64_t reflect(int64_t i, int64_t n)
 {
+    if (i >= 0 && i < n) /* inside: no 64-bit modulo per tap */
+        return i;
     const int64_t period = 2 * n;
     int64_t m = i % period;
     if (m < 0)

@@ -384,6 +384,7 @@ vl_status vl_forest_train_gpu(const vl_forest_binned *data, const vl_forest_plan
                     }
                 }
             split_feature[fi] = -1;
+            split_bin[fi] = 0;
             if (chosen < 0) {
                 int64_t leaf;
                 if (!vl_tree_push_leaf(tree, totals_d, C, &leaf) ||
