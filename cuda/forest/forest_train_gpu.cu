@@ -1,7 +1,8 @@
 /* GPU training after Pianu et al.: breadth-first, all trees' nodes of a level at once. Per level the device
  *   1. builds, for every node searched and each of its candidate features, the class histogram over bins
  *      (one thread per (tree, sample), integer atomics, so the counts are exact and order-free),
- *   2. scans each (node, candidate) histogram for its best threshold (one thread each, exact integer scores),
+ *   2. scans each (node, candidate) histogram for its best threshold (one thread each, exact integer scores;
+ *      the threshold centred in the node's gap as the CPU centres it),
  *   3. after the host has picked each node's split, moves every sample to its child.
  * The host keeps the trees, assigns node numbers in breadth-first order and draws candidates and bootstraps
  * from the same hash as the CPU trainer, so the same seed grows the same forest on both.
@@ -52,7 +53,8 @@ struct best_split {
 
 /* 2: best bin of each (slot, candidate); left class counts at that bin into best_left */
 __global__ void search_kernel(const uint32_t *histogram, int slot_lo, int slot_hi, int m, int class_count,
-                              const int32_t *candidates, const int *edge_count, const unsigned long long *totals,
+                              const int32_t *candidates, const int *edge_count, const float *edges,
+                              const unsigned long long *totals,
                               int min_leaf, unsigned long long *left, best_split *best, unsigned long long *best_left)
 {
     const int64_t jobs = (int64_t)(slot_hi - slot_lo) * m;
@@ -93,6 +95,8 @@ __global__ void search_kernel(const uint32_t *histogram, int slot_lo, int slot_h
                 top_bin = b;
             }
         }
+        if (top_bin >= 0)
+            top_bin = vl_forest_centre_bin(top_bin, bins, edges + (int64_t)f * (B - 1), h, class_count);
         best_split out = {top_bin, (unsigned long long)top.num, (unsigned long long)(top.num >> 64),
                           (unsigned long long)top.den, (unsigned long long)(top.den >> 64)};
         best[j] = out;
@@ -139,6 +143,7 @@ struct device_state {
     uint16_t *bins;
     uint8_t *classes;
     int *edge_count;
+    float *edges;
     int32_t *node_of;
     uint32_t *weight;
     int32_t *slot_of, *candidates, *split_feature, *split_bin, *child;
@@ -149,7 +154,7 @@ struct device_state {
 
 void release(device_state *d)
 {
-    void *all[] = {d->bins,  d->classes,   d->edge_count, d->node_of, d->weight, d->slot_of,   d->candidates,
+    void *all[] = {d->bins,  d->classes,   d->edge_count, d->edges, d->node_of, d->weight, d->slot_of,   d->candidates,
                    d->split_feature, d->split_bin, d->child, d->totals, d->left, d->best_left, d->histogram, d->best};
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
         cudaFree(all[k]);
@@ -227,6 +232,8 @@ vl_status vl_forest_train_gpu(const vl_forest_binned *data, const vl_forest_plan
     CUDA(cudaMalloc(&d.weight, sizeof(uint32_t) * (size_t)n * (size_t)T));
     CUDA(cudaMemcpy(d.classes, data->classes_of, (size_t)n, cudaMemcpyHostToDevice));
     CUDA(cudaMemcpy(d.edge_count, data->edge_count, sizeof(int) * (size_t)F, cudaMemcpyHostToDevice));
+    CUDA(cudaMalloc(&d.edges, sizeof(float) * (size_t)F * (B - 1)));
+    CUDA(cudaMemcpy(d.edges, data->edges, sizeof(float) * (size_t)F * (B - 1), cudaMemcpyHostToDevice));
     CUDA(vl_gpu_upload(d.node_of, node_of, sizeof(int32_t) * (size_t)n * (size_t)T));
     CUDA(vl_gpu_upload(d.weight, weights, sizeof(uint32_t) * (size_t)n * (size_t)T));
     if (resident)
@@ -339,7 +346,7 @@ vl_status vl_forest_train_gpu(const vl_forest_binned *data, const vl_forest_plan
                         CUDA(cudaDeviceSynchronize());
                 }
                 search_kernel<<<blocks_for((int64_t)(hi - lo) * m), 256>>>(
-                    d.histogram, lo, hi, m, C, d.candidates, d.edge_count, d.totals, plan->min_leaf, d.left,
+                    d.histogram, lo, hi, m, C, d.candidates, d.edge_count, d.edges, d.totals, plan->min_leaf, d.left,
                     d.best + (int64_t)lo * m, d.best_left + (int64_t)lo * m * C);
                 CUDA(cudaGetLastError());
             }

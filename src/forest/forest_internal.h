@@ -1,6 +1,7 @@
 /* Internal: the binned training set and the split rule that the CPU and GPU trainers share. */
 #ifndef VL_FOREST_INTERNAL_H
 #define VL_FOREST_INTERNAL_H
+#include <math.h>
 #include <stdint.h>
 
 #include "forest/forest_random.h"
@@ -37,6 +38,30 @@ typedef struct vl_split_score {
 static inline VL_FOREST_HD int vl_split_better(vl_split_score a, vl_split_score b)
 {
     return a.num * b.den > b.num * a.den;
+}
+
+/* Every split bin from `bin` up to the node's next non-empty bin makes the same partition: the threshold is
+ * the one of those edges nearest the middle of the gap between the node's samples (as scikit-learn puts it
+ * halfway between the node's neighbouring values). `occupied(b)` is non-zero when bin b holds node samples. */
+static inline VL_FOREST_HD int vl_forest_centre_bin(int bin, int bins, const float *edges, const uint32_t *counts,
+                                                    int count_stride)
+{
+    int next = bin + 1;
+    while (next + 1 < bins) {
+        int occupied = 0;
+        for (int c = 0; c < count_stride; c++)
+            occupied |= counts[next * count_stride + c] != 0;
+        if (occupied)
+            break;
+        next++;
+    }
+    /* splits bin .. next - 1 are equivalent */
+    const double target = 0.5 * ((double)edges[bin] + (double)edges[next - 1]);
+    int best = bin;
+    for (int b = bin + 1; b < next; b++)
+        if (fabs((double)edges[b] - target) < fabs((double)edges[best] - target))
+            best = b;
+    return best;
 }
 
 /* Node and trainer limits derived from the options. */

@@ -18,7 +18,7 @@ typedef struct tree_scratch {
     int64_t *swap;
     pending *queue;
     int64_t queue_capacity;
-    uint64_t *histogram; /* VL_FOREST_MAX_BINS x classes */
+    uint32_t *histogram; /* VL_FOREST_MAX_BINS x classes */
     int *candidates, *shuffle;
 } tree_scratch;
 
@@ -76,7 +76,7 @@ static int grow_tree(const vl_forest_binned *data, const vl_forest_plan *plan, u
                 const int bins = data->edge_count[f] + 1;
                 if (bins < 2)
                     continue;
-                memset(s->histogram, 0, sizeof(uint64_t) * (size_t)(bins * C));
+                memset(s->histogram, 0, sizeof(uint32_t) * (size_t)(bins * C));
                 for (int64_t j = p.begin; j < p.end; j++) {
                     const int64_t i = s->order[j];
                     s->histogram[data->bins[i * F + f] * C + data->classes_of[i]] += s->weights[i];
@@ -104,6 +104,9 @@ static int grow_tree(const vl_forest_binned *data, const vl_forest_plan *plan, u
                         best_bin = b;
                     }
                 }
+                if (best_feature == f)
+                    best_bin = vl_forest_centre_bin(best_bin, bins, data->edges + (int64_t)f * (VL_FOREST_MAX_BINS - 1),
+                                                    s->histogram, C);
             }
         }
         if (best_feature < 0) {
@@ -151,7 +154,7 @@ static void *train_work(void *arg)
     s.weights = malloc(sizeof(uint32_t) * (size_t)data->samples + 1);
     s.order = malloc(sizeof(int64_t) * (size_t)data->samples + 1);
     s.swap = malloc(sizeof(int64_t) * (size_t)data->samples + 1);
-    s.histogram = malloc(sizeof(uint64_t) * VL_FOREST_MAX_BINS * (size_t)data->classes);
+    s.histogram = malloc(sizeof(uint32_t) * VL_FOREST_MAX_BINS * (size_t)data->classes);
     s.candidates = malloc(sizeof(int) * (size_t)data->features);
     s.shuffle = malloc(sizeof(int) * (size_t)data->features);
     if (!s.weights || !s.order || !s.swap || !s.histogram || !s.candidates || !s.shuffle)
