@@ -16,6 +16,8 @@ stages=${*:-tests sanitizer bench}
 here=$(cd "$(dirname "$0")" && pwd)
 voxlabel=$bin/../voxlabel
 [ -x "$voxlabel" ] || voxlabel=$bin/voxlabel
+# the package's shared libraries, when run outside bench/device_run.sh
+[ -d "$bin/../lib" ] && export LD_LIBRARY_PATH=$bin/../lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 mkdir -p "$out"
 log=$out/forest.log
 status=0

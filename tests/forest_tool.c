@@ -85,11 +85,6 @@ static int train(char **argv)
     vl_forest_options_default(&options);
     options.trees = atoi(argv[8]);
     options.seed = strtoull(argv[9], NULL, 10);
-    /* FOREST_TOOL_PLAIN=K: no bootstrap, K features per split (to compare single trees with scikit-learn's) */
-    if (getenv("FOREST_TOOL_PLAIN")) {
-        options.bootstrap = 0;
-        options.max_features = atoi(getenv("FOREST_TOOL_PLAIN"));
-    }
     if (vl_device_parse(argv[10], &options.device) != VL_OK)
         return 2;
     vl_forest forest;
