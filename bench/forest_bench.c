@@ -3,7 +3,7 @@
  *   phantom NX x NY x NZ (0.8 mm pixels, 1.25 mm slices), 3D ilastik bank (61 features), TREES trees;
  *   truth: the mean of phantom seeds 2 and 3 at -500 and 200 HU (air and lung / soft tissue / bone and
  *   contrast); the classified CT is seed 1. Scribbles: every 5th interior voxel of 4 evenly spaced slices (as a
- *   user scribbles a few slices); test voxels: every 9th interior voxel of 2 other slices.
+ *   user scribbles a few slices); test voxels: every 9th voxel of 2 other slices, borders included.
  *   DEVICE cpu or gpu trains and classifies the whole volume; the single-thread CPU reference classifies a
  *   CPU_BOX x CPU_BOX x CPU_BOX/4 block of the same CT and is extrapolated per voxel.
  *   PREFIX_{train.f32,train.u8,test.f32,test.u8,test_pred.u8}: features (samples x 61), classes, and voxlabel's
@@ -57,9 +57,10 @@ static double dice_mean(const uint8_t *a, const uint8_t *b, int64_t n, int class
     return sum / classes;
 }
 
-/* voxels of `map` set (class) at slices z in `slices`, every `stride`-th in raster order, interior only */
+/* voxels of `map` set (class) at slices z in `slices`, every `stride`-th in raster order; with `interior` only
+ * those whose 4 in-plane neighbours share their class (scribbles keep off the borders; test voxels do not) */
 static void mark(const uint8_t *truth, int64_t nx, int64_t ny, const int64_t *slices, int count, int stride,
-                 uint8_t *map)
+                 int interior, uint8_t *map)
 {
     for (int s = 0; s < count; s++) {
         const int64_t z = slices[s];
@@ -68,7 +69,8 @@ static void mark(const uint8_t *truth, int64_t nx, int64_t ny, const int64_t *sl
             for (int64_t x = 1; x + 1 < nx; x++) {
                 const int64_t i = x + nx * (y + ny * z);
                 const uint8_t c = truth[i];
-                if (c == truth[i - 1] && c == truth[i + 1] && c == truth[i - nx] && c == truth[i + nx] &&
+                if ((!interior ||
+                     (c == truth[i - 1] && c == truth[i + 1] && c == truth[i - nx] && c == truth[i + nx])) &&
                     k++ % stride == 0)
                     map[i] = c;
             }
@@ -118,8 +120,8 @@ int main(int argc, char **argv)
         train_slices[s] = (2 * s + 1) * nz / 8;
     for (int s = 0; s < 2; s++)
         test_slices[s] = (2 * s + 1) * nz / 4 + 1 < nz ? (2 * s + 1) * nz / 4 + 1 : nz - 1;
-    mark(truth, nx, ny, train_slices, 4, 5, scribbles.data);
-    mark(truth, nx, ny, test_slices, 2, 9, tests.data);
+    mark(truth, nx, ny, train_slices, 4, 5, 1, scribbles.data);
+    mark(truth, nx, ny, test_slices, 2, 9, 0, tests.data);
 
     vl_filter_bank bank;
     vl_filter_bank_default(&bank, 3);
