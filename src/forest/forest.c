@@ -40,6 +40,7 @@ typedef struct sample_job {
     int feature_count, threads, index;
     float *features;
     atomic_int_least64_t *next_tile;
+    const vl_progress *progress;
     vl_status status;
     char error[256];
 } sample_job;
@@ -56,6 +57,8 @@ static void *sample_work(void *arg)
         const int64_t t = atomic_fetch_add(job->next_tile, 1);
         if (t >= tile_total || job->status != VL_OK)
             break;
+        if (job->index == 0)
+            vl_progress_report(job->progress, "features at scribbles", (double)t / (double)tile_total);
         vl_box tile;
         int64_t rest = t;
         for (int a = 0; a < 3; a++) {
@@ -212,7 +215,7 @@ vl_status vl_forest_collect_samples(const vl_volume *image, const vl_volume *scr
     for (int t = 0; t < count; t++) {
         jobs[t] = (sample_job){.image = image, .scribbles = scribbles, .bank = bank, .voxels = list, .samples = kept,
                                .feature_count = F, .threads = count, .index = t, .features = x,
-                               .next_tile = &next_tile, .status = VL_OK};
+                               .next_tile = &next_tile, .progress = &options->progress, .status = VL_OK};
         vl_forest_tiling(image, bank, options->tile, jobs[t].tile, jobs[t].tiles);
     }
     vl_progress_report(&options->progress, "features at scribbles", 0.0);
