@@ -66,9 +66,11 @@ static int pass(const field *in, field *out, int axis, const kernel *k, int64_t 
 {
     const int64_t lo = out->box.lo[axis], len = box_size(&out->box, axis), r = k->radius;
     double *line = malloc(sizeof(double) * (size_t)(len + 2 * r));
+    double *sum = malloc(sizeof(double) * (size_t)len);
     int64_t *source = malloc(sizeof(int64_t) * (size_t)(len + 2 * r));
-    if (!line || !source) {
+    if (!line || !sum || !source) {
         free(line);
+        free(sum);
         free(source);
         return 0;
     }
@@ -84,15 +86,21 @@ static int pass(const field *in, field *out, int axis, const kernel *k, int64_t 
                 out->v + (a - out->box.lo[u]) * out_stride[u] + (b - out->box.lo[w]) * out_stride[w];
             for (int64_t j = 0; j < len + 2 * r; j++)
                 line[j] = in_line[source[j]];
-            for (int64_t i = 0; i < len; i++) {
-                /* out[i] = sum_x w[r + x] in[i - x]: line[i + r - x] */
-                double sum = 0;
-                for (int64_t x = -r; x <= r; x++)
-                    sum += k->w[r + x] * line[i + r - x];
-                out_line[i * out_stride[axis]] = sum;
+            /* out[i] = sum_x w[r + x] in[i - x] = sum_x w[r + x] line[i + r - x], each sum taken over x in
+             * increasing order (the order the GPU uses); the loop over i inside vectorises */
+            for (int64_t i = 0; i < len; i++)
+                sum[i] = 0;
+            for (int64_t x = -r; x <= r; x++) {
+                const double weight = k->w[r + x];
+                const double *shifted = line + r - x;
+                for (int64_t i = 0; i < len; i++)
+                    sum[i] += weight * shifted[i];
             }
+            for (int64_t i = 0; i < len; i++)
+                out_line[i * out_stride[axis]] = sum[i];
         }
     free(line);
+    free(sum);
     free(source);
     return 1;
 }
