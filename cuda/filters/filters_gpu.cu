@@ -474,17 +474,6 @@ void vl_gpu_filters_destroy(vl_gpu_filters *f)
     free(f);
 }
 
-size_t vl_gpu_filters_box_bytes(const vl_gpu_filters *f, const vl_box *box)
-{
-    /* the widest sigma's fields: ten derivatives and three x-pass caches on the box grown by the halo, plus
-     * the structure tensor's six products */
-    int64_t halo[3];
-    vl_filter_bank_halo(&f->bank, f->spacing, halo);
-    dbox b = {{box->lo[0], box->lo[1], box->lo[2]}, {box->hi[0], box->hi[1], box->hi[2]}};
-    const dbox grown = grow(b, halo, f->n);
-    return sizeof(double) * (size_t)voxels_of(grown) * 20;
-}
-
 vl_status vl_gpu_filters_box(vl_gpu_filters *f, const vl_box *box, float *channels, cudaStream_t stream)
 {
     const tile_context cx = {f, stream};

@@ -16,7 +16,5 @@ vl_status vl_gpu_filters_create(const vl_volume *image, const vl_filter_bank *ba
 void vl_gpu_filters_destroy(vl_gpu_filters *filters);
 /* Every channel on `box` into channels_device (float32, channel after channel, x fastest over the box). */
 vl_status vl_gpu_filters_box(vl_gpu_filters *filters, const vl_box *box, float *channels_device, cudaStream_t stream);
-/* Device bytes the filters of one box of `box_voxels` may need at most, besides the image (planning). */
-size_t vl_gpu_filters_box_bytes(const vl_gpu_filters *filters, const vl_box *box);
 
 #endif
