@@ -79,6 +79,7 @@ static void mark(const uint8_t *truth, int64_t nx, int64_t ny, const int64_t *sl
 
 int main(int argc, char **argv)
 {
+    setvbuf(stdout, NULL, _IOLBF, 0); /* every line reaches the log even if a time limit kills the run */
     if (argc != 8) {
         fprintf(stderr, "usage: forest_bench NX NY NZ TREES cpu|gpu CPU_BOX PREFIX\n");
         return 2;

@@ -25,6 +25,7 @@ static int forests_equal(const vl_forest *a, const vl_forest *b)
 
 int main(int argc, char **argv)
 {
+    setvbuf(stdout, NULL, _IOLBF, 0); /* every line reaches the log even if a time limit kills the run */
     /* --quick: a small volume and few trees, for compute-sanitizer */
     const int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
     char why[256];
