@@ -6,7 +6,7 @@ its border) and classified end to end through the CLI (voxlabel train, voxlabel 
               soft tissue / bone and contrast); the classified CT is seed 1
   phantom2d   the same CT, 2D bank per slice, 4 classes (fat split from soft tissue at -30 HU)
   picture     a 2D PNG: discs and ellipses with correlated noise (the Shepp-Logan-like task of stages2d.md)
-  realct      a 128 x 128 block of a real series from ../shared (Philips, dcm_qa_ct), 3D bank; truth: Gaussian-smoothed HU at -500 and
+  realct      a 96 x 96 block of a real series from ../shared (Philips, dcm_qa_ct), 3D bank; truth: Gaussian-smoothed HU at -500 and
               200; skipped (77) when the shared data is absent
 scikit-learn (Debian python3-sklearn, 100 trees, all cores) trains on forest_tool's features of the same
 scribbled voxels and predicts every voxel's features; voxlabel's forest (forest_tool) does the same. Single
@@ -204,12 +204,12 @@ def real_task(rng):
     if not run([VOXLABEL, 'convert', series, whole, '--quiet', '--force']).returncode == 0:
         check(False, 'realct: convert the shared series')
         return
-    # a 128 x 128 block through every slice keeps scikit-learn's feature matrix small
+    # a 96 x 96 block through every slice keeps scikit-learn's feature matrix small
     img = nib.load(whole)
-    block = np.asarray(img.dataobj)[192:320, 192:320, :]
+    block = np.asarray(img.dataobj)[208:304, 208:304, :]
     nii = os.path.join(work, 'ct.nii.gz')
     affine = img.affine.copy()
-    affine[:3, 3] = img.affine[:3, :3] @ np.array([192, 192, 0]) + img.affine[:3, 3]
+    affine[:3, 3] = img.affine[:3, :3] @ np.array([208, 208, 0]) + img.affine[:3, 3]
     nib.save(nib.Nifti1Image(block, affine), nii)
     hu = read_nifti_zyx(nii).astype(np.float64)
     truth = np.digitize(ndi.gaussian_filter(hu, 1.0), [-500, 200]).astype(np.uint8) + 1
