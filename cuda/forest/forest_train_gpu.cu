@@ -146,7 +146,7 @@ struct device_state {
     float *edges;
     int32_t *node_of;
     uint32_t *weight;
-    int32_t *slot_of, *candidates, *split_feature, *split_bin, *child;
+    int32_t *slot_of, *candidates;
     unsigned long long *totals, *left, *best_left;
     uint32_t *histogram;
     best_split *best;
@@ -154,21 +154,25 @@ struct device_state {
 
 void release(device_state *d)
 {
-    void *all[] = {d->bins,  d->classes,   d->edge_count, d->edges, d->node_of, d->weight, d->slot_of,   d->candidates,
-                   d->split_feature, d->split_bin, d->child, d->totals, d->left, d->best_left, d->histogram, d->best};
+    void *all[] = {d->bins,    d->classes, d->edge_count, d->edges,     d->node_of,   d->weight,
+                   d->slot_of, d->candidates, d->totals, d->left, d->best_left, d->histogram, d->best};
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
         cudaFree(all[k]);
     memset(d, 0, sizeof *d);
 }
 
+/* Reallocates `buffer` to exactly `count` elements when it holds fewer. */
 template <typename T> cudaError_t grow_buffer(T **buffer, size_t *capacity, size_t count)
 {
     if (count <= *capacity)
         return cudaSuccess;
     cudaFree(*buffer);
     *buffer = NULL;
-    *capacity = count * 2;
-    return cudaMalloc(buffer, sizeof(T) * *capacity);
+    *capacity = 0;
+    const cudaError_t error = cudaMalloc(buffer, sizeof(T) * count);
+    if (error == cudaSuccess)
+        *capacity = count;
+    return error;
 }
 
 } // namespace
