@@ -31,3 +31,22 @@ print('scikit-learn predict %d test voxels: %.3f s = %.2f Mvoxels/s -> %.1f s fo
       'test accuracy %.4f' % (len(yt), predict, len(yt) / predict / 1e6, predict / len(yt) * volume, volume,
                               np.mean(pred == yt)))
 print('voxlabel test accuracy on the same voxels: %.4f' % np.mean(ours == yt))
+
+# The GPU anchor, when XGBoost is installed: its GPU `hist` trainer, a random forest of the same size
+# (one boosting round of `trees` parallel trees, row and column subsampling as bagging).
+try:
+    import xgboost
+except ImportError:
+    print('xgboost: not installed, no GPU anchor')
+    sys.exit(0)
+params = {'tree_method': 'hist', 'device': 'cuda', 'num_parallel_tree': trees, 'subsample': 0.632,
+          'colsample_bynode': 1 / np.sqrt(F), 'learning_rate': 1.0, 'max_depth': 0, 'max_leaves': 0,
+          'grow_policy': 'lossguide', 'objective': 'multi:softprob', 'num_class': int(y.max())}
+t = time.perf_counter()
+booster = xgboost.train(params, xgboost.DMatrix(x, label=y - 1), num_boost_round=1)
+fit = time.perf_counter() - t
+t = time.perf_counter()
+pred = booster.predict(xgboost.DMatrix(xt)).argmax(1) + 1
+predict = time.perf_counter() - t
+print('xgboost gpu hist     random forest of %d trees: train %.3f s, predict %d test voxels %.3f s; test accuracy %.4f'
+      % (trees, fit, len(yt), predict, np.mean(pred == yt)))
