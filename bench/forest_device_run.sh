@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Everything the forest stage needs on a GPU machine, in one call (about 3 minutes on an H200):
+# Everything the forest stage needs on a GPU machine, in one call (each step under a hard limit, see below):
 #   tests      forest_gpu (same seed -> same forest on both backends, also streamed; probabilities within
 #              1e-6, class maps equal except at ties) and forest_sklearn_export.py --device gpu (scikit-learn's
 #              predict_proba on the GPU within 1e-6)
