@@ -65,5 +65,7 @@ int cmd_background(int argc, char **argv);
 int cmd_features(int argc, char **argv);
 int cmd_match(int argc, char **argv);
 int cmd_register_slices(int argc, char **argv);
+int cmd_train(int argc, char **argv);
+int cmd_classify(int argc, char **argv);
 
 #endif

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cli_forest.h"
 #include "cli_gpu_warm_up.h"
 #include "cli_input.h"
 #include "cli_outputs.h"
@@ -33,6 +34,7 @@ static const char label_help[] =
     "  --preset NAME              bone 300: | lung -950:-400 | air :-900 | soft-tissue -100:200 | contrast 150:500\n"
     "  --multilabel               INPUT is a class map (a segmentation): label every class at once, with\n"
     "                             per-class clean-up (see 'voxlabel label --multilabel --help')\n"
+    "  --model M.vlrf --class K   the voxels a forest from 'voxlabel train' classifies as class K\n"
     "labelling:\n"
     "  --conn 6|18|26|4|8         3D neighbourhood (default 26, as bwlabeln); 4 and 8 label every slice on its own\n"
     "  --order matlab|matlab-xy|size|size-raster\n"
@@ -126,6 +128,7 @@ struct label_arguments {
     vl_stats_level stats_level;
     int64_t open_radius, close_radius;
     int matlab_columns, force, preview;
+    cli_forest_label model;
 };
 
 static int takes_value(const char *option)
@@ -133,7 +136,7 @@ static int takes_value(const char *option)
     static const char *const with_value[] = {"-o",         "--output", "--threshold", "--preset",
                                              "--conn",     "--order",  "--min-size",  "--largest",
                                              "--device",   "--threads", "--format",   "--stats", "--gpu-memory",
-                                             "--open",     "--close",  "--mat-class"};
+                                             "--open",     "--close",  "--mat-class", "--model", "--class"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
         if (strcmp(option, with_value[i]) == 0)
             return 1;
@@ -173,7 +176,11 @@ static int parse_arguments(int argc, char **argv, label_arguments *args)
                 return cli_error(CLI_EXIT_USAGE, "%s: unknown option (see 'voxlabel label --help')", option);
             if (!(value = cli_option_value(argc, argv, &i)))
                 return CLI_EXIT_USAGE;
-            if (strcmp(option, "-o") == 0 || strcmp(option, "--output") == 0) {
+            const int model_option = cli_forest_label_option(option, value, &args->model);
+            if (model_option < 0)
+                return -model_option;
+            if (model_option) {
+            } else if (strcmp(option, "-o") == 0 || strcmp(option, "--output") == 0) {
                 args->output_directory = value;
             } else if (strcmp(option, "--threshold") == 0 || strcmp(option, "--preset") == 0) {
                 if (have_threshold)
@@ -254,6 +261,8 @@ static int parse_arguments(int argc, char **argv, label_arguments *args)
     if (!args->output_directory)
         return cli_error(CLI_EXIT_USAGE, "label: missing -o DIR (where labels.nii.gz, components.csv and "
                                          "summary.json go)");
+    if (args->model.model_path || args->model.class_number)
+        return cli_forest_label_check(&args->model, have_threshold, &args->threshold_source, &args->lo, &args->hi);
     if (!have_threshold)
         return cli_error(CLI_EXIT_USAGE, "label: give --threshold LO[:HI] or --preset NAME (e.g. --preset bone)");
     return 0;
@@ -356,7 +365,9 @@ int label_run(const label_arguments *arguments, label_run_batch *batch)
     vl_status status;
     vl_device_outcome morphology_outcome = {0}, stats_outcome = {0};
     mark(&start);
-    if ((status = vl_threshold(&input.volume, args.lo, args.hi, &mask)) != VL_OK)
+    if ((status = args.model.model_path ? cli_forest_label_mask(&args.model, &input.volume, &args.label.device,
+                                                                args.label.threads, &mask)
+                                        : vl_threshold(&input.volume, args.lo, args.hi, &mask)) != VL_OK)
         goto failed;
     const int per_slice = args.label.connectivity == 4 || args.label.connectivity == 8;
     if (args.open_radius && (status = vl_morphology_apply(&mask, VL_MORPH_OPEN, VL_SE_BALL, (int)args.open_radius,

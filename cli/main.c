@@ -20,6 +20,8 @@ static const struct {
     {"preview", cmd_preview, "render windowed CT slices with labels as PNG (slice, montage, orthogonal)"},
     {"phantom", cmd_phantom, "write a synthetic CT series as real DICOM files"},
     {"color", cmd_color, "HSV-threshold a colour image (thesis or OpenCV HSV), clean, label, overlay"},
+    {"train", cmd_train, "train a random-forest pixel classifier from scribbles (.vlrf model)"},
+    {"classify", cmd_classify, "per-voxel class probabilities and class map from a trained .vlrf model"},
     {"shapes", cmd_shapes, "per-slice 2D shape table: moments, Hu, region measures, contour histogram"},
     {"cut", cmd_cut, "seeded graph-cut segmentation (Boykov-Jolly, exact max-flow) of a CT or image"},
     {"background", cmd_background, "moving foreground of a frame sequence (MOG2), per-frame components"},

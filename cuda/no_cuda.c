@@ -10,6 +10,8 @@
 #include "image2d/morphology_gpu.h"
 #include "features/match_internal.h"
 #include "features/sift_internal.h"
+#include "forest/forest_internal.h"
+#include "forest/forest_predict.h"
 #include "label/label_gpu.h"
 #include "stats/stats_gpu.h"
 
@@ -125,5 +127,18 @@ vl_status vl_match_best_gpu(const float *query, int64_t query_count, const float
                             vl_match_best *out, int gpu_index)
 {
     (void)query, (void)query_count, (void)train, (void)train_count, (void)out, (void)gpu_index;
+    return no_cuda();
+}
+
+vl_status vl_forest_train_gpu(const vl_forest_binned *binned, const vl_forest_plan *plan, int gpu_index,
+                              uint64_t chunk_samples, const vl_progress *progress, vl_tree *trees)
+{
+    (void)binned, (void)plan, (void)gpu_index, (void)chunk_samples, (void)progress, (void)trees;
+    return no_cuda();
+}
+
+vl_status vl_forest_predict_gpu(vl_forest_prediction *prediction)
+{
+    (void)prediction;
     return no_cuda();
 }

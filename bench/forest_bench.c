@@ -1,0 +1,221 @@
+/* Times the forest stage on the CT-like phantom (R5) and writes the same samples for bench/forest_peers.py.
+ * usage: forest_bench NX NY NZ TREES DEVICE CPU_BOX PREFIX
+ *   phantom NX x NY x NZ (0.8 mm pixels, 1.25 mm slices), 3D ilastik bank (61 features), TREES trees;
+ *   truth: the mean of phantom seeds 2 and 3 at -500 and 200 HU (air and lung / soft tissue / bone and
+ *   contrast); the classified CT is seed 1. Scribbles: every 5th interior voxel of 4 evenly spaced slices (as a
+ *   user scribbles a few slices); test voxels: every 9th voxel of 2 other slices, borders included.
+ *   DEVICE cpu or gpu trains and classifies the whole volume; the single-thread CPU reference classifies a
+ *   CPU_BOX x CPU_BOX x CPU_BOX/4 block of the same CT and is extrapolated per voxel.
+ *   PREFIX_{train.f32,train.u8,test.f32,test.u8,test_pred.u8}: features (samples x 61), classes, and voxlabel's
+ *   classes at the test voxels, for the scikit-learn peer.
+ * Prints one line per measurement, accuracy beside every time. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "voxlabel/forest.h"
+#include "voxlabel/phantom.h"
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int fail(const char *what)
+{
+    fprintf(stderr, "forest_bench: %s: %s\n", what, vl_last_error());
+    return 1;
+}
+
+static int write_raw(const char *prefix, const char *name, const void *data, size_t bytes)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s_%s", prefix, name);
+    FILE *out = fopen(path, "wb");
+    int ok = out && fwrite(data, 1, bytes, out) == bytes;
+    if (out)
+        ok &= fclose(out) == 0;
+    return ok;
+}
+
+static double dice_mean(const uint8_t *a, const uint8_t *b, int64_t n, int classes)
+{
+    double sum = 0;
+    for (int c = 1; c <= classes; c++) {
+        int64_t both = 0, na = 0, nb = 0;
+        for (int64_t i = 0; i < n; i++) {
+            both += a[i] == c && b[i] == c;
+            na += a[i] == c;
+            nb += b[i] == c;
+        }
+        sum += na + nb ? 2.0 * (double)both / (double)(na + nb) : 1.0;
+    }
+    return sum / classes;
+}
+
+/* voxels of `map` set (class) at slices z in `slices`, every `stride`-th in raster order; with `interior` only
+ * those whose 4 in-plane neighbours share their class (scribbles keep off the borders; test voxels do not) */
+static void mark(const uint8_t *truth, int64_t nx, int64_t ny, const int64_t *slices, int count, int stride,
+                 int interior, uint8_t *map)
+{
+    for (int s = 0; s < count; s++) {
+        const int64_t z = slices[s];
+        int64_t k = 0;
+        for (int64_t y = 1; y + 1 < ny; y++)
+            for (int64_t x = 1; x + 1 < nx; x++) {
+                const int64_t i = x + nx * (y + ny * z);
+                const uint8_t c = truth[i];
+                if ((!interior ||
+                     (c == truth[i - 1] && c == truth[i + 1] && c == truth[i - nx] && c == truth[i + nx])) &&
+                    k++ % stride == 0)
+                    map[i] = c;
+            }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0); /* every line reaches the log even if a time limit kills the run */
+    if (argc != 8) {
+        fprintf(stderr, "usage: forest_bench NX NY NZ TREES cpu|gpu CPU_BOX PREFIX\n");
+        return 2;
+    }
+    vl_phantom_options phantom;
+    vl_phantom_options_default(&phantom);
+    phantom.nx = atoll(argv[1]), phantom.ny = atoll(argv[2]), phantom.nz = atoll(argv[3]);
+    const int trees = atoi(argv[4]);
+    const int gpu = strcmp(argv[5], "gpu") == 0;
+    const int64_t cpu_box = atoll(argv[6]);
+    const char *prefix = argv[7];
+    vl_volume ct, other;
+    double t0 = now();
+    if (vl_phantom_generate(&phantom, &ct) != VL_OK)
+        return fail("phantom");
+    const int64_t n = vl_volume_voxels(&ct), nx = ct.nx, ny = ct.ny, nz = ct.nz;
+    float *mean = malloc(sizeof(float) * (size_t)n);
+    for (uint64_t seed = 2; seed <= 3; seed++) {
+        phantom.seed = seed;
+        if (vl_phantom_generate(&phantom, &other) != VL_OK)
+            return fail("phantom");
+        for (int64_t i = 0; i < n; i++)
+            mean[i] = (seed == 2 ? 0.0f : mean[i]) + 0.5f * (float)((int16_t *)other.data)[i];
+        vl_volume_free(&other);
+    }
+    uint8_t *truth = malloc((size_t)n);
+    for (int64_t i = 0; i < n; i++)
+        truth[i] = mean[i] < -500 ? 1 : mean[i] < 200 ? 2 : 3;
+    free(mean);
+    printf("phantom %lldx%lldx%lld (%.1f Mvoxels) in %.2f s\n", (long long)nx, (long long)ny, (long long)nz, n / 1e6,
+           now() - t0);
+
+    vl_volume scribbles, tests;
+    vl_volume_create(&scribbles, nx, ny, nz, VL_U8);
+    vl_volume_create(&tests, nx, ny, nz, VL_U8);
+    scribbles.geometry = tests.geometry = ct.geometry;
+    int64_t train_slices[4], test_slices[2];
+    for (int s = 0; s < 4; s++)
+        train_slices[s] = (2 * s + 1) * nz / 8;
+    for (int s = 0; s < 2; s++)
+        test_slices[s] = (2 * s + 1) * nz / 4 + 1 < nz ? (2 * s + 1) * nz / 4 + 1 : nz - 1;
+    mark(truth, nx, ny, train_slices, 4, 5, 1, scribbles.data);
+    mark(truth, nx, ny, test_slices, 2, 9, 0, tests.data);
+
+    vl_filter_bank bank;
+    vl_filter_bank_default(&bank, 3);
+    vl_forest_options options;
+    vl_forest_options_default(&options);
+    options.trees = trees;
+    options.device.kind = gpu ? VL_DEVICE_GPU : VL_DEVICE_CPU;
+    options.max_samples = 0;
+    float *x_train, *x_test;
+    uint8_t *y_train, *y_test;
+    int64_t n_train, n_test;
+    int classes;
+    t0 = now();
+    if (vl_forest_collect_samples(&ct, &scribbles, &bank, &options, &x_train, &y_train, &n_train, &classes) != VL_OK)
+        return fail("samples");
+    const double t_samples = now() - t0;
+    if (vl_forest_collect_samples(&ct, &tests, &bank, &options, &x_test, &y_test, &n_test, &classes) != VL_OK)
+        return fail("test samples");
+    const int F = vl_filter_bank_channels(&bank);
+    printf("features of %lld scribbled voxels (CPU, all cores) in %.2f s; %lld test voxels\n", (long long)n_train,
+           t_samples, (long long)n_test);
+
+    vl_forest forest;
+    vl_device_outcome outcome;
+    t0 = now();
+    if (vl_forest_train_samples(x_train, y_train, n_train, F, classes, &bank, &options, &forest, &outcome) != VL_OK)
+        return fail("training");
+    const double t_train = now() - t0;
+    float *p = malloc(sizeof(float) * (size_t)n_test * (size_t)classes);
+    uint8_t *pred = malloc((size_t)n_test);
+    vl_forest_predict_samples(&forest, x_test, n_test, p);
+    int64_t right = 0;
+    for (int64_t i = 0; i < n_test; i++) {
+        int best = 0;
+        for (int c = 1; c < classes; c++)
+            if (p[i * classes + c] > p[i * classes + best])
+                best = c;
+        pred[i] = (uint8_t)(best + 1);
+        right += pred[i] == y_test[i];
+    }
+    printf("voxlabel train   %-3s %d trees, %lld samples: %.3f s; out-of-bag accuracy %.4f, test accuracy %.4f\n",
+           vl_device_kind_name(outcome.used), trees, (long long)n_train, t_train, forest.oob_accuracy,
+           (double)right / (double)n_test);
+
+    vl_volume map;
+    t0 = now();
+    if (vl_forest_predict(&forest, &ct, &options, NULL, &map, &outcome) != VL_OK)
+        return fail("prediction");
+    const double t_predict = now() - t0;
+    printf("voxlabel predict %-3s whole volume (filters + forest): %.3f s = %.1f Mvoxels/s; Dice %.4f\n",
+           vl_device_kind_name(outcome.used), t_predict, n / t_predict / 1e6,
+           dice_mean(map.data, truth, n, classes));
+
+    /* single-thread CPU reference on a central block */
+    const int64_t bx = cpu_box < nx ? cpu_box : nx, by = cpu_box < ny ? cpu_box : ny,
+                  bz = cpu_box / 4 < nz ? cpu_box / 4 : nz;
+    vl_volume block;
+    vl_volume_create(&block, bx, by, bz, VL_I16);
+    block.geometry = ct.geometry;
+    for (int64_t z = 0; z < bz; z++)
+        for (int64_t y = 0; y < by; y++)
+            memcpy((int16_t *)block.data + bx * (y + by * z),
+                   (int16_t *)ct.data + (nx - bx) / 2 + nx * ((ny - by) / 2 + y + ny * ((nz - bz) / 2 + z)),
+                   sizeof(int16_t) * (size_t)bx);
+    vl_volume block_map;
+    options.device.kind = VL_DEVICE_CPU;
+    options.threads = 1;
+    t0 = now();
+    if (vl_forest_predict(&forest, &block, &options, NULL, &block_map, NULL) != VL_OK)
+        return fail("cpu reference");
+    const double per_voxel = (now() - t0) / (double)vl_volume_voxels(&block);
+    printf("cpu reference    1 thread, %lldx%lldx%lld block: %.2f us/voxel -> %.1f s for the whole volume; "
+           "%s is %.1fx the single-thread CPU\n",
+           (long long)bx, (long long)by, (long long)bz, per_voxel * 1e6, per_voxel * (double)n,
+           vl_device_kind_name(outcome.used), per_voxel * (double)n / t_predict);
+
+    if (!write_raw(prefix, "train.f32", x_train, sizeof(float) * (size_t)n_train * F) ||
+        !write_raw(prefix, "train.u8", y_train, (size_t)n_train) ||
+        !write_raw(prefix, "test.f32", x_test, sizeof(float) * (size_t)n_test * F) ||
+        !write_raw(prefix, "test.u8", y_test, (size_t)n_test) ||
+        !write_raw(prefix, "test_pred.u8", pred, (size_t)n_test)) {
+        fprintf(stderr, "forest_bench: cannot write %s_*\n", prefix);
+        return 1;
+    }
+    printf("wrote %s_train.f32 (%lld x %d), %s_test.f32 (%lld x %d); volume %lld voxels\n", prefix,
+           (long long)n_train, F, prefix, (long long)n_test, F, (long long)n);
+    vl_volume_free(&block);
+    vl_volume_free(&block_map);
+    vl_volume_free(&map);
+    vl_forest_free(&forest);
+    free(x_train), free(y_train), free(x_test), free(y_test), free(p), free(pred), free(truth);
+    vl_volume_free(&scribbles);
+    vl_volume_free(&tests);
+    vl_volume_free(&ct);
+    return 0;
+}

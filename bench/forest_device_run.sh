@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Everything the forest stage needs on a GPU machine, in one call (each step under a hard limit, see below):
+#   tests      forest_gpu (same seed -> same forest on both backends, also streamed; probabilities within
+#              1e-6, class maps equal except at ties) and forest_sklearn_export.py --device gpu (scikit-learn's
+#              predict_proba on the GPU within 1e-6)
+#   sanitizer  compute-sanitizer memcheck and racecheck on forest_gpu --quick
+#   bench      forest_bench 512x512x600, 61 features, 100 trees on the GPU (R5), peak device memory sampled by
+#              nvidia-smi every 50 ms, beside scikit-learn on the same samples with all cores (bench/forest_peers.py)
+# usage: bench/forest_device_run.sh BIN_DIR OUT_DIR [STAGE...]   (default: tests sanitizer bench)
+#   BIN_DIR  the package's bin/ (forest_gpu, forest_tool, forest_bench); voxlabel in BIN_DIR/.. or BIN_DIR
+# Logs go to OUT_DIR/forest.log; stdout carries the summaries.
+set -uo pipefail
+bin=$(cd "$1" && pwd) out=$2
+shift 2
+stages=${*:-tests sanitizer bench}
+here=$(cd "$(dirname "$0")" && pwd)
+voxlabel=$bin/../voxlabel
+[ -x "$voxlabel" ] || voxlabel=$bin/voxlabel
+# the package's shared libraries, when run outside bench/device_run.sh
+[ -d "$bin/../lib" ] && export LD_LIBRARY_PATH=$bin/../lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+mkdir -p "$out"
+log=$out/forest.log
+status=0
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee -a "$log"
+
+step_dir=$out step_show="FAIL|ERROR|error|passed|failed|voxlabel|scikit|cpu reference|peak|max "
+. "$here/device_step.sh"
+
+for stage in $stages; do
+    case $stage in
+    tests)
+        step forest_gpu 150 "$bin/forest_gpu"
+        step forest_export_gpu 60 python3 "$here/../tests/forest_sklearn_export.py" "$voxlabel" "$bin/forest_tool" \
+            "$out/export" gpu
+        ;;
+    sanitizer)
+        step memcheck 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/forest_gpu" --quick
+        step racecheck 150 compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/forest_gpu" --quick
+        ;;
+    bench)
+        nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 50 > "$out/memory.csv" &
+        sampler=$!
+        before=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -n 1)
+        step bench 240 "$bin/forest_bench" 512 512 600 100 gpu 64 "$out/samples"
+        kill "$sampler" 2>/dev/null
+        wait "$sampler" 2>/dev/null
+        peak=$(sort -n "$out/memory.csv" | tail -n 1)
+        echo "peak device memory: ${peak:-?} MiB used on the GPU during the bench (${before:-?} MiB before it)" |
+            tee -a "$log"
+        step peers 200 python3 "$here/forest_peers.py" "$out/samples" $((512 * 512 * 600)) 100
+        rm -f "$out"/samples_*
+        ;;
+    esac
+done
+exit $status

@@ -1,0 +1,20 @@
+/* Internal, CUDA sources only: the filter bank on the device, pass for pass the CPU reference
+ * (src/filters/filters_cpu.c): the same kernels, the same reflect border, every sum in the same order with
+ * round-to-nearest intrinsics (never fused), so the device's channels equal the CPU's (up to an ulp of acos
+ * and cos in the 3x3 eigenvalues). The image lives on the device as float64; a tile's channels are computed
+ * into a float32 buffer that prediction consumes at once. */
+#ifndef VL_FILTERS_GPU_CUH
+#define VL_FILTERS_GPU_CUH
+#include <cuda_runtime.h>
+
+#include "filters/filters_internal.h"
+
+typedef struct vl_gpu_filters vl_gpu_filters;
+
+/* Uploads the image (as float64) and the bank's kernels for `spacing`. */
+vl_status vl_gpu_filters_create(const vl_volume *image, const vl_filter_bank *bank, vl_gpu_filters **filters);
+void vl_gpu_filters_destroy(vl_gpu_filters *filters);
+/* Every channel on `box` into channels_device (float32, channel after channel, x fastest over the box). */
+vl_status vl_gpu_filters_box(vl_gpu_filters *filters, const vl_box *box, float *channels_device, cudaStream_t stream);
+
+#endif

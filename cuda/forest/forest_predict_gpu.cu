@@ -1,0 +1,162 @@
+/* GPU prediction: the forest on the device, then tile by tile the tile's channels (cuda/filters, never the
+ * whole feature volume) and one thread per voxel down every tree, as vl_forest_eval does on the CPU (the same
+ * float sums in tree order, the same argmax). Tiles and results come back to the host one at a time. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cuda_check.h"
+#include "filters/filters_gpu.cuh"
+#include "forest/forest_internal.h"
+#include "forest/forest_predict.h"
+
+namespace {
+
+__global__ void predict_kernel(const vl_forest_node *nodes, const int64_t *tree_node_start, const float *leaf_values,
+                               const int64_t *tree_leaf_start, int trees, int classes, const float *channels,
+                               int64_t voxels, float *probabilities, uint8_t *class_map)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < voxels; i += (int64_t)gridDim.x * blockDim.x) {
+        for (int c = 0; c < classes; c++)
+            probabilities[c * voxels + i] = 0;
+        for (int t = 0; t < trees; t++) {
+            const vl_forest_node *tree = nodes + tree_node_start[t];
+            int32_t n = 0;
+            while (tree[n].feature >= 0)
+                n = channels[(int64_t)tree[n].feature * voxels + i] <= tree[n].threshold ? tree[n].left : tree[n].right;
+            const float *leaf = leaf_values + (tree_leaf_start[t] + tree[n].left) * classes;
+            for (int c = 0; c < classes; c++)
+                probabilities[c * voxels + i] += leaf[c];
+        }
+        int best = 0;
+        for (int c = 0; c < classes; c++) {
+            const float p = probabilities[c * voxels + i] / (float)trees;
+            probabilities[c * voxels + i] = p;
+            if (p > probabilities[best * voxels + i])
+                best = c;
+        }
+        class_map[i] = (uint8_t)(best + 1);
+    }
+}
+
+struct device_forest {
+    vl_forest_node *nodes;
+    int64_t *tree_node_start, *tree_leaf_start;
+    float *leaf_values;
+};
+
+void device_forest_free(device_forest *d)
+{
+    cudaFree(d->nodes);
+    cudaFree(d->tree_node_start);
+    cudaFree(d->tree_leaf_start);
+    cudaFree(d->leaf_values);
+}
+
+cudaError_t device_forest_upload(const vl_forest *f, device_forest *d)
+{
+    memset(d, 0, sizeof *d);
+    const int64_t nodes = f->tree_node_start[f->tree_count], leaves = f->tree_leaf_start[f->tree_count];
+    const size_t sizes[4] = {sizeof(vl_forest_node) * (size_t)nodes, sizeof(int64_t) * (size_t)(f->tree_count + 1),
+                             sizeof(int64_t) * (size_t)(f->tree_count + 1),
+                             sizeof(float) * (size_t)(leaves * f->class_count)};
+    void **targets[4] = {(void **)&d->nodes, (void **)&d->tree_node_start, (void **)&d->tree_leaf_start,
+                         (void **)&d->leaf_values};
+    const void *sources[4] = {f->nodes, f->tree_node_start, f->tree_leaf_start, f->leaf_values};
+    for (int k = 0; k < 4; k++) {
+        cudaError_t error = cudaMalloc(targets[k], sizes[k]);
+        if (error == cudaSuccess)
+            error = cudaMemcpy(*targets[k], sources[k], sizes[k], cudaMemcpyHostToDevice);
+        if (error != cudaSuccess)
+            return error;
+    }
+    return cudaSuccess;
+}
+
+} // namespace
+
+vl_status vl_forest_predict_gpu(vl_forest_prediction *p)
+{
+    const vl_forest *forest = p->forest;
+    const vl_volume *image = p->image;
+    const int F = forest->feature_count, C = forest->class_count;
+    int64_t edge[3], count[3];
+    vl_forest_tiling(image, &forest->bank, p->options->tile, edge, count);
+    const int64_t tile_voxels = edge[0] * edge[1] * edge[2];
+    const int64_t total_tiles = count[0] * count[1] * count[2];
+    device_forest d;
+    vl_gpu_filters *filters = NULL;
+    float *channels = NULL, *probabilities = NULL, *host_probabilities = NULL;
+    uint8_t *class_map = NULL, *host_class_map = NULL;
+    cudaStream_t stream = NULL;
+    vl_status status = VL_OK;
+    cudaError_t error = device_forest_upload(forest, &d);
+    if (error == cudaSuccess)
+        error = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+    if (error == cudaSuccess)
+        error = cudaMalloc(&channels, sizeof(float) * (size_t)tile_voxels * (size_t)F);
+    if (error == cudaSuccess)
+        error = cudaMalloc(&probabilities, sizeof(float) * (size_t)tile_voxels * (size_t)C);
+    if (error == cudaSuccess)
+        error = cudaMalloc(&class_map, (size_t)tile_voxels);
+    if (error == cudaSuccess)
+        error = cudaMallocHost(&host_probabilities, sizeof(float) * (size_t)tile_voxels * (size_t)C);
+    if (error == cudaSuccess)
+        error = cudaMallocHost(&host_class_map, (size_t)tile_voxels);
+    if (error != cudaSuccess) {
+        status = vl_cuda_failure(error, "forest prediction buffers");
+        goto done;
+    }
+    if ((status = vl_gpu_filters_create(image, &forest->bank, &filters)) != VL_OK)
+        goto done;
+    for (int64_t t = 0; t < total_tiles; t++) {
+        vl_box box;
+        int64_t rest = t;
+        const int64_t n[3] = {image->nx, image->ny, image->nz};
+        for (int a = 0; a < 3; a++) {
+            const int64_t k = rest % count[a];
+            rest /= count[a];
+            box.lo[a] = k * edge[a];
+            box.hi[a] = box.lo[a] + edge[a] < n[a] ? box.lo[a] + edge[a] : n[a];
+        }
+        const int64_t bx = box.hi[0] - box.lo[0], by = box.hi[1] - box.lo[1];
+        const int64_t voxels = bx * by * (box.hi[2] - box.lo[2]);
+        if ((status = vl_gpu_filters_box(filters, &box, channels, stream)) != VL_OK)
+            goto done;
+        int64_t blocks = (voxels + 127) / 128;
+        predict_kernel<<<(unsigned)(blocks > 65535 * 16 ? 65535 * 16 : blocks), 128, 0, stream>>>(
+            d.nodes, d.tree_node_start, d.leaf_values, d.tree_leaf_start, forest->tree_count, C, channels, voxels,
+            probabilities, class_map);
+        if ((error = cudaGetLastError()) == cudaSuccess)
+            error = cudaMemcpyAsync(host_probabilities, probabilities, sizeof(float) * (size_t)(voxels * C),
+                                    cudaMemcpyDeviceToHost, stream);
+        if (error == cudaSuccess)
+            error = cudaMemcpyAsync(host_class_map, class_map, (size_t)voxels, cudaMemcpyDeviceToHost, stream);
+        if (error == cudaSuccess)
+            error = cudaStreamSynchronize(stream);
+        if (error != cudaSuccess) {
+            status = vl_cuda_failure(error, "forest prediction on a tile");
+            goto done;
+        }
+        for (int64_t z = box.lo[2], i = 0; z < box.hi[2]; z++)
+            for (int64_t y = box.lo[1]; y < box.hi[1]; y++, i += bx) {
+                const int64_t v = box.lo[0] + n[0] * (y + n[1] * z);
+                if (p->probabilities)
+                    for (int c = 0; c < C; c++)
+                        memcpy(p->probabilities[c] + v, host_probabilities + c * voxels + i, sizeof(float) * (size_t)bx);
+                if (p->class_map)
+                    memcpy(p->class_map + v, host_class_map + i, (size_t)bx);
+            }
+        vl_progress_report(&p->options->progress, "classifying", (double)(t + 1) / (double)total_tiles);
+    }
+done:
+    vl_gpu_filters_destroy(filters);
+    device_forest_free(&d);
+    cudaFree(channels);
+    cudaFree(probabilities);
+    cudaFree(class_map);
+    cudaFreeHost(host_probabilities);
+    cudaFreeHost(host_class_map);
+    if (stream)
+        cudaStreamDestroy(stream);
+    return status;
+}

@@ -1,0 +1,125 @@
+/* GPU == CPU for the forest stage (R2 and "same seed, same forest"); exits 77 without a usable GPU.
+ *   training: the same seed grows the same forest bit for bit on both backends, also with the binned training
+ *             set streamed to the device in small chunks;
+ *   prediction: the same forest's probabilities within 1e-6 of the CPU's, and the class maps equal except
+ *               where the CPU's two highest probabilities tie exactly; 2D and 3D banks with offset features. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_check.h"
+#include "voxlabel/forest.h"
+#include "voxlabel/phantom.h"
+
+static int forests_equal(const vl_forest *a, const vl_forest *b)
+{
+    if (a->tree_count != b->tree_count || a->class_count != b->class_count)
+        return 0;
+    const int64_t nodes = a->tree_node_start[a->tree_count], leaves = a->tree_leaf_start[a->tree_count];
+    return nodes == b->tree_node_start[b->tree_count] && leaves == b->tree_leaf_start[b->tree_count] &&
+           memcmp(a->tree_node_start, b->tree_node_start, sizeof(int64_t) * (size_t)(a->tree_count + 1)) == 0 &&
+           memcmp(a->nodes, b->nodes, sizeof(vl_forest_node) * (size_t)nodes) == 0 &&
+           memcmp(a->leaf_values, b->leaf_values, sizeof(float) * (size_t)(leaves * a->class_count)) == 0;
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0); /* every line reaches the log even if a time limit kills the run */
+    /* --quick: a small volume and few trees, for compute-sanitizer */
+    const int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    char why[256];
+    if (!vl_device_gpu_usable(0, why, sizeof why))
+        TEST_SKIP("no usable GPU: %s", why);
+    vl_phantom_options phantom;
+    vl_phantom_options_default(&phantom);
+    phantom.nx = quick ? 48 : 160, phantom.ny = quick ? 40 : 144, phantom.nz = quick ? 12 : 40;
+    phantom.pixel_spacing_mm = 1.6, phantom.slice_spacing_mm = 2.5;
+    vl_volume ct, scribbles;
+    CHECK(vl_phantom_generate(&phantom, &ct) == VL_OK, "phantom");
+    vl_volume_create(&scribbles, ct.nx, ct.ny, ct.nz, VL_U8);
+    scribbles.geometry = ct.geometry;
+    for (int64_t i = 0; i < vl_volume_voxels(&ct); i += 97) {
+        const double hu = vl_volume_value(&ct, i);
+        ((uint8_t *)scribbles.data)[i] = hu < -500 ? 1 : hu < -30 ? 2 : hu < 200 ? 3 : 4;
+    }
+    for (int c = 1; c <= 4; c++) { /* every class scribbled even in the small volume */
+        int64_t i = 0;
+        for (int64_t k = 0; k < vl_volume_voxels(&ct); k++) {
+            const double hu = vl_volume_value(&ct, k);
+            if ((hu < -500 ? 1 : hu < -30 ? 2 : hu < 200 ? 3 : 4) == c)
+                i = k;
+        }
+        ((uint8_t *)scribbles.data)[i] = (uint8_t)c;
+    }
+    for (int dims = 2; dims <= 3; dims++) {
+        vl_filter_bank bank;
+        vl_filter_bank_default(&bank, dims);
+        vl_filter_bank_add_offsets(&bank, 6, 10.0, ct.geometry.spacing, 3);
+        vl_forest_options options;
+        vl_forest_options_default(&options);
+        options.trees = quick ? 4 : 24;
+        options.seed = 11;
+        vl_forest cpu, gpu, streamed;
+        vl_device_outcome outcome;
+        options.device.kind = VL_DEVICE_CPU;
+        CHECK(vl_forest_train(&ct, &scribbles, &bank, &options, &cpu, NULL) == VL_OK, "%dD CPU training", dims);
+        options.device.kind = VL_DEVICE_GPU;
+        CHECK(vl_forest_train(&ct, &scribbles, &bank, &options, &gpu, &outcome) == VL_OK &&
+                  outcome.used == VL_DEVICE_GPU,
+              "%dD GPU training", dims);
+        options.gpu_chunk_samples = quick ? 100 : 1000;
+        CHECK(vl_forest_train(&ct, &scribbles, &bank, &options, &streamed, NULL) == VL_OK,
+              "%dD GPU training streamed in chunks", dims);
+        CHECK(forests_equal(&cpu, &gpu), "%dD: the same seed grows the same forest on the GPU", dims);
+        CHECK(forests_equal(&cpu, &streamed), "%dD: streaming the training set changes nothing", dims);
+        CHECK(cpu.oob_accuracy == gpu.oob_accuracy, "%dD: out-of-bag accuracy %.6f vs %.6f", dims, cpu.oob_accuracy,
+              gpu.oob_accuracy);
+
+        vl_volume p_cpu[4], p_gpu[4], m_cpu, m_gpu;
+        options.device.kind = VL_DEVICE_CPU;
+        CHECK(vl_forest_predict(&cpu, &ct, &options, p_cpu, &m_cpu, NULL) == VL_OK, "%dD CPU prediction", dims);
+        options.device.kind = VL_DEVICE_GPU;
+        options.tile = quick ? 32 : 96;
+        CHECK(vl_forest_predict(&cpu, &ct, &options, p_gpu, &m_gpu, &outcome) == VL_OK &&
+                  outcome.used == VL_DEVICE_GPU,
+              "%dD GPU prediction", dims);
+        double worst = 0;
+        int64_t differing = 0, untied = 0;
+        const int C = cpu.class_count;
+        for (int64_t i = 0; i < vl_volume_voxels(&ct); i++) {
+            float top = -1, second = -1;
+            for (int c = 0; c < C; c++) {
+                const float a = ((float *)p_cpu[c].data)[i], b = ((float *)p_gpu[c].data)[i];
+                if (fabs((double)a - b) > worst)
+                    worst = fabs((double)a - b);
+                if (a > top) {
+                    second = top;
+                    top = a;
+                } else if (a > second) {
+                    second = a;
+                }
+            }
+            if (((uint8_t *)m_cpu.data)[i] != ((uint8_t *)m_gpu.data)[i]) {
+                differing++;
+                untied += top != second;
+            }
+        }
+        printf("%dD: %d trees, max |p_gpu - p_cpu| %.3g, class maps differ at %lld voxels (%lld not exact ties)\n",
+               dims, cpu.tree_count, worst, (long long)differing, (long long)untied);
+        CHECK(worst <= 1e-6, "%dD: probabilities differ by %.3g (> 1e-6)", dims, worst);
+        CHECK(untied == 0, "%dD: %lld voxels' classes differ without a tie", dims, (long long)untied);
+        for (int c = 0; c < C; c++) {
+            vl_volume_free(&p_cpu[c]);
+            vl_volume_free(&p_gpu[c]);
+        }
+        vl_volume_free(&m_cpu);
+        vl_volume_free(&m_gpu);
+        vl_forest_free(&cpu);
+        vl_forest_free(&gpu);
+        vl_forest_free(&streamed);
+    }
+    vl_volume_free(&scribbles);
+    vl_volume_free(&ct);
+    return test_finish("forest_gpu");
+}
