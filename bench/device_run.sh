@@ -6,7 +6,9 @@
 #   bench      the labeller against CuPy, the statistics, the 2D stages
 #   cli        the CLI end to end, GPU against CPU byte for byte (bench/cli_device_run.sh)
 #   golden     scripts/golden with the package's before/voxlabel against its voxlabel (needs ../shared)
-# usage: bench/device_run.sh PACKAGE OUT_DIR [STAGE...]   (default: all five)
+#   AREA[:STEPS]  one area's own script, bench/AREA_device_run.sh BIN OUT/AREA [STEPS, comma-separated]:
+#              multilabel, features, forest, graphcut, cohort, python, stats3d (e.g. features:tests,sanitizer)
+# usage: bench/device_run.sh PACKAGE OUT_DIR [STAGE...]   (default: the first five)
 # Logs go to OUT_DIR; stdout carries the summaries and ends with "device run: N failed step(s)".
 set -uo pipefail
 package=$1 out=$2
@@ -61,6 +63,11 @@ for stage in $stages; do
         run_stage stages2d_bench "$bin/stages2d_bench_gpu" --slices 400 --repeats 10
         ;;
     cli) run_stage cli "$here/cli_device_run.sh" "$package" ;;
+    multilabel* | features* | forest* | graphcut* | cohort* | python* | stats3d*)
+        area=${stage%%:*} steps=
+        [ "$area" = "$stage" ] || steps=${stage#*:}
+        run_stage "$area" "$here/${area}_device_run.sh" "$bin" "$out/$area" ${steps//,/ }
+        ;;
     golden)
         if [ -x "$root/before/voxlabel" ]; then
             run_stage golden "$here/../scripts/golden" --before "$root/before/voxlabel" --after "$root/voxlabel"
