@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "cli_gpu_warm_up.h"
 #include "cli_input.h"
+#include "cli_nifti_shear.h"
 #include "cli_outputs.h"
 #include "label_summary.h"
 #include "voxlabel/threshold.h"
@@ -331,6 +332,13 @@ int cmd_label(int argc, char **argv)
         return code;
     }
 
+    if ((code = cli_nifti_shear(&input.volume, args.format, args.input.on_irregular, names[0]))) {
+        cli_gpu_warm_up_finish(&gpu_warm_up);
+        cli_input_free(&input);
+        cli_outputs_abort(&outputs);
+        return code;
+    }
+
     vl_volume mask = {0}, labels = {0};
     vl_label_result result = {0};
     vl_component_stats *stats = NULL;
@@ -422,6 +430,8 @@ int cmd_label(int argc, char **argv)
         .options = &args.label,
         .min_size = args.min_size,
         .largest = args.largest,
+        .open_radius = args.open_radius,
+        .close_radius = args.close_radius,
         .labelled_count = labelled,
         .result = &result,
         .stats = stats,

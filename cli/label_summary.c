@@ -67,6 +67,11 @@ static void write_body(FILE *out, const label_summary *s)
     write_number(out, s->hi);
     fprintf(out, "},\n  \"connectivity\": %d,\n  \"order\": \"%s\",\n", s->options->connectivity,
             vl_label_order_name(s->options->order));
+    const int per_slice = s->options->connectivity == 4 || s->options->connectivity == 8;
+    fprintf(out,
+            "  \"morphology\": {\"open_radius\": %lld, \"close_radius\": %lld, \"structuring_element\": \"ball\", "
+            "\"per_slice\": %s},\n",
+            (long long)s->open_radius, (long long)s->close_radius, per_slice ? "true" : "false");
     fprintf(out, "  \"filters\": {\"min_size\": %lld, \"largest\": %lld, \"components_before\": %u},\n",
             (long long)s->min_size, (long long)s->largest, s->labelled_count);
     fprintf(out, "  \"components\": %u,\n  \"foreground_voxels\": ", result->count);

@@ -17,6 +17,7 @@ typedef struct label_summary {
     double lo, hi;
     const vl_label_options *options;
     int64_t min_size, largest;
+    int64_t open_radius, close_radius; /* --open/--close ball radii in voxels, 0 when not asked */
     uint32_t labelled_count;        /* N before the filters */
     const vl_label_result *result;  /* after the filters */
     const vl_component_stats *stats;

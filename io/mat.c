@@ -252,14 +252,10 @@ static vl_status check_matrix_head(const mat5_reader *r, const unsigned char *b,
     /* dims */
     if (!read_tag(r, b + at, n - at, &type, &bytes, &data_at, &total) || at + total > n || bytes % 4)
         return VL_OK;
-    uint64_t numel = 1;
+    int64_t numel = 1;
     int overflow = 0;
-    for (uint64_t d = 0; d < bytes / 4; d++) {
-        const uint64_t dim = word_at(r, b + at + data_at + 4 * d);
-        if (dim && numel > UINT64_MAX / dim)
-            overflow = 1;
-        numel *= dim;
-    }
+    for (uint64_t d = 0; d < bytes / 4 && !overflow; d++)
+        overflow = vl_size_product(numel, (int64_t)word_at(r, b + at + data_at + 4 * d), 1, 1, path, &numel) != VL_OK;
     at += total;
     /* name */
     if (!read_tag(r, b + at, n - at, &type, &bytes, &data_at, &total) || at + total > n)
@@ -272,19 +268,18 @@ static vl_status check_matrix_head(const mat5_reader *r, const unsigned char *b,
     if (class_byte < 6 || class_byte > 15) /* not numeric (6 double .. 15 uint64): refused later by class */
         return VL_OK;
     if (overflow)
-        return vl_fail(VL_ERR_INPUT, "%s: variable '%s' claims more elements than 2^64", path, name);
+        return vl_fail(VL_ERR_INPUT, "%s: variable '%s' claims more elements than 2^63", path, name);
     if (!read_tag(r, b + at, n - at, &type, &bytes, &data_at, &total))
         return vl_fail(VL_ERR_INPUT, "%s: variable '%s' has no data element", path, name);
     const int element = mi_type_size(type);
     if (!element)
         return vl_fail(VL_ERR_INPUT, "%s: variable '%s' stores its data as an unknown type (%u)", path, name,
                        (unsigned)type);
-    if (numel > UINT64_MAX / (uint64_t)element || bytes != numel * (uint64_t)element)
+    int64_t claimed = 0;
+    if (vl_size_product(numel, element, 1, 1, path, &claimed) != VL_OK || bytes != (uint64_t)claimed)
         return vl_fail(VL_ERR_INPUT,
-                       "%s: variable '%s' claims %llu elements (%llu bytes) but its data element holds %llu bytes",
-                       path, name, (unsigned long long)numel,
-                       numel > UINT64_MAX / (uint64_t)element ? 0ull : (unsigned long long)(numel * element),
-                       (unsigned long long)bytes);
+                       "%s: variable '%s' claims %lld elements (%lld bytes) but its data element holds %llu bytes",
+                       path, name, (long long)numel, (long long)claimed, (unsigned long long)bytes);
     if (at + data_at + bytes > size)
         return vl_fail(VL_ERR_INPUT, "%s: variable '%s': its data run past the end of its element", path, name);
     return VL_OK;
@@ -483,9 +478,10 @@ vl_status vl_mat_read(const char *path, const vl_read_options *options, vl_volum
     sample_type_of_class(var, &type);
     const int64_t rows = (int64_t)var->dims[0], cols = (int64_t)var->dims[1];
     const int64_t pages = var->rank > 2 ? (int64_t)var->dims[2] : 1;
-    if (rows * cols * pages <= 0) {
+    int64_t elements = 0;
+    if ((status = vl_size_product(rows, cols, pages, 1, path, &elements)) != VL_OK || elements <= 0) {
         Mat_VarFree(var);
-        return vl_fail(VL_ERR_INPUT, "%s: variable '%s' is empty", path, name);
+        return status != VL_OK ? status : vl_fail(VL_ERR_INPUT, "%s: variable '%s' is empty", path, name);
     }
     /* Narrow first, in MATLAB's order (which is the matlab-xy layout), then reorder the narrow type: the array
      * libmatio read (malloc'd; taken over here so it is not copied) is usually double, 8 bytes a voxel. */
