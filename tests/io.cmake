@@ -63,3 +63,9 @@ add_test(NAME io_size_claims
          COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/io_size_claims.py $<TARGET_FILE:voxlabel_cli>
                  ${CMAKE_CURRENT_BINARY_DIR}/io_size_claims_work)
 set_tests_properties(io_size_claims PROPERTIES LABELS cli TIMEOUT 300)
+
+# Issue 16 C17: MAT v7.3 as hdf5storage (Python) writes it, read through HDF5 where libmatio lists nothing.
+add_test(NAME io_mat_hdf5storage
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/io_mat_hdf5storage.py $<TARGET_FILE:voxlabel_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/io_mat_hdf5storage_work)
+set_tests_properties(io_mat_hdf5storage PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)
