@@ -5,7 +5,8 @@ writes, labels, a SEG, previews, components CSVs, raw, MAT v5 and an hdf5storage
 mutated (bit flips, interesting bytes, truncation, cut or repeated chunks, numbers in text headers replaced),
 each run under a memory and a time limit, half of them under the ASan+UBSan build. Every run is classified:
 
-  ok           exit 0 with complete outputs (re-read by voxlabel), or compare's verdict exit 1
+  ok           exit 0 with complete outputs (volumes re-read by voxlabel convert), or compare's verdict
+               (exit 1 or 2 with a 'verdict:' line)
   clean error  exit 2..5, and stderr is one 'voxlabel: error: ' line, last, after only warning/note lines
   crash        a signal (other than the limits' kills), or a sanitizer report
   hang         still running at the time limit (killed)
@@ -102,7 +103,7 @@ def make_seeds(voxlabel, seeds):
     run_quiet([voxlabel, "seg", os.path.join(labels, "labels.nii.gz"), series, "-o", seg, "--quiet"])
     kinds["seg"].append(seg)
     png = os.path.join(seeds, "preview.png")
-    run_quiet([voxlabel, "preview", series, "--labels", os.path.join(labels, "labels.nii.gz"), "-o", png, "--quiet"])
+    run_quiet([voxlabel, "preview", series, "--labels", os.path.join(labels, "labels.nii.gz"), "-o", png])
     kinds["png"].append(png)
     raw = os.path.join(seeds, "ct.raw")
     with open(raw, "wb") as f:
@@ -180,7 +181,7 @@ def mutate(data, rng):
     elif choice == 5:  # a 16/32-bit field set to an extreme
         if len(data) >= 4:
             i = rng.randrange(min(len(data) - 3, 2048))
-            fmt = rng.choice(["<H", "<I", "<i", ">H", ">I"])
+            fmt = rng.choice(["<H", "<I", ">H", ">I"])
             value = rng.choice([0, 1, 0xFFFF, 0x7FFFFFFF, 0xFFFFFFFF, 0x80000000, 65500])
             struct.pack_into(fmt, data, i, value & (0xFFFF if fmt.endswith("H") else 0xFFFFFFFF))
     elif choice == 6:  # a number in a text header replaced
@@ -200,9 +201,10 @@ def mutate(data, rng):
 
 # ---- one run ----------------------------------------------------------------------------------------------
 
-def commands_for(kind, path, out, seed_path, rng):
-    """The CLI invocations of a run on the mutated `path`; `out` is a fresh directory for outputs. Each item:
-    (argv tail, expected outputs on success, whether exit 1 is a verdict)."""
+def commands_for(kind, path, out, seed_path, rng, first=False):
+    """The CLI invocation of a run on the mutated `path` (`first`: the one every valid seed passes); `out` is a
+    fresh directory for outputs. (argv tail, expected outputs on success, whether the exit may be a verdict)."""
+    pick = (lambda options: options[0]) if first else rng.choice
     o = lambda name: os.path.join(out, name)
     if kind in ("dicom", "dicom_file", "seg"):
         options = [(["info", path, "--quiet"], [], False),
@@ -212,29 +214,31 @@ def commands_for(kind, path, out, seed_path, rng):
         if kind == "dicom":
             labels = os.path.join(os.path.dirname(seed_path), "labels", "labels.nii.gz")
             options.append((["seg", labels, path, "-o", o("s.dcm"), "--quiet"], [o("s.dcm")], False))
-            options.append((["preview", path, "-o", o("p.png"), "--quiet"], [o("p.png")], False))
-        return rng.choice(options)
+            options.append((["preview", path, "-o", o("p.png")], [o("p.png")], False))
+        return pick(options)
     if kind in ("nifti", "nrrd", "mha", "mat5", "mat73"):
         options = [(["convert", path, o("v.nrrd"), "--quiet"], [o("v.nrrd")], False),
                    (["convert", path, o("v.nii.gz"), "--quiet"], [o("v.nii.gz")], False),
                    (["label", path, "--threshold", "1:3000", "--device", "cpu", "-o", o("l"), "--quiet"],
-                    [o("l/labels.nii.gz"), o("l/components.csv"), o("l/summary.json")], False),
-                   (["stats", path, "-o", o("s.csv"), "--device", "cpu", "--quiet"], [o("s.csv")], False),
-                   (["compare", path, path, "--quiet"], [], True),
-                   (["shapes", path, "-o", o("shapes.csv"), "--quiet"], [o("shapes.csv")], False)]
-        return rng.choice(options)
+                    [o("l/labels.nii.gz"), o("l/components.csv"), o("l/summary.json")], False)]
+        name = os.path.basename(seed_path)
+        if "label" in name or "hdf5storage" in name:  # label maps: the readers of labels too
+            options += [(["stats", path, "-o", o("s.csv"), "--device", "cpu", "--quiet"], [o("s.csv")], False),
+                        (["compare", path, seed_path, "--quiet"], [], True),
+                        (["shapes", path, "-o", o("shapes.csv")], [o("shapes.csv")], False)]
+        return pick(options)
     if kind == "raw":
-        dims = rng.choice(["24,20,6", "24,20,6", "12,10,4", "4294967296,4294967296,1", "2000,2000,1000", "0,1,1",
+        dims = "24,20,6" if first else rng.choice(["24,20,6", "24,20,6", "12,10,4", "4294967296,4294967296,1", "2000,2000,1000", "0,1,1",
                            "1,1,1440"])
-        raw_type = rng.choice(["i16", "i16", "u8", "u16", "f32", "u32"])
+        raw_type = "i16" if first else rng.choice(["i16", "i16", "u8", "u16", "f32", "u32"])
         options = [(["label", path, "--raw-dims", dims, "--raw-type", raw_type, "--threshold", "1:3000", "--device",
                      "cpu", "-o", o("l"), "--quiet"], [o("l/labels.nii.gz"), o("l/components.csv")], False),
                    (["compare", path, path, "--raw-dims", dims, "--raw-type", raw_type, "--quiet"], [], True)]
-        return rng.choice(options)
+        return pick(options)
     if kind in ("png", "jpeg"):
-        options = [(["color", path, "--hue", "0", "--hue-tol", "20", "-o", o("c"), "--quiet"], [], False),
-                   (["shapes", path, "-o", o("shapes.csv"), "--quiet"], [o("shapes.csv")], False)]
-        return rng.choice(options)
+        options = [(["color", path, "--hue", "0", "--hue-tol", "20", "-o", o("c")], [], False),
+                   (["shapes", path, "-o", o("shapes.csv")], [o("shapes.csv")], False)]
+        return pick(options)
     if kind == "csv":
         return (["compare", path, seed_path, "--quiet"], [], True)
     raise ValueError(kind)
@@ -293,13 +297,15 @@ def outputs_readable(plain, expected, memory_mb, timeout):
             except (OSError, EOFError) as error:
                 return f"{path}: not a complete gzip stream ({error})"
         if path.endswith((".nrrd", ".nii.gz", ".mha")):
-            code, _, err, hung, _ = execute(plain, ["compare", path, path, "--quiet"], False, timeout, memory_mb)
+            again = os.path.join(os.path.dirname(path), "read-back.mha")
+            code, _, err, hung, _ = execute(plain, ["convert", path, again, "--force", "--quiet"], False, timeout,
+                                            memory_mb)
             if code != 0 or hung:
                 return f"{path}: voxlabel cannot read it back (exit {code}): {err.strip()[:200]}"
     return None
 
 
-def classify(code, stderr, hung, verdict_exit_ok):
+def classify(code, stdout, stderr, hung, verdict_exit_ok):
     lines = [line for line in stderr.splitlines() if line.strip()]
     text = stderr
     if hung:
@@ -311,7 +317,8 @@ def classify(code, stderr, hung, verdict_exit_ok):
             code is not None and code < 0):
         return "crash"
     others = [line for line in lines if not line.startswith(("voxlabel: warning: ", "voxlabel: note: "))]
-    if code == 0 or (code == 1 and verdict_exit_ok):
+    verdict = verdict_exit_ok and code in (1, 2) and stdout.startswith("verdict:")
+    if code == 0 or verdict:
         return "ok" if not others else "unclean"
     if code in (2, 3, 4, 5) and len(others) == 1 and others[0].startswith("voxlabel: error: ") and \
             lines[-1] == others[0]:
@@ -347,9 +354,9 @@ def one_run(index, args, kinds, plain, asan_binary):
     argv, expected, verdict_ok = commands_for(kind, target, out, seed_path, rng)
     use_asan = bool(asan_binary) and index % 2 == 0
     binary = asan_binary if use_asan else plain
-    code, _, stderr, hung, seconds = execute(binary, argv, use_asan, args.timeout * (2 if use_asan else 1),
-                                             args.memory_mb)
-    verdict = classify(code, stderr, hung, verdict_ok)
+    code, stdout, stderr, hung, seconds = execute(binary, argv, use_asan, args.timeout * (2 if use_asan else 1),
+                                                  args.memory_mb)
+    verdict = classify(code, stdout, stderr, hung, verdict_ok)
     detail = stderr.strip().splitlines()[-1] if stderr.strip() else ""
     if verdict == "ok" and code == 0 and expected:
         problem = outputs_readable(plain, expected, args.memory_mb, args.timeout)
@@ -379,6 +386,20 @@ def main():
     kinds = make_seeds(plain, os.path.join(args.work, "seeds"))
     print("fuzz: seeds:", ", ".join(f"{k} {len(v)}" for k, v in sorted(kinds.items())), flush=True)
     kinds = {k: v for k, v in kinds.items() if v}
+    # Each seed through its reader once, unmutated: the reproducers are meant to be refused, the rest read.
+    accepted = collections.Counter()
+    for kind, paths in sorted(kinds.items()):
+        for path in paths:
+            out = os.path.join(args.work, "seed-check")
+            shutil.rmtree(out, ignore_errors=True)
+            os.makedirs(out)
+            argv, _, verdict_ok = commands_for(kind, path, out, path, random.Random(0), first=True)
+            code, stdout, stderr, hung, _ = execute(plain, argv, False, args.timeout, args.memory_mb)
+            read = classify(code, stdout, stderr, hung, verdict_ok) == "ok"
+            accepted["read" if read else "refused"] += 1
+            if not read and "reproducers" not in path:
+                print(f"fuzz: seed {path} refused by '{argv[0]}': {stderr.strip()[-200:]}", flush=True)
+    print(f"fuzz: unmutated seeds: {accepted['read']} read, {accepted['refused']} refused (the reproducers)", flush=True)
     results = []
     started = time.time()
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
