@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <matio.h>
 #include <zlib.h>
@@ -227,9 +228,13 @@ static vl_status check_matrix_head(const mat5_reader *r, const unsigned char *b,
     /* name */
     if (!read_tag(r, b + at, n - at, &type, &bytes, &data_at, &total) || at + total > n)
         return VL_OK;
-    const size_t name_length = strlen(name);
-    if (bytes != name_length || memcmp(b + at + data_at, name, name_length) != 0)
+    char own_name[64];
+    if (!name) { /* every variable: checked under its own name */
+        snprintf(own_name, sizeof own_name, "%.*s", (int)(bytes < 63 ? bytes : 63), (const char *)(b + at + data_at));
+        name = own_name;
+    } else if (bytes != strlen(name) || memcmp(b + at + data_at, name, strlen(name)) != 0) {
         return VL_OK;
+    }
     *matches = 1;
     at += total;
     if (class_byte < 6 || class_byte > 15) /* not numeric (6 double .. 15 uint64): refused later by class */
@@ -298,7 +303,9 @@ static vl_status inflate_counting(FILE *f, uint64_t compressed, unsigned char *h
 }
 
 /* `written`: the file was just written by libmatio, which does not check its fwrite calls (a full disk gives a
- * truncated file and a success); then the header must be whole and the variable found. */
+ * truncated file and a success); then the header must be whole and the variable found. `name` NULL: every
+ * element and every numeric variable is checked (before libmatio reads even the headers, as it allocates what
+ * a corrupt header claims). */
 static vl_status check_mat5_file(const char *path, const char *name, int written)
 {
     FILE *f = fopen(path, "rb");
@@ -351,20 +358,20 @@ static vl_status check_mat5_file(const char *path, const char *name, int written
                         status = vl_fail(VL_ERR_INPUT,
                                          "%s: variable '%s' claims %llu bytes from %llu compressed ones, more than "
                                          "deflate can expand to",
-                                         path, name, (unsigned long long)inner_bytes, (unsigned long long)bytes);
+                                         path, name ? name : "?", (unsigned long long)inner_bytes, (unsigned long long)bytes);
                     else if (fseeko(f, (off_t)(at + 8), SEEK_SET) == 0) {
                         status = inflate_counting(f, bytes, head, 0, &got, inner_bytes + 8, &total, &complete);
                         if (status == VL_OK && (!complete || total < inner_bytes + 8))
                             status = vl_fail(VL_ERR_INPUT,
                                              "%s: variable '%s': its compressed data are %s (%llu of %llu bytes)",
-                                             path, name, complete ? "short" : "truncated or corrupt",
+                                             path, name ? name : "?", complete ? "short" : "truncated or corrupt",
                                              (unsigned long long)(total < inner_bytes + 8 ? total : inner_bytes + 8),
                                              (unsigned long long)(inner_bytes + 8));
                     }
                 }
             }
         }
-        if (matches) {
+        if (matches && name) {
             found = 1;
             break;
         }
@@ -374,6 +381,28 @@ static vl_status check_mat5_file(const char *path, const char *name, int written
     if (written && status == VL_OK && !found)
         status = vl_fail(VL_ERR_OUTPUT, "%s: variable '%s' is missing", path, name);
     return status;
+}
+
+/* What libmatio will allocate for `name` (its dims times its class's size, twice for complex) against what the
+ * file can hold (deflate expands at most 1032-fold): the last guard, whatever the element headers said. */
+static vl_status check_matio_claim(mat_t *mat, const char *name, const char *path)
+{
+    matvar_t *info = Mat_VarReadInfo(mat, name);
+    if (!info)
+        return VL_OK; /* Mat_VarRead answers */
+    int64_t claimed = (int64_t)Mat_SizeOfClass(info->class_type) * (info->isComplex ? 2 : 1);
+    int overflow = claimed <= 0;
+    for (int d = 0; d < info->rank && !overflow; d++)
+        overflow = vl_size_product(claimed, (int64_t)info->dims[d], 1, 1, path, &claimed) != VL_OK;
+    Mat_VarFree(info);
+    struct stat file;
+    const int64_t room = stat(path, &file) == 0 ? (int64_t)file.st_size * VL_DEFLATE_MAX_RATIO + ((int64_t)1 << 20) : -1;
+    if (overflow || (room > 0 && claimed > room))
+        return vl_fail(VL_ERR_INPUT,
+                       "%s: variable '%s' claims more bytes than the %lld-byte file can hold, even compressed "
+                       "(a corrupt header)",
+                       path, name, room > 0 ? (long long)file.st_size : -1LL);
+    return VL_OK;
 }
 
 /* MATLAB's array (column-major, size [rows cols pages], malloc'd samples taken over) as a volume in the
@@ -422,6 +451,13 @@ vl_status vl_mat_read(const char *path, const vl_read_options *options, vl_volum
     mat_t *mat = Mat_Open(path, MAT_ACC_RDONLY);
     if (!mat)
         return vl_fail(VL_ERR_INPUT, "%s: not a readable MAT file (%s)", path, matio_detail());
+    if (Mat_GetVersion(mat) != MAT_FT_MAT73 && Mat_GetVersion(mat) != MAT_FT_MAT4) {
+        vl_status status = check_mat5_file(path, NULL, 0);
+        if (status != VL_OK) {
+            Mat_Close(mat);
+            return status;
+        }
+    }
     char name[256];
     if (Mat_GetVersion(mat) == MAT_FT_MAT73) {
         /* v7.3 numeric arrays are read by HDF5 itself: libmatio does not list those whose MATLAB_class is a
@@ -444,6 +480,8 @@ vl_status vl_mat_read(const char *path, const vl_read_options *options, vl_volum
         status = check_mat5_file(path, name, 0);
     else if (status == VL_OK && Mat_GetVersion(mat) == MAT_FT_MAT73)
         status = vl_mat73_check_storage(path, name);
+    if (status == VL_OK)
+        status = check_matio_claim(mat, name, path);
     if (status == VL_OK) {
         vl_progress_report(&options->progress, "reading", 0.0);
         var = Mat_VarRead(mat, name);

@@ -46,6 +46,13 @@ cases = {
 }
 
 
+# Two files the CLI fuzz campaign (fuzz/cli_campaign.py) found, on which libmatio allocated 12 GB (Mat_VarRead,
+# dims from a corrupt compressed header) and 7 GB (reading the headers of an element running past the end).
+here = os.path.dirname(os.path.abspath(__file__))
+for name in ('corrupt_deflate_dims.mat', 'element_past_end_info.mat'):
+    cases['fuzz_' + name] = (open(os.path.join(here, '..', 'test-data', 'mat_fuzz', name), 'rb').read(), 3)
+
+
 def limit():
     resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 
