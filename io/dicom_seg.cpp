@@ -150,7 +150,8 @@ vl_status find_source_images(const char *directory, const vl_volume *labels, con
     if (complete.empty())
         return vl_fail(VL_ERR_INPUT,
                        "%s: no CT series there has a %lldx%lld image at every one of the %lld label slice positions "
-                       "and orientation: the labels were not made from this series (or it was resampled)",
+                       "and orientation: the labels were not made from this series (or it was resampled; a "
+                       "gantry-tilted series labelled into NIfTI is deskewed: label it with --format nrrd for a SEG)",
                        directory, static_cast<long long>(labels->nx), static_cast<long long>(labels->ny),
                        static_cast<long long>(labels->nz));
     if (complete.size() > 1)

@@ -6,7 +6,8 @@ uses) and by nibabel; the oracle is every slice's own ImagePositionPatient, read
     within 1e-3 mm, the grid is orthonormal, every native slice's 4 corner pixels lie on its own output
     slice (within 1e-3 mm) at the in-plane index the shift predicts, and the labels overlay the native
     labels (Dice of the foreground >= 0.95 where the native voxel lands inside the grid);
-  --on-irregular warn keeps the shear and says that ITK misplaces it; `info` prints one z step, explained.
+  --on-irregular warn keeps the shear and says that ITK misplaces it; `info` prints one z step, explained;
+  `seg` writes a SEG from the NRRD labels and refuses the deskewed NIfTI naming --format nrrd.
 usage: dicom_tilt_itk.py VOXLABEL SHARED_DATA WORK_DIR   (exit 77 without the data, SimpleITK or nibabel)"""
 import glob
 import os
@@ -136,6 +137,14 @@ for name, options, file in (("nifti_gz", (), "labels.nii.gz"), ("nifti", ("--for
         dice = 2.0 * np.count_nonzero(theirs & mine) / max(1, np.count_nonzero(theirs) + np.count_nonzero(mine))
         check(dice >= 0.95, f"{name}: foreground Dice with the native labels {dice:.4f} < 0.95")
         print(f"{name}: foreground Dice with the native-grid labels {dice:.4f}")
+
+# A SEG references the CT's own frames: from the native-grid NRRD it is written; the deskewed NIfTI is refused
+# with the way out named.
+seg_ok = run("seg", os.path.join(work, "native_nrrd", "labels.nrrd"), series, "-o", os.path.join(work, "seg.dcm"))
+check(seg_ok.returncode == 0, f"seg from the NRRD labels: exit {seg_ok.returncode}: {seg_ok.stderr.strip()}")
+seg_refused = run("seg", os.path.join(work, "nifti_gz", "labels.nii.gz"), series, "-o", os.path.join(work, "s2.dcm"))
+check(seg_refused.returncode == 3 and "--format nrrd" in seg_refused.stderr,
+      f"seg from the deskewed NIfTI: exit {seg_refused.returncode}: {seg_refused.stderr.strip()}")
 
 # convert to NIfTI: the same deskewed grid as label's.
 converted = os.path.join(work, "ct.nii.gz")
