@@ -181,7 +181,8 @@ void vl_dicom_analyse_stack(const vl_dicom_files &files, const vl_dicom_group &g
                                   ? std::string("no GantryDetectorTilt tag")
                                   : format("GantryDetectorTilt tag says %g", stack.gantry_tilt_tag);
             stack.anomalies.push_back(format("gantry tilt: the slice stack is sheared by %.3f degrees (measured from "
-                                             "the positions; %s); the shear is kept in the direction matrix",
+                                             "the positions; %s); the shear is kept in the direction matrix (NIfTI outputs are deskewed, "
+                                             "as ITK reads no sheared NIfTI)",
                                              stack.tilt_degrees, tag.c_str()));
         }
     } else if (n == 1 && !stack.single_position) {
