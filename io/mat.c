@@ -212,6 +212,18 @@ static vl_status check_matrix_head(const mat5_reader *r, const unsigned char *b,
     *matches = 0;
     uint32_t type;
     uint64_t bytes, data_at, total, at = 0;
+    /* The array flags, dims and name tags of any variable must lie inside its element: libmatio allocates what
+     * they claim (a dims tag claiming 4 GB in a 1 KB file) before it reads them. */
+    if (size >= 16 && n >= 16) {
+        uint64_t flags_total, dims_total;
+        if (!read_tag(r, b, n, &type, &bytes, &data_at, &flags_total) || flags_total > size)
+            return vl_fail(VL_ERR_INPUT, "%s: a variable's array flags are corrupt", path);
+        if (flags_total + 8 <= n && (!read_tag(r, b + flags_total, n - flags_total, &type, &bytes, &data_at,
+                                               &dims_total) ||
+                                     flags_total + dims_total > size))
+            return vl_fail(VL_ERR_INPUT, "%s: a variable's dims element claims more bytes than the variable holds",
+                           path);
+    }
     /* array flags */
     if (!read_tag(r, b, n, &type, &bytes, &data_at, &total) || total > n || bytes < 8)
         return VL_OK; /* not a variable libmatio reads as a volume; libmatio answers for it */
