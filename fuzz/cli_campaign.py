@@ -26,6 +26,7 @@ import argparse
 import collections
 import concurrent.futures
 import gzip
+import hashlib
 import json
 import os
 import random
@@ -379,9 +380,16 @@ def one_run(index, args, kinds, plain, asan_binary):
 def main():
     args = parse_arguments()
     args.work = os.path.abspath(args.work)
-    plain = os.path.abspath(args.voxlabel)
-    asan_binary = os.path.abspath(args.asan) if args.asan else None
-    os.makedirs(args.work, exist_ok=True)
+    os.makedirs(os.path.join(args.work, "bin"), exist_ok=True)
+    # Copies, so that a rebuild during the campaign changes nothing under it; their digests go in the report.
+    plain = os.path.join(args.work, "bin", "voxlabel")
+    shutil.copy2(args.voxlabel, plain)
+    asan_binary = None
+    if args.asan:
+        asan_binary = os.path.join(args.work, "bin", "voxlabel-asan")
+        shutil.copy2(args.asan, asan_binary)
+    for binary in filter(None, (plain, asan_binary)):
+        print(f"fuzz: {binary}: sha256 {hashlib.sha256(open(binary, 'rb').read()).hexdigest()[:16]}", flush=True)
     shutil.rmtree(os.path.join(args.work, "findings"), ignore_errors=True)
     kinds = make_seeds(plain, os.path.join(args.work, "seeds"))
     print("fuzz: seeds:", ", ".join(f"{k} {len(v)}" for k, v in sorted(kinds.items())), flush=True)
