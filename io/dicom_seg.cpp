@@ -260,7 +260,12 @@ vl_status build_segmentation(const char *path, const vl_volume *labels, const st
             OFVector<DcmDataset *> source_datasets;
             source_datasets.push_back(sources[static_cast<size_t>(z)].header->getDataset());
             OFVector<SourceImageItem *> source_items;
-            VL_SEG_CHECK(item->addSourceImageItems(source_datasets, purpose, source_items), "source image");
+            /* This fails on the source CT's own attributes (a UID with invalid characters, a violated VR): bad
+             * input, named by the source file. */
+            OFCondition source_condition = item->addSourceImageItems(source_datasets, purpose, source_items);
+            if (source_condition.bad())
+                return vl_fail(VL_ERR_INPUT, "%s: cannot reference it as a source image: %s",
+                               sources[static_cast<size_t>(z)].file.c_str(), source_condition.text());
             OFVector<FGBase *> per_frame;
             per_frame.push_back(plane_position.get());
             per_frame.push_back(&content_group);

@@ -69,3 +69,7 @@ add_test(NAME io_mat_hdf5storage
          COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/io_mat_hdf5storage.py $<TARGET_FILE:voxlabel_cli>
                  ${CMAKE_CURRENT_BINARY_DIR}/io_mat_hdf5storage_work)
 set_tests_properties(io_mat_hdf5storage PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)
+add_test(NAME io_seg_bad_source
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/io_seg_bad_source.py $<TARGET_FILE:voxlabel_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/io_seg_bad_source_work)
+set_tests_properties(io_seg_bad_source PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)
