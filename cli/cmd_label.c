@@ -332,7 +332,8 @@ int cmd_label(int argc, char **argv)
         return code;
     }
 
-    if ((code = cli_nifti_shear(&input.volume, args.format, args.input.on_irregular, names[0]))) {
+    double deskewed_degrees = 0;
+    if ((code = cli_nifti_shear(&input.volume, args.format, args.input.on_irregular, names[0], &deskewed_degrees))) {
         cli_gpu_warm_up_finish(&gpu_warm_up);
         cli_input_free(&input);
         cli_outputs_abort(&outputs);
@@ -432,6 +433,7 @@ int cmd_label(int argc, char **argv)
         .largest = args.largest,
         .open_radius = args.open_radius,
         .close_radius = args.close_radius,
+        .deskewed_degrees = deskewed_degrees,
         .labelled_count = labelled,
         .result = &result,
         .stats = stats,

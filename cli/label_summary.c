@@ -53,6 +53,8 @@ static void write_body(FILE *out, const label_summary *s)
     fprintf(out, "  \"geometry\": {\"size\": [%lld, %lld, %lld], \"spacing_mm\": ", (long long)volume->nx,
             (long long)volume->ny, (long long)volume->nz);
     write_vector(out, volume->geometry.spacing, 3);
+    fprintf(out, ", \"deskewed_from_shear_degrees\": ");
+    write_number(out, s->deskewed_degrees);
     fprintf(out, ", \"origin_lps_mm\": ");
     write_vector(out, volume->geometry.origin, 3);
     fprintf(out, ", \"direction\": ");

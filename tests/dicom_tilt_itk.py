@@ -10,6 +10,7 @@ uses) and by nibabel; the oracle is every slice's own ImagePositionPatient, read
   `seg` writes a SEG from the NRRD labels and refuses the deskewed NIfTI naming --format nrrd.
 usage: dicom_tilt_itk.py VOXLABEL SHARED_DATA WORK_DIR   (exit 77 without the data, SimpleITK or nibabel)"""
 import glob
+import json
 import os
 import shutil
 import subprocess
@@ -89,6 +90,8 @@ for fmt in ("nrrd", "mha"):
     worst = max(np.linalg.norm(itk_point(image, c) - native_point(*c)) for c in slice_corners())
     check(worst < 1e-3, f"{fmt}: ITK puts a slice corner {worst:.4f} mm from its ImagePositionPatient")
     print(f"{fmt}: native sheared grid, slice corners vs IPP in ITK {worst:.2e} mm")
+    summary = json.load(open(os.path.join(out, "summary.json")))
+    check(summary["geometry"]["deskewed_from_shear_degrees"] == 0, f"{fmt}: summary.json says deskewed")
     if fmt == "nrrd":
         native_labels = sitk.GetArrayFromImage(image)  # (z, y, x)
 
@@ -126,6 +129,9 @@ for name, options, file in (("nifti_gz", (), "labels.nii.gz"), ("nifti", ("--for
         continue
     check("sheared by 18.500 degrees" in result.stderr and "resampled onto the un-sheared grid" in result.stderr,
           f"{name}: no note of the deskewing: {result.stderr.strip()}")
+    summary = json.load(open(os.path.join(out, "summary.json")))
+    check(abs(summary["geometry"]["deskewed_from_shear_degrees"] - 18.5) < 1e-3,
+          f"{name}: summary.json deskewed_from_shear_degrees {summary['geometry'].get('deskewed_from_shear_degrees')}")
     image, a, b = check_deskewed(os.path.join(out, file), name)
     if native_labels is not None:
         ours = sitk.GetArrayFromImage(image) > 0
