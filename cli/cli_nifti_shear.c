@@ -32,7 +32,7 @@ int cli_nifti_shear(vl_volume *volume, vl_file_format format, vl_dicom_irregular
     cli_note("%s: the grid is sheared by %.3f degrees (gantry tilt), which ITK-based readers of NIfTI (3D Slicer, "
              "SimpleITK) cannot place; the input was resampled onto the un-sheared grid (z along the slice normal, "
              "%.4f mm steps, each slice shifted in its own plane) so that it overlays the CT everywhere. "
-             ".nrrd/.mha keep the native grid (what 'voxlabel seg' needs); --on-irregular warn keeps the shear",
+             ".nrrd/.mha keep the native grid; --on-irregular warn keeps the shear",
              output, degrees, volume->geometry.spacing[2]);
     return 0;
 }

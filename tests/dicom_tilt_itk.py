@@ -7,7 +7,8 @@ uses) and by nibabel; the oracle is every slice's own ImagePositionPatient, read
     slice (within 1e-3 mm) at the in-plane index the shift predicts, and the labels overlay the native
     labels (Dice of the foreground >= 0.95 where the native voxel lands inside the grid);
   --on-irregular warn keeps the shear and says that ITK misplaces it; `info` prints one z step, explained;
-  `seg` writes a SEG from the NRRD labels and refuses the deskewed NIfTI naming --format nrrd.
+  `seg` writes a SEG from the NRRD labels and from the deskewed NIfTI (each frame the labels at its CT image's
+  pixels, read back by pydicom).
 usage: dicom_tilt_itk.py VOXLABEL SHARED_DATA WORK_DIR   (exit 77 without the data, SimpleITK or nibabel)"""
 import glob
 import json
@@ -144,13 +145,55 @@ for name, options, file in (("nifti_gz", (), "labels.nii.gz"), ("nifti", ("--for
         check(dice >= 0.95, f"{name}: foreground Dice with the native labels {dice:.4f} < 0.95")
         print(f"{name}: foreground Dice with the native-grid labels {dice:.4f}")
 
-# A SEG references the CT's own frames: from the native-grid NRRD it is written; the deskewed NIfTI is refused
-# with the way out named.
+# A SEG references the CT's own images: from the native-grid NRRD, and from the deskewed NIfTI, whose labels
+# each frame takes at its CT image's own pixels (nearest neighbour at the shift): every frame equals that
+# resampling (pydicom reads the SEG), sits at its CT image's position, and no (slice, label) is missing.
 seg_ok = run("seg", os.path.join(work, "native_nrrd", "labels.nrrd"), series, "-o", os.path.join(work, "seg.dcm"))
 check(seg_ok.returncode == 0, f"seg from the NRRD labels: exit {seg_ok.returncode}: {seg_ok.stderr.strip()}")
-seg_refused = run("seg", os.path.join(work, "nifti_gz", "labels.nii.gz"), series, "-o", os.path.join(work, "s2.dcm"))
-check(seg_refused.returncode == 3 and "--format nrrd" in seg_refused.stderr,
-      f"seg from the deskewed NIfTI: exit {seg_refused.returncode}: {seg_refused.stderr.strip()}")
+deskewed_seg = os.path.join(work, "seg_deskewed.dcm")
+labels_nifti = os.path.join(work, "nifti_gz", "labels.nii.gz")
+r = run("seg", labels_nifti, series, "-o", deskewed_seg)
+check(r.returncode == 0, f"seg from the deskewed NIfTI: exit {r.returncode}: {r.stderr.strip()}")
+if r.returncode == 0:
+    seg = pydicom.dcmread(deskewed_seg)
+    nib = nibabel.load(labels_nifti)
+    labels = np.asarray(nib.dataobj).astype(np.int64)  # [x, y, z]
+    inverse = np.linalg.inv(np.diag([-1.0, -1.0, 1.0, 1.0]) @ nib.affine)
+    step = ipp[1] - ipp[0]
+    a, b = np.dot(step, row) / sx, np.dot(step, column) / sy
+    position_of = {ds.SOPInstanceUID: np.array([float(v) for v in ds.ImagePositionPatient]) for ds in slices}
+    value_of = {int(item.SegmentNumber): int(item.SegmentLabel.split()[-1]) for item in seg.SegmentSequence}
+    frames = seg.pixel_array.reshape(int(seg.NumberOfFrames), int(seg.Rows), int(seg.Columns))
+    jj, ii = np.mgrid[0:ny, 0:nx]
+    seen, wrong, misplaced = set(), 0, 0
+    for frame, group in zip(frames, seg.PerFrameFunctionalGroupsSequence):
+        frame_ipp = np.array([float(v) for v in group.PlanePositionSequence[0].ImagePositionPatient])
+        source = group.DerivationImageSequence[0].SourceImageSequence[0].ReferencedSOPInstanceUID
+        index = (inverse @ np.append(frame_ipp, 1.0))[:3]
+        k = int(round(index[2]))
+        misplaced += np.linalg.norm(position_of[source] - frame_ipp) > 1e-3 or \
+            np.abs(index - (k * a, k * b, k)).max() > 1e-3
+        li, lj = np.floor(ii + k * a + 0.5).astype(int), np.floor(jj + k * b + 0.5).astype(int)
+        inside = (li >= 0) & (li < nx) & (lj >= 0) & (lj < ny)
+        sampled = np.zeros((ny, nx), np.int64)
+        sampled[inside] = labels[li[inside], lj[inside], k]
+        value = value_of[int(group.SegmentIdentificationSequence[0].ReferencedSegmentNumber)]
+        wrong += int(np.count_nonzero((sampled == value) != frame.astype(bool)))
+        seen.add((k, value))
+    expected = set()
+    for k in range(nz):
+        li, lj = np.floor(ii + k * a + 0.5).astype(int), np.floor(jj + k * b + 0.5).astype(int)
+        inside = (li >= 0) & (li < nx) & (lj >= 0) & (lj < ny)
+        expected |= {(k, int(v)) for v in np.unique(labels[li[inside], lj[inside], k]) if v}
+    check(misplaced == 0, f"seg from the deskewed NIfTI: {misplaced} frames not at their CT image's position")
+    check(wrong == 0, f"seg from the deskewed NIfTI: {wrong} pixels differ from the labels at the CT's pixels")
+    check(seen == expected, f"seg from the deskewed NIfTI: {len(expected - seen)} (slice, label) frames missing, "
+          f"{len(seen - expected)} extra")
+    print(f"seg from the deskewed NIfTI: {len(frames)} frames, each equal to the labels at its CT image's pixels")
+    if shutil.which("dciodvfy"):
+        report = subprocess.run(["dciodvfy", deskewed_seg], capture_output=True, text=True)
+        errors = [line for line in (report.stdout + report.stderr).splitlines() if line.startswith("Error")]
+        check(not errors, f"seg from the deskewed NIfTI: dciodvfy reports {errors[:3]}")
 
 # convert to NIfTI: the same deskewed grid as label's.
 converted = os.path.join(work, "ct.nii.gz")
