@@ -198,6 +198,9 @@ static void print_report(const vl_compare_result *r, const vl_volume *v, int mat
             printf("hint: the reference numbers in raster order: label with --order matlab-xy to match it\n");
         else if (strstr(r->reference_rule, "(matlab)") && strstr(r->ours_rule, "matlab-xy"))
             printf("hint: the reference numbers in MATLAB column-major order: label with --order matlab to match it\n");
+        else if (strstr(r->reference_rule, "size-raster") && !strstr(r->ours_rule, "size-raster"))
+            printf("hint: the reference numbers by size with raster-order ties, as ITK's RelabelComponentImageFilter: "
+                   "label with --order size-raster to match it\n");
         else if (strstr(r->reference_rule, "reversed") && !strstr(r->ours_rule, "reversed"))
             printf("hint: the reference's slices (or rows) run the other way: check how the MATLAB volume was stacked\n");
         printf("voxels numbered differently: %lld; first ones (0-based x y z, MATLAB %s):\n",

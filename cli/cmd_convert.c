@@ -1,10 +1,10 @@
 /* voxlabel convert: a DICOM series (or any volume file) to NIfTI, NRRD, MHA or MAT, with geometry. */
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "cli_nifti_shear.h"
 #include "voxlabel/dicom.h"
 #include "voxlabel/io.h"
 #include "voxlabel/threads.h"
@@ -37,15 +37,6 @@ static int is_directory(const char *path)
 {
     struct stat info;
     return stat(path, &info) == 0 && S_ISDIR(info.st_mode);
-}
-
-/* True when the z axis is not along the normal of the x and y axes (gantry tilt shear). */
-static int is_sheared(const vl_geometry *g)
-{
-    const double *d = g->direction;
-    double n[3] = {d[3] * d[7] - d[6] * d[4], d[6] * d[1] - d[0] * d[7], d[0] * d[4] - d[3] * d[1]};
-    double along = fabs(n[0] * d[2] + n[1] * d[5] + n[2] * d[8]);
-    return along < 1.0 - 1e-8;
 }
 
 int cmd_convert(int argc, char **argv)
@@ -138,11 +129,11 @@ int cmd_convert(int argc, char **argv)
         vl_volume_free(&volume);
         return code;
     }
-    if ((out_format == VL_FORMAT_NIFTI || out_format == VL_FORMAT_NIFTI_GZ) && is_sheared(&volume.geometry))
-        cli_warning("%s: the grid is sheared (gantry tilt); NIfTI keeps the exact shear only in the sform, which "
-                    "nibabel, FSL, SPM and dcm2niix use but ITK-based tools reject or make orthogonal: write .nrrd "
-                    "(exact, ITK reads it) or use --on-irregular resample",
-                    output);
+    int code = cli_nifti_shear(&volume, out_format, read.on_irregular, output, NULL);
+    if (code) {
+        vl_volume_free(&volume);
+        return code;
+    }
     status = vl_write_volume(output, &volume, &write);
     if (status == VL_OK)
         cli_note("wrote %s: %lldx%lldx%lld %s, spacing %.6g x %.6g x %.6g mm", output, (long long)volume.nx,

@@ -23,6 +23,28 @@ static void print_help(FILE *out)
             "  voxlabel info ct/ --series 3\n");
 }
 
+/* One z step: the z axis of the volumes that label and convert read (between consecutive slice positions; the
+ * mean step when they vary). Under tilt or variable spacing it differs from the step along the slice normal,
+ * which is then given beside it with the reason. */
+static void print_spacing(const vl_dicom_series_info *s)
+{
+    printf("    spacing:    %.6g x %.6g x %.6g mm", s->spacing[0], s->spacing[1], s->spacing[2]);
+    const int tilted = s->tilt_degrees > 0.01;
+    if (s->normal_step[1] > 0 && (tilted || s->variable_spacing)) {
+        printf(" (z: the %sstep between slice positions, the z axis of what label and convert read; ",
+               s->variable_spacing ? "mean " : "");
+        if (s->variable_spacing)
+            printf("%.6g..%.6g mm, median %.6g,", s->normal_step[0], s->normal_step[2], s->normal_step[1]);
+        else
+            printf("%.6g mm", s->normal_step[1]);
+        printf(" along the slice normal");
+        if (tilted)
+            printf(", as the stack is sheared by %.3f degrees", s->tilt_degrees);
+        printf(")");
+    }
+    printf("\n");
+}
+
 static void print_series(const vl_dicom_series_info *s, size_t index)
 {
     printf("[%zu] series %ld \"%s\"%s\n", index + 1, s->series_number, s->description,
@@ -33,7 +55,7 @@ static void print_series(const vl_dicom_series_info *s, size_t index)
            s->is_localizer ? ", localizer" : "", s->is_derived ? ", derived" : "", s->is_colour ? ", colour" : "");
     printf("    size:       %d x %d%s, %lld image(s) in %lld file(s)\n", s->columns, s->rows,
            s->samples_per_pixel > 1 ? " (colour samples)" : "", (long long)s->slice_count, (long long)s->file_count);
-    printf("    spacing:    %.6g x %.6g x %.6g mm\n", s->spacing[0], s->spacing[1], s->spacing[2]);
+    print_spacing(s);
     printf("    orientation: %.6g %.6g %.6g / %.6g %.6g %.6g\n", s->orientation[0], s->orientation[1], s->orientation[2],
            s->orientation[3], s->orientation[4], s->orientation[5]);
     printf("    transfer:   %s\n", s->transfer_syntax);

@@ -10,6 +10,7 @@
 #include "cli_forest.h"
 #include "cli_gpu_warm_up.h"
 #include "cli_input.h"
+#include "cli_nifti_shear.h"
 #include "cli_outputs.h"
 #include "label_run.h"
 #include "label_multilabel.h"
@@ -359,6 +360,14 @@ int label_run(const label_arguments *arguments, label_run_batch *batch)
         return code;
     }
 
+    double deskewed_degrees = 0;
+    if ((code = cli_nifti_shear(&input.volume, args.format, args.input.on_irregular, names[0], &deskewed_degrees))) {
+        cli_gpu_warm_up_finish(&gpu_warm_up);
+        cli_input_free(&input);
+        cli_outputs_abort(&outputs);
+        return code;
+    }
+
     vl_volume mask = {0}, labels = {0};
     vl_label_result result = {0};
     vl_component_stats *stats = NULL;
@@ -452,6 +461,9 @@ int label_run(const label_arguments *arguments, label_run_batch *batch)
         .options = &args.label,
         .min_size = args.min_size,
         .largest = args.largest,
+        .open_radius = args.open_radius,
+        .close_radius = args.close_radius,
+        .deskewed_degrees = deskewed_degrees,
         .labelled_count = labelled,
         .result = &result,
         .stats = stats,

@@ -53,6 +53,8 @@ static void write_body(FILE *out, const label_summary *s)
     fprintf(out, "  \"geometry\": {\"size\": [%lld, %lld, %lld], \"spacing_mm\": ", (long long)volume->nx,
             (long long)volume->ny, (long long)volume->nz);
     write_vector(out, volume->geometry.spacing, 3);
+    fprintf(out, ", \"deskewed_from_shear_degrees\": ");
+    write_number(out, s->deskewed_degrees);
     fprintf(out, ", \"origin_lps_mm\": ");
     write_vector(out, volume->geometry.origin, 3);
     fprintf(out, ", \"direction\": ");
@@ -67,6 +69,11 @@ static void write_body(FILE *out, const label_summary *s)
     write_number(out, s->hi);
     fprintf(out, "},\n  \"connectivity\": %d,\n  \"order\": \"%s\",\n", s->options->connectivity,
             vl_label_order_name(s->options->order));
+    const int per_slice = s->options->connectivity == 4 || s->options->connectivity == 8;
+    fprintf(out,
+            "  \"morphology\": {\"open_radius\": %lld, \"close_radius\": %lld, \"structuring_element\": \"ball\", "
+            "\"per_slice\": %s},\n",
+            (long long)s->open_radius, (long long)s->close_radius, per_slice ? "true" : "false");
     fprintf(out, "  \"filters\": {\"min_size\": %lld, \"largest\": %lld, \"components_before\": %u},\n",
             (long long)s->min_size, (long long)s->largest, s->labelled_count);
     fprintf(out, "  \"components\": %u,\n  \"foreground_voxels\": ", result->count);

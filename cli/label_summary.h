@@ -17,6 +17,8 @@ typedef struct label_summary {
     double lo, hi;
     const vl_label_options *options;
     int64_t min_size, largest;
+    int64_t open_radius, close_radius; /* --open/--close ball radii in voxels, 0 when not asked */
+    double deskewed_degrees;           /* the input's shear undone for a NIfTI output (cli_nifti_shear), else 0 */
     uint32_t labelled_count;        /* N before the filters */
     const vl_label_result *result;  /* after the filters */
     const vl_component_stats *stats;

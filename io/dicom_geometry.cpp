@@ -126,7 +126,8 @@ void vl_dicom_analyse_stack(const vl_dicom_files &files, const vl_dicom_group &g
                                          "or repeated slices?); only the lowest InstanceNumber at each position is kept",
                                          (long long)stack.duplicate_count));
     size_t n = stack.order.size();
-    if (stack.has_geometry && n == 1 && group.frames.size() > 1)
+    /* One position is an anomaly only when different images share it; identical copies are one image. */
+    if (stack.has_geometry && n == 1 && group.frames.size() - static_cast<size_t>(stack.copies_dropped) > 1)
         stack.single_position = true;
 
     vl_geometry &g = stack.geometry;
@@ -180,7 +181,8 @@ void vl_dicom_analyse_stack(const vl_dicom_files &files, const vl_dicom_group &g
                                   ? std::string("no GantryDetectorTilt tag")
                                   : format("GantryDetectorTilt tag says %g", stack.gantry_tilt_tag);
             stack.anomalies.push_back(format("gantry tilt: the slice stack is sheared by %.3f degrees (measured from "
-                                             "the positions; %s); the shear is kept in the direction matrix",
+                                             "the positions; %s); the shear is kept in the direction matrix (NIfTI outputs are deskewed, "
+                                             "as ITK reads no sheared NIfTI)",
                                              stack.tilt_degrees, tag.c_str()));
         }
     } else if (n == 1 && !stack.single_position) {
@@ -188,7 +190,8 @@ void vl_dicom_analyse_stack(const vl_dicom_files &files, const vl_dicom_group &g
                                          front.slice_thickness > 0 ? "SliceThickness" : "a default of 1 mm"));
     }
     if (stack.single_position)
-        stack.anomalies.push_back(format("all %zu images are at one position: not a volume", group.frames.size()));
+        stack.anomalies.push_back(format("all %zu images are at one position: not a volume",
+                                         group.frames.size() - static_cast<size_t>(stack.copies_dropped)));
     g.spacing[2] = z_spacing;
     for (int r = 0; r < 3; r++) {
         g.direction[3 * r + 0] = stack.row[r];

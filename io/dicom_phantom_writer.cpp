@@ -42,8 +42,22 @@ std::string new_uid(const char *root)
     return uid;
 }
 
+/* What the writer itself puts in a series directory: slice_<digits>.dcm. --force replaces only those. */
+bool is_slice_file_name(const std::string &name)
+{
+    const std::string prefix = "slice_", suffix = ".dcm";
+    if (name.size() <= prefix.size() + suffix.size() || name.compare(0, prefix.size(), prefix) != 0 ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+        return false;
+    for (size_t i = prefix.size(); i < name.size() - suffix.size(); i++)
+        if (name[i] < '0' || name[i] > '9')
+            return false;
+    return true;
+}
+
 struct directory_listing {
-    bool exists = false, is_directory = false, only_plain_files = true;
+    bool exists = false, is_directory = false, only_slice_files = true;
+    std::string foreign;  /* the first entry that is not a regular slice file */
     std::vector<std::string> entries;
 };
 
@@ -66,8 +80,11 @@ directory_listing list_directory(const std::string &path)
         listing.entries.push_back(entry->d_name);
         struct stat entry_info;
         std::string full = path + "/" + entry->d_name;
-        if (lstat(full.c_str(), &entry_info) != 0 || !S_ISREG(entry_info.st_mode))
-            listing.only_plain_files = false;
+        if (listing.only_slice_files && (lstat(full.c_str(), &entry_info) != 0 || !S_ISREG(entry_info.st_mode) ||
+                                         !is_slice_file_name(entry->d_name))) {
+            listing.only_slice_files = false;
+            listing.foreign = entry->d_name;
+        }
     }
     closedir(dir);
     return listing;
@@ -210,15 +227,27 @@ extern "C" vl_status vl_dicom_write_series(const char *directory, const vl_volum
     std::string target(directory);
     while (target.size() > 1 && target.back() == '/')
         target.pop_back();
+    /* A symbolic link names the directory it points to: the series is written there and the link stays. */
+    struct stat link_info;
+    if (lstat(target.c_str(), &link_info) == 0 && S_ISLNK(link_info.st_mode)) {
+        char *resolved = realpath(target.c_str(), nullptr);
+        if (!resolved)
+            return vl_fail(VL_ERR_OUTPUT, "%s: is a symbolic link to nothing usable (%s); refusing to replace it",
+                           directory, strerror(errno));
+        target = resolved;
+        free(resolved);
+    }
     directory_listing existing = list_directory(target);
     if (existing.exists && !existing.is_directory)
         return vl_fail(VL_ERR_OUTPUT, "%s: exists and is not a directory", directory);
     if (existing.exists && !existing.entries.empty()) {
         if (!options->force)
             return vl_fail(VL_ERR_OUTPUT, "%s: directory is not empty (use --force to replace it)", directory);
-        if (!existing.only_plain_files)
-            return vl_fail(VL_ERR_OUTPUT, "%s: holds subdirectories or special files; refusing to replace it",
-                           directory);
+        if (!existing.only_slice_files)
+            return vl_fail(VL_ERR_OUTPUT,
+                           "%s: holds '%s', which is not a slice_NNNN.dcm file that phantom writes; --force replaces "
+                           "only those, so refusing to replace the directory",
+                           directory, existing.foreign.c_str());
     }
     if (!make_parents(target))
         return vl_fail(VL_ERR_OUTPUT, "%s: cannot create its parent directories: %s", directory, strerror(errno));

@@ -36,7 +36,41 @@ struct SourceImage {
     std::string series_uid;
     std::unique_ptr<DcmFileFormat> header;  // everything before the pixel data
     int64_t slice = -1;                     // the label slice it matches
+    // Where its first pixel lies in that label slice, in label pixels: (0, 0) on the series' own grid; k times
+    // the shear's in-plane step on the deskewed grid of a gantry-tilted series (docs/dicom.md).
+    double offset[2] = {0, 0};
 };
+
+// The labels' z axis is along the normal of their x and y axes (an un-sheared grid, as deskewed labels are).
+bool is_unsheared(const vl_geometry &g)
+{
+    const double *d = g.direction;
+    const double n[3] = {d[3] * d[7] - d[6] * d[4], d[6] * d[1] - d[0] * d[7], d[0] * d[4] - d[3] * d[1]};
+    return std::fabs(n[0] * d[2] + n[1] * d[5] + n[2] * d[8]) > 1.0 - 1e-9;
+}
+
+// A series matched with in-plane offsets is the deskewed grid's own series only when the offsets are k times
+// one step: (0, 0) on slice 0 and proportional to the slice index (within 1e-3 pixel).
+bool offsets_are_a_shear(const std::vector<SourceImage> &images)
+{
+    double step[2] = {0, 0};
+    bool have_step = false;
+    for (const SourceImage &image : images) {
+        if (image.slice == 0) {
+            if (std::fabs(image.offset[0]) > 1e-3 || std::fabs(image.offset[1]) > 1e-3)
+                return false;
+            continue;
+        }
+        const double k = static_cast<double>(image.slice);
+        if (!have_step) {
+            step[0] = image.offset[0] / k, step[1] = image.offset[1] / k;
+            have_step = true;
+        } else if (std::fabs(image.offset[0] - k * step[0]) > 1e-3 || std::fabs(image.offset[1] - k * step[1]) > 1e-3) {
+            return false;
+        }
+    }
+    return true;
+}
 
 std::string decimal(double value)
 {
@@ -90,6 +124,7 @@ vl_status find_source_images(const char *directory, const vl_volume *labels, con
         return vl_fail(VL_ERR_INPUT, "%s: no files found (the source CT series is needed for a SEG)", directory);
     const vl_geometry &g = labels->geometry;
     const double tolerance_mm = 0.01 * g.spacing[2];
+    const bool unsheared = is_unsheared(g);
     std::map<std::string, std::vector<SourceImage>> by_series;
     for (const OFString &file : files) {
         auto header = std::make_unique<DcmFileFormat>();
@@ -125,9 +160,17 @@ vl_status find_source_images(const char *directory, const vl_volume *labels, con
         const double distance = std::sqrt((ipp[0] - expected[0]) * (ipp[0] - expected[0]) +
                                            (ipp[1] - expected[1]) * (ipp[1] - expected[1]) +
                                            (ipp[2] - expected[2]) * (ipp[2] - expected[2]));
-        if (distance > tolerance_mm)
+        // Off the slice's origin but in its plane, on an un-sheared label grid: a deskewed tilted series' image,
+        // kept with its in-plane offset (checked to be a shear below).
+        const bool shifted = distance > tolerance_mm && unsheared &&
+                             std::fabs(index[2] - k) * g.spacing[2] <= tolerance_mm &&
+                             std::fabs(index[0]) < static_cast<double>(labels->nx) &&
+                             std::fabs(index[1]) < static_cast<double>(labels->ny);
+        if (distance > tolerance_mm && !shifted)
             continue;
         SourceImage image;
+        if (shifted)
+            image.offset[0] = index[0], image.offset[1] = index[1];
         image.file = file.c_str();
         image.series_uid = series_uid.c_str();
         image.header = std::move(header);
@@ -144,7 +187,7 @@ vl_status find_source_images(const char *directory, const vl_volume *labels, con
                 seen[static_cast<size_t>(image.slice)] = true;
                 covered++;
             }
-        if (covered == labels->nz)
+        if (covered == labels->nz && offsets_are_a_shear(entry.second))
             complete.push_back(entry.first);
     }
     if (complete.empty())
@@ -253,13 +296,24 @@ vl_status build_segmentation(const char *path, const vl_volume *labels, const st
     std::map<uint32_t, std::vector<int64_t>> pixels_of;
     for (int64_t z = 0; z < labels->nz; z++) {
         pixels_of.clear();
+        // The source image's pixel (i, j) lies at label pixel (i + offset) of slice z: nearest neighbour.
+        const double *offset = sources[static_cast<size_t>(z)].offset;
+        const bool shifted = offset[0] != 0 || offset[1] != 0;
         for (int64_t p = 0; p < plane; p++) {
-            uint32_t value = label_at(labels, z * plane + p);
+            int64_t at = z * plane + p;
+            if (shifted) {
+                const double li = std::floor(static_cast<double>(p % labels->nx) + offset[0] + 0.5);
+                const double lj = std::floor(static_cast<double>(p / labels->nx) + offset[1] + 0.5);
+                if (li < 0 || lj < 0 || li >= static_cast<double>(labels->nx) || lj >= static_cast<double>(labels->ny))
+                    continue;
+                at = z * plane + static_cast<int64_t>(lj) * labels->nx + static_cast<int64_t>(li);
+            }
+            uint32_t value = label_at(labels, at);
             if (value)
                 pixels_of[value].push_back(p);
         }
         double position[3];
-        vl_geometry_index_to_lps(&g, 0, 0, static_cast<double>(z), position);
+        vl_geometry_index_to_lps(&g, offset[0], offset[1], static_cast<double>(z), position);
         std::unique_ptr<FGPlanePosPatient> plane_position(FGPlanePosPatient::createMinimal(
             decimal(position[0]).c_str(), decimal(position[1]).c_str(), decimal(position[2]).c_str()));
         if (!plane_position)
@@ -277,7 +331,12 @@ vl_status build_segmentation(const char *path, const vl_volume *labels, const st
             OFVector<DcmDataset *> source_datasets;
             source_datasets.push_back(sources[static_cast<size_t>(z)].header->getDataset());
             OFVector<SourceImageItem *> source_items;
-            VL_SEG_CHECK(item->addSourceImageItems(source_datasets, purpose, source_items), "source image");
+            /* This fails on the source CT's own attributes (a UID with invalid characters, a violated VR): bad
+             * input, named by the source file. */
+            OFCondition source_condition = item->addSourceImageItems(source_datasets, purpose, source_items);
+            if (source_condition.bad())
+                return vl_fail(VL_ERR_INPUT, "%s: cannot reference it as a source image: %s",
+                               sources[static_cast<size_t>(z)].file.c_str(), source_condition.text());
             OFVector<FGBase *> per_frame;
             per_frame.push_back(plane_position.get());
             per_frame.push_back(&content_group);

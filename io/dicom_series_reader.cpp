@@ -497,7 +497,13 @@ extern "C" vl_status vl_dicom_scan_path(const char *path, const vl_dicom_read_op
             std::copy(first.orientation, first.orientation + 6, info.orientation);
             info.spacing[0] = first.pixel_spacing[1];
             info.spacing[1] = first.pixel_spacing[0];
-            info.spacing[2] = stack.order.size() > 1 && stack.has_geometry ? stack.step_median : stack.geometry.spacing[2];
+            info.spacing[2] = stack.geometry.spacing[2];
+            if (stack.order.size() > 1 && stack.has_geometry) {
+                info.normal_step[0] = stack.step_min;
+                info.normal_step[1] = stack.step_median;
+                info.normal_step[2] = stack.step_max;
+            }
+            info.variable_spacing = stack.variable_spacing;
             info.tilt_degrees = stack.tilt_degrees;
             info.is_ct_like = group.is_ct_like;
             info.is_localizer = group.is_localizer;

@@ -12,10 +12,13 @@ vl_status vl_image_create(vl_image *image, int64_t width, int64_t height, int ch
     if (width <= 0 || height <= 0 || (channels != 1 && channels != 3) || (bit_depth != 8 && bit_depth != 16))
         return vl_fail(VL_ERR_ARGUMENT, "image: invalid shape %lldx%lld, %d channels, %d bit", (long long)width,
                        (long long)height, channels, bit_depth);
-    size_t bytes = (size_t)width * (size_t)height * (size_t)channels * (size_t)(bit_depth / 8);
-    image->data = calloc(bytes, 1);
+    int64_t bytes = 0;
+    vl_status status = vl_size_product(width, height, channels, bit_depth / 8, "image", &bytes);
+    if (status != VL_OK)
+        return status;
+    image->data = calloc((size_t)bytes, 1);
     if (!image->data)
-        return vl_fail(VL_ERR_MEMORY, "image: cannot allocate %zu bytes", bytes);
+        return vl_fail(VL_ERR_MEMORY, "image: cannot allocate %lld bytes", (long long)bytes);
     image->width = width;
     image->height = height;
     image->channels = channels;

@@ -5,12 +5,12 @@
  *     stacked from dicomread slices; voxel (x,y,z) is MATLAB's column-major element y + ny*(x + nx*z).
  *   1 (`matlab-xy`): V(x+1, y+1, z+1), size(V) = [nx ny nz]: MATLAB's column-major order is our x-fastest one.
  * A MAT file carries no geometry: volumes read from one get identity axes and unit spacing. */
-#define _GNU_SOURCE /* fseeko, ftello, RTLD_DEFAULT */
-#include <dlfcn.h>
+#define _GNU_SOURCE /* fseeko, ftello */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <matio.h>
 #include <zlib.h>
@@ -18,6 +18,7 @@
 #include "voxlabel/atomic_file.h"
 #include "voxlabel/error.h"
 #include "volume_formats.h"
+#include "mat_hdf5.h"
 #include "volume_helpers.h"
 
 /* Above this many bytes a variable needs MAT v7.3 (HDF5): v5/v7 sizes are 32-bit. */
@@ -33,43 +34,10 @@ static void keep_matio_message(int level, char *message)
     snprintf(matio_message, sizeof matio_message, "%s", message ? message : "");
 }
 
-/* HDF5 (libmatio's v7.3 backend) is reached through the symbols libmatio already loaded, so that voxlabel need
- * not link it itself: hid_t is int64_t and hsize_t 64-bit since HDF5 1.10; H5E_DEFAULT and H5P_DEFAULT are 0,
- * H5F_ACC_RDONLY is 0. NULL pointers where this HDF5 lacks a symbol: the checks that need them are skipped. */
-typedef int64_t vl_hid;
-static struct {
-    int (*eset_auto2)(vl_hid, void *, void *);
-    vl_hid (*fopen)(const char *, unsigned, vl_hid);
-    int (*fclose)(vl_hid);
-    vl_hid (*dopen2)(vl_hid, const char *, vl_hid);
-    int (*dclose)(vl_hid);
-    uint64_t (*dget_storage_size)(vl_hid);
-    vl_hid (*dget_space)(vl_hid);
-    vl_hid (*dget_type)(vl_hid);
-    int64_t (*sget_simple_extent_npoints)(vl_hid);
-    int (*sclose)(vl_hid);
-    size_t (*tget_size)(vl_hid);
-    int (*tclose)(vl_hid);
-} hdf5;
-
 static void install_matio_log(void)
 {
     Mat_LogInitFunc("voxlabel", keep_matio_message);
-    *(void **)&hdf5.eset_auto2 = dlsym(RTLD_DEFAULT, "H5Eset_auto2");
-    *(void **)&hdf5.fopen = dlsym(RTLD_DEFAULT, "H5Fopen");
-    *(void **)&hdf5.fclose = dlsym(RTLD_DEFAULT, "H5Fclose");
-    *(void **)&hdf5.dopen2 = dlsym(RTLD_DEFAULT, "H5Dopen2");
-    *(void **)&hdf5.dclose = dlsym(RTLD_DEFAULT, "H5Dclose");
-    *(void **)&hdf5.dget_storage_size = dlsym(RTLD_DEFAULT, "H5Dget_storage_size");
-    *(void **)&hdf5.dget_space = dlsym(RTLD_DEFAULT, "H5Dget_space");
-    *(void **)&hdf5.dget_type = dlsym(RTLD_DEFAULT, "H5Dget_type");
-    *(void **)&hdf5.sget_simple_extent_npoints = dlsym(RTLD_DEFAULT, "H5Sget_simple_extent_npoints");
-    *(void **)&hdf5.sclose = dlsym(RTLD_DEFAULT, "H5Sclose");
-    *(void **)&hdf5.tget_size = dlsym(RTLD_DEFAULT, "H5Tget_size");
-    *(void **)&hdf5.tclose = dlsym(RTLD_DEFAULT, "H5Tclose");
-    /* HDF5 prints its error stack to stderr by default; libmatio's own message is what the error line carries. */
-    if (hdf5.eset_auto2)
-        hdf5.eset_auto2(0, NULL, NULL);
+    vl_hdf5_symbols(); /* switches HDF5's stderr error stack off: libmatio's message is what the error carries */
 }
 
 static const char *matio_detail(void)
@@ -244,6 +212,18 @@ static vl_status check_matrix_head(const mat5_reader *r, const unsigned char *b,
     *matches = 0;
     uint32_t type;
     uint64_t bytes, data_at, total, at = 0;
+    /* The array flags, dims and name tags of any variable must lie inside its element: libmatio allocates what
+     * they claim (a dims tag claiming 4 GB in a 1 KB file) before it reads them. */
+    if (size >= 16 && n >= 16) {
+        uint64_t flags_total, dims_total;
+        if (!read_tag(r, b, n, &type, &bytes, &data_at, &flags_total) || flags_total > size)
+            return vl_fail(VL_ERR_INPUT, "%s: a variable's array flags are corrupt", path);
+        if (flags_total + 8 <= n && (!read_tag(r, b + flags_total, n - flags_total, &type, &bytes, &data_at,
+                                               &dims_total) ||
+                                     flags_total + dims_total > size))
+            return vl_fail(VL_ERR_INPUT, "%s: a variable's dims element claims more bytes than the variable holds",
+                           path);
+    }
     /* array flags */
     if (!read_tag(r, b, n, &type, &bytes, &data_at, &total) || total > n || bytes < 8)
         return VL_OK; /* not a variable libmatio reads as a volume; libmatio answers for it */
@@ -252,39 +232,38 @@ static vl_status check_matrix_head(const mat5_reader *r, const unsigned char *b,
     /* dims */
     if (!read_tag(r, b + at, n - at, &type, &bytes, &data_at, &total) || at + total > n || bytes % 4)
         return VL_OK;
-    uint64_t numel = 1;
+    int64_t numel = 1;
     int overflow = 0;
-    for (uint64_t d = 0; d < bytes / 4; d++) {
-        const uint64_t dim = word_at(r, b + at + data_at + 4 * d);
-        if (dim && numel > UINT64_MAX / dim)
-            overflow = 1;
-        numel *= dim;
-    }
+    for (uint64_t d = 0; d < bytes / 4 && !overflow; d++)
+        overflow = vl_size_product(numel, (int64_t)word_at(r, b + at + data_at + 4 * d), 1, 1, path, &numel) != VL_OK;
     at += total;
     /* name */
     if (!read_tag(r, b + at, n - at, &type, &bytes, &data_at, &total) || at + total > n)
         return VL_OK;
-    const size_t name_length = strlen(name);
-    if (bytes != name_length || memcmp(b + at + data_at, name, name_length) != 0)
+    char own_name[64];
+    if (!name) { /* every variable: checked under its own name */
+        snprintf(own_name, sizeof own_name, "%.*s", (int)(bytes < 63 ? bytes : 63), (const char *)(b + at + data_at));
+        name = own_name;
+    } else if (bytes != strlen(name) || memcmp(b + at + data_at, name, strlen(name)) != 0) {
         return VL_OK;
+    }
     *matches = 1;
     at += total;
     if (class_byte < 6 || class_byte > 15) /* not numeric (6 double .. 15 uint64): refused later by class */
         return VL_OK;
     if (overflow)
-        return vl_fail(VL_ERR_INPUT, "%s: variable '%s' claims more elements than 2^64", path, name);
+        return vl_fail(VL_ERR_INPUT, "%s: variable '%s' claims more elements than 2^63", path, name);
     if (!read_tag(r, b + at, n - at, &type, &bytes, &data_at, &total))
         return vl_fail(VL_ERR_INPUT, "%s: variable '%s' has no data element", path, name);
     const int element = mi_type_size(type);
     if (!element)
         return vl_fail(VL_ERR_INPUT, "%s: variable '%s' stores its data as an unknown type (%u)", path, name,
                        (unsigned)type);
-    if (numel > UINT64_MAX / (uint64_t)element || bytes != numel * (uint64_t)element)
+    int64_t claimed = 0;
+    if (vl_size_product(numel, element, 1, 1, path, &claimed) != VL_OK || bytes != (uint64_t)claimed)
         return vl_fail(VL_ERR_INPUT,
-                       "%s: variable '%s' claims %llu elements (%llu bytes) but its data element holds %llu bytes",
-                       path, name, (unsigned long long)numel,
-                       numel > UINT64_MAX / (uint64_t)element ? 0ull : (unsigned long long)(numel * element),
-                       (unsigned long long)bytes);
+                       "%s: variable '%s' claims %lld elements (%lld bytes) but its data element holds %llu bytes",
+                       path, name, (long long)numel, (long long)claimed, (unsigned long long)bytes);
     if (at + data_at + bytes > size)
         return vl_fail(VL_ERR_INPUT, "%s: variable '%s': its data run past the end of its element", path, name);
     return VL_OK;
@@ -336,7 +315,9 @@ static vl_status inflate_counting(FILE *f, uint64_t compressed, unsigned char *h
 }
 
 /* `written`: the file was just written by libmatio, which does not check its fwrite calls (a full disk gives a
- * truncated file and a success); then the header must be whole and the variable found. */
+ * truncated file and a success); then the header must be whole and the variable found. `name` NULL: every
+ * element and every numeric variable is checked (before libmatio reads even the headers, as it allocates what
+ * a corrupt header claims). */
 static vl_status check_mat5_file(const char *path, const char *name, int written)
 {
     FILE *f = fopen(path, "rb");
@@ -389,20 +370,20 @@ static vl_status check_mat5_file(const char *path, const char *name, int written
                         status = vl_fail(VL_ERR_INPUT,
                                          "%s: variable '%s' claims %llu bytes from %llu compressed ones, more than "
                                          "deflate can expand to",
-                                         path, name, (unsigned long long)inner_bytes, (unsigned long long)bytes);
+                                         path, name ? name : "?", (unsigned long long)inner_bytes, (unsigned long long)bytes);
                     else if (fseeko(f, (off_t)(at + 8), SEEK_SET) == 0) {
                         status = inflate_counting(f, bytes, head, 0, &got, inner_bytes + 8, &total, &complete);
                         if (status == VL_OK && (!complete || total < inner_bytes + 8))
                             status = vl_fail(VL_ERR_INPUT,
                                              "%s: variable '%s': its compressed data are %s (%llu of %llu bytes)",
-                                             path, name, complete ? "short" : "truncated or corrupt",
+                                             path, name ? name : "?", complete ? "short" : "truncated or corrupt",
                                              (unsigned long long)(total < inner_bytes + 8 ? total : inner_bytes + 8),
                                              (unsigned long long)(inner_bytes + 8));
                     }
                 }
             }
         }
-        if (matches) {
+        if (matches && name) {
             found = 1;
             break;
         }
@@ -414,90 +395,48 @@ static vl_status check_mat5_file(const char *path, const char *name, int written
     return status;
 }
 
-/* v7.3: the dataset's allocated storage must be able to hold its data. Unallocated chunks (a sparse dataset: 2 KB
- * claiming 32 GB) read as the fill value, so libmatio would allocate it all; deflate expands at most 1032 times. */
-static vl_status check_mat73_file(const char *path, const char *name)
+/* What libmatio will allocate for `name` (its dims times its class's size, twice for complex) against what the
+ * file can hold (deflate expands at most 1032-fold): the last guard, whatever the element headers said. */
+static vl_status check_matio_claim(mat_t *mat, const char *name, const char *path)
 {
-    if (!hdf5.fopen || !hdf5.fclose || !hdf5.dopen2 || !hdf5.dclose || !hdf5.dget_storage_size || !hdf5.dget_space ||
-        !hdf5.dget_type || !hdf5.sget_simple_extent_npoints || !hdf5.sclose || !hdf5.tget_size || !hdf5.tclose)
-        return VL_OK;
-    vl_status status = VL_OK;
-    const vl_hid file = hdf5.fopen(path, 0u, 0);
-    if (file < 0)
-        return VL_OK; /* libmatio answers */
-    const vl_hid dataset = hdf5.dopen2(file, name, 0);
-    if (dataset >= 0) {
-        const vl_hid space = hdf5.dget_space(dataset), type = hdf5.dget_type(dataset);
-        const int64_t points = space >= 0 ? hdf5.sget_simple_extent_npoints(space) : -1;
-        const size_t element = type >= 0 ? hdf5.tget_size(type) : 0;
-        const uint64_t stored = hdf5.dget_storage_size(dataset);
-        if (points > 0 && element > 0) {
-            const uint64_t element_bytes = element < 8 ? 8 : element; /* libmatio may widen to double */
-            const uint64_t claimed = (uint64_t)points > UINT64_MAX / element_bytes ? UINT64_MAX
-                                                                                   : (uint64_t)points * element_bytes;
-            const uint64_t room = stored > (UINT64_MAX - ((uint64_t)1 << 20)) / VL_DEFLATE_MAX_RATIO
-                                      ? UINT64_MAX
-                                      : stored * VL_DEFLATE_MAX_RATIO + ((uint64_t)1 << 20);
-            if (claimed > room)
-                status = vl_fail(VL_ERR_INPUT,
-                                 "%s: variable '%s' claims %lld elements but only %llu bytes of it are stored (a "
-                                 "sparse or truncated HDF5 dataset)",
-                                 path, name, (long long)points, (unsigned long long)stored);
-        }
-        if (type >= 0)
-            hdf5.tclose(type);
-        if (space >= 0)
-            hdf5.sclose(space);
-        hdf5.dclose(dataset);
-    }
-    hdf5.fclose(file);
-    return status;
+    matvar_t *info = Mat_VarReadInfo(mat, name);
+    if (!info)
+        return VL_OK; /* Mat_VarRead answers */
+    int64_t claimed = (int64_t)Mat_SizeOfClass(info->class_type) * (info->isComplex ? 2 : 1);
+    int overflow = claimed <= 0;
+    for (int d = 0; d < info->rank && !overflow; d++)
+        overflow = vl_size_product(claimed, (int64_t)info->dims[d], 1, 1, path, &claimed) != VL_OK;
+    Mat_VarFree(info);
+    struct stat file;
+    const int64_t room = stat(path, &file) == 0 ? (int64_t)file.st_size * VL_DEFLATE_MAX_RATIO + ((int64_t)1 << 20) : -1;
+    if (overflow || (room > 0 && claimed > room))
+        return vl_fail(VL_ERR_INPUT,
+                       "%s: variable '%s' claims more bytes than the %lld-byte file can hold, even compressed "
+                       "(a corrupt header)",
+                       path, name, room > 0 ? (long long)file.st_size : -1LL);
+    return VL_OK;
 }
 
-vl_status vl_mat_read(const char *path, const vl_read_options *options, vl_volume *volume)
+/* MATLAB's array (column-major, size [rows cols pages], malloc'd samples taken over) as a volume in the
+ * options' axis convention. */
+static vl_status matlab_samples_to_volume(void *samples, vl_sample_type type, const int64_t size[3], const char *path,
+                                          const vl_read_options *options, vl_volume *volume)
 {
-    pthread_once(&matio_log_once, install_matio_log);
-    matio_message[0] = '\0';
-    mat_t *mat = Mat_Open(path, MAT_ACC_RDONLY);
-    if (!mat)
-        return vl_fail(VL_ERR_INPUT, "%s: not a readable MAT file (%s)", path, matio_detail());
-    char name[256];
-    vl_status status = choose_variable(mat, options->mat_variable, path, name, sizeof name);
-    matvar_t *var = NULL;
-    if (status == VL_OK && Mat_GetVersion(mat) != MAT_FT_MAT73 && Mat_GetVersion(mat) != MAT_FT_MAT4)
-        status = check_mat5_file(path, name, 0);
-    else if (status == VL_OK && Mat_GetVersion(mat) == MAT_FT_MAT73)
-        status = check_mat73_file(path, name);
-    if (status == VL_OK) {
-        vl_progress_report(&options->progress, "reading", 0.0);
-        var = Mat_VarRead(mat, name);
-        if (!var || !var->data)
-            status = vl_fail(VL_ERR_INPUT, "%s: cannot read variable '%s' (%s)", path, name, matio_detail());
-    }
-    Mat_Close(mat);
-    if (status != VL_OK) {
-        Mat_VarFree(var);
-        return status;
-    }
-    vl_sample_type type = VL_SAMPLE_F64;
-    sample_type_of_class(var, &type);
-    const int64_t rows = (int64_t)var->dims[0], cols = (int64_t)var->dims[1];
-    const int64_t pages = var->rank > 2 ? (int64_t)var->dims[2] : 1;
-    if (rows * cols * pages <= 0) {
-        Mat_VarFree(var);
-        return vl_fail(VL_ERR_INPUT, "%s: variable '%s' is empty", path, name);
+    const int64_t rows = size[0], cols = size[1], pages = size[2];
+    int64_t elements = 0;
+    vl_status status = vl_size_product(rows, cols, pages, 1, path, &elements);
+    if (status != VL_OK || elements <= 0) {
+        free(samples);
+        return status != VL_OK ? status : vl_fail(VL_ERR_INPUT, "%s: the variable is empty", path);
     }
     /* Narrow first, in MATLAB's order (which is the matlab-xy layout), then reorder the narrow type: the array
-     * libmatio read (malloc'd; taken over here so it is not copied) is usually double, 8 bytes a voxel. */
+     * read is usually double, 8 bytes a voxel. */
     vl_volume matlab_order;
     memset(&matlab_order, 0, sizeof matlab_order);
     vl_geometry_identity(&matlab_order.geometry);
     matlab_order.nx = rows;
     matlab_order.ny = cols;
     matlab_order.nz = pages;
-    void *samples = var->data;
-    var->data = NULL;
-    Mat_VarFree(var);
     status = vl_samples_to_volume(samples, type, 0, 1.0, 0.0, &matlab_order, path);
     if (status != VL_OK)
         return status;
@@ -515,6 +454,64 @@ vl_status vl_mat_read(const char *path, const vl_read_options *options, vl_volum
     vl_progress_report(&options->progress, "reading", 1.0);
     *volume = out;
     return VL_OK;
+}
+
+vl_status vl_mat_read(const char *path, const vl_read_options *options, vl_volume *volume)
+{
+    pthread_once(&matio_log_once, install_matio_log);
+    matio_message[0] = '\0';
+    mat_t *mat = Mat_Open(path, MAT_ACC_RDONLY);
+    if (!mat)
+        return vl_fail(VL_ERR_INPUT, "%s: not a readable MAT file (%s)", path, matio_detail());
+    if (Mat_GetVersion(mat) != MAT_FT_MAT73 && Mat_GetVersion(mat) != MAT_FT_MAT4) {
+        vl_status status = check_mat5_file(path, NULL, 0);
+        if (status != VL_OK) {
+            Mat_Close(mat);
+            return status;
+        }
+    }
+    char name[256];
+    if (Mat_GetVersion(mat) == MAT_FT_MAT73) {
+        /* v7.3 numeric arrays are read by HDF5 itself: libmatio does not list those whose MATLAB_class is a
+         * null-padded string (hdf5storage's). libmatio answers only for a file without any. */
+        void *samples = NULL;
+        vl_sample_type type = VL_SAMPLE_F64;
+        int64_t size[3];
+        int found = 0;
+        vl_progress_report(&options->progress, "reading", 0.0);
+        vl_status status =
+            vl_mat73_read_direct(path, options->mat_variable, &samples, &type, size, name, sizeof name, &found);
+        if (found || status != VL_OK) {
+            Mat_Close(mat);
+            return status != VL_OK ? status : matlab_samples_to_volume(samples, type, size, path, options, volume);
+        }
+    }
+    vl_status status = choose_variable(mat, options->mat_variable, path, name, sizeof name);
+    matvar_t *var = NULL;
+    if (status == VL_OK && Mat_GetVersion(mat) != MAT_FT_MAT73 && Mat_GetVersion(mat) != MAT_FT_MAT4)
+        status = check_mat5_file(path, name, 0);
+    else if (status == VL_OK && Mat_GetVersion(mat) == MAT_FT_MAT73)
+        status = vl_mat73_check_storage(path, name);
+    if (status == VL_OK)
+        status = check_matio_claim(mat, name, path);
+    if (status == VL_OK) {
+        vl_progress_report(&options->progress, "reading", 0.0);
+        var = Mat_VarRead(mat, name);
+        if (!var || !var->data)
+            status = vl_fail(VL_ERR_INPUT, "%s: cannot read variable '%s' (%s)", path, name, matio_detail());
+    }
+    Mat_Close(mat);
+    if (status != VL_OK) {
+        Mat_VarFree(var);
+        return status;
+    }
+    vl_sample_type type = VL_SAMPLE_F64;
+    sample_type_of_class(var, &type);
+    const int64_t size[3] = {(int64_t)var->dims[0], (int64_t)var->dims[1], var->rank > 2 ? (int64_t)var->dims[2] : 1};
+    void *samples = var->data; /* malloc'd by libmatio; taken over here so it is not copied */
+    var->data = NULL;
+    Mat_VarFree(var);
+    return matlab_samples_to_volume(samples, type, size, path, options, volume);
 }
 
 /* ---- writer ---- */

@@ -329,12 +329,18 @@ vl_status vl_mha_read(const char *path, const vl_read_options *options, vl_volum
             fseeko(in, h.header_size, SEEK_SET);
     }
     const size_t element = vl_sample_size(h.type);
-    const int64_t count = status == VL_OK ? vl_checked_voxel_count(h.dims, element) : 0;
+    int64_t count = 0, bytes = 0;
     void *samples = NULL;
+    if (status == VL_OK && (h.dims[0] <= 0 || h.dims[1] <= 0 || h.dims[2] <= 0))
+        status = vl_fail(VL_ERR_INPUT, "%s: DimSize %lld %lld %lld is not all positive", path, (long long)h.dims[0],
+                         (long long)h.dims[1], (long long)h.dims[2]);
+    if (status == VL_OK && (status = vl_size_product(h.dims[0], h.dims[1], h.dims[2], (int64_t)element, path,
+                                                     &bytes)) == VL_OK)
+        count = bytes / (int64_t)element;
+    if (status == VL_OK && h.compressed)
+        status = vl_check_deflate_claim(bytes, vl_file_remaining_bytes(in), path);
     if (status == VL_OK) {
-        if (count < 0)
-            status = vl_fail(VL_ERR_INPUT, "%s: DimSize is absurd", path);
-        else if (!h.compressed && vl_file_remaining_bytes(in) >= 0 &&
+        if (!h.compressed && vl_file_remaining_bytes(in) >= 0 &&
                  vl_file_remaining_bytes(in) < count * (int64_t)element)
             status = vl_fail(VL_ERR_INPUT, "%s: truncated data (%lld voxels expected)", path, (long long)count);
         else if (!(samples = malloc((size_t)count * element)))

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "voxlabel/atomic_file.h"
 #include "voxlabel/error.h"
@@ -392,7 +393,13 @@ vl_status vl_nifti_read(const char *path, const vl_read_options *options, vl_vol
         }
     }
     const size_t element = vl_sample_size(type);
-    const int64_t count = status == VL_OK ? dims[0] * dims[1] * dims[2] : 0;
+    int64_t count = 0, bytes = 0;
+    if (status == VL_OK && (status = vl_size_product(dims[0], dims[1], dims[2], (int64_t)element, path, &bytes)) == VL_OK)
+        count = bytes / (int64_t)element;
+    if (status == VL_OK && !gzdirect(in)) {
+        struct stat info;
+        status = vl_check_deflate_claim(bytes, stat(path, &info) == 0 ? (int64_t)info.st_size : -1, path);
+    }
     if (status == VL_OK && gzdirect(in)) {
         /* An uncompressed .nii must hold what its header claims: refuse before allocating it. */
         FILE *plain = fopen(path, "rb");

@@ -332,11 +332,16 @@ vl_status vl_nrrd_read(const char *path, const vl_read_options *options, vl_volu
     if (status == VL_OK)
         status = skip_lines(in, h.line_skip, path);
     const size_t element = vl_sample_size(h.type);
-    const int64_t count = vl_checked_voxel_count(h.sizes, element);
+    int64_t count = -1, bytes = 0;
     void *samples = NULL;
-    if (status == VL_OK && count < 0)
-        status = vl_fail(VL_ERR_INPUT, "%s: NRRD sizes %lld %lld %lld are absurd", path, (long long)h.sizes[0],
-                         (long long)h.sizes[1], (long long)h.sizes[2]);
+    if (status == VL_OK && (h.sizes[0] <= 0 || h.sizes[1] <= 0 || h.sizes[2] <= 0))
+        status = vl_fail(VL_ERR_INPUT, "%s: NRRD sizes %lld %lld %lld are not all positive", path,
+                         (long long)h.sizes[0], (long long)h.sizes[1], (long long)h.sizes[2]);
+    if (status == VL_OK && (status = vl_size_product(h.sizes[0], h.sizes[1], h.sizes[2], (int64_t)element, path,
+                                                     &bytes)) == VL_OK)
+        count = bytes / (int64_t)element;
+    if (status == VL_OK && h.gzip)
+        status = vl_check_deflate_claim(bytes, vl_file_remaining_bytes(in), path);
     if (status == VL_OK && !h.gzip && h.byte_skip >= 0) {
         int64_t left = vl_file_remaining_bytes(in);
         if (left >= 0 && left - h.byte_skip < count * (int64_t)element)

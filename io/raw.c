@@ -21,19 +21,21 @@ vl_status vl_raw_read(const char *path, const vl_read_options *options, vl_volum
     struct stat info;
     if (stat(path, &info) != 0)
         return vl_fail(VL_ERR_INPUT, "%s: %s", path, strerror(errno));
-    vl_volume out;
-    vl_status status = vl_volume_create_uninitialised(&out, options->raw_nx, options->raw_ny, options->raw_nz,
-                                                      options->raw_dtype);
+    /* The file must hold exactly what the dimensions claim: checked before anything is allocated. */
+    int64_t bytes = 0;
+    vl_status status = vl_size_product(options->raw_nx, options->raw_ny, options->raw_nz, (int64_t)element, path,
+                                       &bytes);
     if (status != VL_OK)
         return status;
-    const int64_t count = vl_volume_voxels(&out);
-    if ((uint64_t)info.st_size != (uint64_t)count * element) {
-        vl_volume_free(&out);
-        return vl_fail(VL_ERR_INPUT, "%s: holds %lld bytes, but %lldx%lldx%lld %s needs %llu", path,
+    if ((int64_t)info.st_size != bytes)
+        return vl_fail(VL_ERR_INPUT, "%s: holds %lld bytes, but %lldx%lldx%lld %s needs %lld", path,
                        (long long)info.st_size, (long long)options->raw_nx, (long long)options->raw_ny,
-                       (long long)options->raw_nz, vl_dtype_name(options->raw_dtype),
-                       (unsigned long long)count * element);
-    }
+                       (long long)options->raw_nz, vl_dtype_name(options->raw_dtype), (long long)bytes);
+    vl_volume out;
+    if ((status = vl_volume_create_uninitialised(&out, options->raw_nx, options->raw_ny, options->raw_nz,
+                                                 options->raw_dtype)) != VL_OK)
+        return status;
+    const int64_t count = vl_volume_voxels(&out);
     FILE *in = fopen(path, "rb");
     if (!in) {
         int error = errno;

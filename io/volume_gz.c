@@ -2,6 +2,7 @@
 /* Voxel I/O shared by the NIfTI, NRRD and raw readers and writers. gzread takes an unsigned length and
  * returns an int, so volumes over 2 GiB are read in 256 MiB pieces. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,17 @@ vl_status vl_write_volume_data(FILE *out, int compress, const void *prefix, size
         status = status == VL_OK ? closed : status;
     }
     return status;
+}
+
+vl_status vl_check_deflate_claim(int64_t claimed, int64_t compressed, const char *path)
+{
+    const int64_t max_ratio = 1032, slack = 1 << 16; /* deflate's limit; headers and trailers */
+    if (compressed < 0 || compressed > (INT64_MAX - slack) / max_ratio || claimed <= compressed * max_ratio + slack)
+        return VL_OK;
+    return vl_fail(VL_ERR_INPUT,
+                   "%s: claims %lld bytes of voxels, more than its %lld compressed bytes can inflate to (deflate "
+                   "expands at most %lld-fold): a corrupt or truncated header",
+                   path, (long long)claimed, (long long)compressed, (long long)max_ratio);
 }
 
 int64_t vl_file_remaining_bytes(FILE *file)

@@ -37,10 +37,6 @@ const char *vl_sample_name(vl_sample_type type);
 vl_dtype vl_sample_native_dtype(vl_sample_type type);
 vl_sample_type vl_sample_type_of(vl_dtype dtype);
 
-/* nx*ny*nz when each is positive and the byte count (times `element`) stays below 2^62, else -1; checked
- * before multiplying, so absurd header dimensions cannot overflow. */
-int64_t vl_checked_voxel_count(const int64_t dims[3], size_t element);
-
 /* Reverses the bytes of each of `count` elements of `element_size` bytes (big-endian files). */
 void vl_swap_bytes(void *data, int64_t count, size_t element_size);
 
@@ -73,6 +69,9 @@ vl_status vl_gz_read_exact(gzFile file, void *data, size_t bytes, const char *pa
 /* Bytes from the current position of `file` to its end, -1 when unknown; lets readers refuse a truncated
  * uncompressed file before allocating what its header claims. */
 int64_t vl_file_remaining_bytes(FILE *file);
+/* Deflate expands at most 1032-fold: a zlib/gzip stream of `compressed` bytes (-1: unknown, no check) that is
+ * claimed to inflate to `claimed` bytes is refused (VL_ERR_INPUT) when it cannot, before anything is allocated. */
+vl_status vl_check_deflate_claim(int64_t claimed, int64_t compressed, const char *path);
 /* Parallel gzip (io/gzip_parallel.c): one gzip member appended to `file` at `level` (0 = 1), compressed
  * on every core. Close with finish = 1 to end the stream (0 only frees); the FILE stays open. */
 typedef struct vl_pgz vl_pgz;

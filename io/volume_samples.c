@@ -56,18 +56,6 @@ vl_sample_type vl_sample_type_of(vl_dtype dtype)
     return VL_SAMPLE_U8;
 }
 
-int64_t vl_checked_voxel_count(const int64_t dims[3], size_t element)
-{
-    const int64_t limit = ((int64_t)1 << 62) / (int64_t)(element ? element : 1);
-    int64_t count = 1;
-    for (int i = 0; i < 3; i++) {
-        if (dims[i] <= 0 || dims[i] > limit / count)
-            return -1;
-        count *= dims[i];
-    }
-    return count;
-}
-
 void vl_swap_bytes(void *data, int64_t count, size_t element_size)
 {
     if (element_size < 2)

@@ -111,6 +111,9 @@ def label_case(name, source, hu, threshold, connectivity, open_radius, close_rad
         check(labels.shape == hu.shape, f"{what}: labels shape {labels.shape}, CT {hu.shape}")
         if labels.shape != hu.shape:
             continue
+        check(summary.get("morphology") == {"open_radius": open_radius, "close_radius": close_radius,
+                                            "structuring_element": "ball", "per_slice": connectivity in (4, 8)},
+              f"{what} --order {order}: summary.json morphology {summary.get('morphology')}")
         check(summary["components"] == want_n, f"{what} --order {order}: {summary['components']} components, oracle {want_n}")
         check(summary["foreground_voxels"] == int(want.sum()) == int((labels > 0).sum()),
               f"{what} --order {order}: foreground_voxels {summary['foreground_voxels']}, labels file "

@@ -49,3 +49,11 @@ add_test(NAME dicom_scan_symlinks
          COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/dicom_scan_symlinks.sh $<TARGET_FILE:voxlabel_cli>
                  ${CMAKE_CURRENT_BINARY_DIR}/dicom_scan_symlinks_work)
 set_tests_properties(dicom_scan_symlinks PROPERTIES LABELS cli TIMEOUT 120)
+
+# Gantry tilt in ITK (issue 16 C13): the Philips tilted series through label and convert in every format
+# with a geometry, read by SimpleITK and nibabel against every slice's ImagePositionPatient; info's z step.
+add_test(NAME dicom_tilt_itk
+         COMMAND sh -c "[ -x \"$1\" ] || { echo \"skipped: no oracle venv (scripts/oracle-venv)\"; exit 77; }; exec \"$@\""
+                 oracle ${VL_ORACLE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/dicom_tilt_itk.py $<TARGET_FILE:voxlabel_cli>
+                 ${VL_SHARED_DATA} ${VL_DICOM_WORK}/tilt-itk)
+set_tests_properties(dicom_tilt_itk PROPERTIES LABELS "realdata" SKIP_RETURN_CODE 77 TIMEOUT 300)

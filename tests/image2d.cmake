@@ -28,3 +28,8 @@ add_test(NAME image2d_cli
          COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/image2d_cli.sh $<TARGET_FILE:voxlabel_cli> ${VL_PYTHON}
                  ${CMAKE_CURRENT_BINARY_DIR}/image2d_cli_work ${VL_SHARED_DATA})
 set_tests_properties(image2d_cli PROPERTIES LABELS "cli")
+
+# Preview annotations (issue 16 C17): slice number, orientation letters, scale bar, legend, full-colour edges.
+vl_test_exe(image2d_preview_annotate ${CMAKE_CURRENT_LIST_DIR}/image2d_preview_annotate.c)
+add_test(NAME image2d_preview_annotate COMMAND image2d_preview_annotate)
+set_tests_properties(image2d_preview_annotate PROPERTIES LABELS "unit")

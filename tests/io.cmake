@@ -55,3 +55,21 @@ add_test(NAME io_mat73_bounds
          COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/io_mat73_bounds.py $<TARGET_FILE:voxlabel_cli>
                  ${CMAKE_CURRENT_BINARY_DIR}/io_mat73_bounds_work)
 set_tests_properties(io_mat73_bounds PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
+
+# Issue 16 A5/A6: header and --raw-dims size claims through vl_size_product, checked against the bytes present
+# (deflate's 1032x bound for gzip NIfTI/NRRD and compressed MHA) before allocating: exit 3; a real allocation
+# failure under a 1 GiB address limit: exit 5.
+add_test(NAME io_size_claims
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/io_size_claims.py $<TARGET_FILE:voxlabel_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/io_size_claims_work)
+set_tests_properties(io_size_claims PROPERTIES LABELS cli TIMEOUT 300)
+
+# Issue 16 C17: MAT v7.3 as hdf5storage (Python) writes it, read through HDF5 where libmatio lists nothing.
+add_test(NAME io_mat_hdf5storage
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/io_mat_hdf5storage.py $<TARGET_FILE:voxlabel_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/io_mat_hdf5storage_work)
+set_tests_properties(io_mat_hdf5storage PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)
+add_test(NAME io_seg_bad_source
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/io_seg_bad_source.py $<TARGET_FILE:voxlabel_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/io_seg_bad_source_work)
+set_tests_properties(io_seg_bad_source PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)

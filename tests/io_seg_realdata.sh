@@ -21,7 +21,10 @@ fi
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
 failures=0
 for series in dcmqi_ct_3slice dcm_qa_ct_philips_tilt; do
-    "$VOXLABEL" label "$DATA/$series" --preset bone --largest 20 --device cpu -o "$series" --quiet 2>/dev/null &&
+    # --on-irregular warn keeps the native sheared grid in the NIfTI (the default deskews it for ITK), which
+    # is the grid of the CT's own frames that a SEG references.
+    "$VOXLABEL" label "$DATA/$series" --preset bone --largest 20 --device cpu --on-irregular warn -o "$series" \
+        --quiet 2>/dev/null &&
         "$VOXLABEL" seg "$series/labels.nii.gz" "$DATA/$series" -o "$series/seg.dcm" --quiet ||
         { echo "FAIL: $series: label or seg"; failures=$((failures + 1)); continue; }
     dciodvfy "$series/seg.dcm" >"$series/dciodvfy.txt" 2>&1

@@ -112,7 +112,10 @@ typedef struct vl_dicom_series_info {
     int64_t file_count;           /* files */
     int64_t slice_count;          /* frames (= files for single-frame series) */
     double orientation[6];        /* IOP, zeros when absent */
-    double spacing[3];            /* x, y, z mm (z: median step; SliceThickness for one slice) */
+    double spacing[3];            /* x, y, z mm; z: the step between slice positions along the (possibly sheared)
+                                   * z axis, as the volumes read have it (SliceThickness for one slice) */
+    double normal_step[3];        /* min, median, max step along the slice normal (0 without positions) */
+    int variable_spacing;         /* the steps differ (docs/dicom.md) */
     double tilt_degrees;
     int is_ct_like;               /* candidate for CT labelling */
     int is_localizer, is_derived, is_colour;

@@ -58,6 +58,13 @@ vl_status vl_read_volume(const char *path, const vl_read_options *options, vl_vo
 /* Writes atomically: a temporary file in the same directory, renamed over `path` only on success. */
 vl_status vl_write_volume(const char *path, const vl_volume *volume, const vl_write_options *options);
 
+/* Angle in degrees between the z axis and the normal of the x and y axes: the gantry-tilt shear (0 = none). */
+double vl_geometry_shear_degrees(const vl_geometry *geometry);
+/* `in` on the un-sheared grid (z axis along the slice normal, spacing the step along it, same size and
+ * origin): slice k shifted in its own plane, bilinear for I16/F32 (the minimum value outside), nearest
+ * neighbour for U8/U16/U32 label maps (0 outside). What ITK-based readers of NIfTI need (docs/formats.md). */
+vl_status vl_volume_deskew(const vl_volume *in, vl_volume *out);
+
 /* Smallest unsigned type (U8, U16, U32) that holds labels up to `max_label`. */
 vl_dtype vl_label_dtype_for(uint32_t max_label);
 

@@ -3,8 +3,10 @@
  * Grey levels come from the DICOM VOI LUT function LINEAR (PS3.3 C.11.2.1.2.1) with a window centre and
  * width, labels from ITK-SNAP's default label colour table (label k >= 1 takes entry (k-1) mod 130),
  * blended per channel as round((1 - alpha) * grey + alpha * colour), or drawn as outlines (label pixels
- * with a 4-neighbour of another label) at full colour. Views are rendered with square physical pixels:
- * the axis with the coarser spacing is stretched by nearest-neighbour sampling. */
+ * with a 4-neighbour of another label) at full colour. A blended view also gets its label edges at full
+ * colour, so that labels stay legible over bright anatomy. Views are rendered with square physical pixels:
+ * the axis with the coarser spacing is stretched by nearest-neighbour sampling. Each view is annotated
+ * (docs/preview.md): slice number, patient orientation letters, a scale bar and a legend of its labels. */
 #ifndef VOXLABEL_PREVIEW_H
 #define VOXLABEL_PREVIEW_H
 
@@ -25,6 +27,7 @@ typedef struct vl_preview_options {
     int montage_slices;                 /* N slices in a montage, default 12 */
     int montage_columns;                /* 0: about sqrt(N) */
     int force;                          /* replace an existing PNG */
+    int annotate;                       /* default 1: slice number, orientation letters, scale bar, legend */
 } vl_preview_options;
 
 void vl_preview_options_default(vl_preview_options *options);

@@ -137,18 +137,20 @@ static uint32_t dense_of(const label_side *side, uint32_t value)
 
 typedef struct numbering_rule {
     int raster;     /* 0: column-major (matlab) key z*nx*ny + x*ny + y; 1: raster (matlab-xy) z*nx*ny + y*nx + x */
-    int by_size;    /* descending size, ties by the matlab key */
+    int by_size;    /* descending size, ties by the key above: `size` (matlab) or `size-raster` (ITK's relabel) */
     int flip_y, flip_z;
 } numbering_rule;
 
 static const numbering_rule rules[] = {
-    {0, 0, 0, 0}, {1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 0, 1}, {1, 0, 0, 1},
+    {0, 0, 0, 0}, {1, 0, 0, 0}, {0, 1, 0, 0}, {1, 1, 0, 0}, {0, 0, 0, 1}, {1, 0, 0, 1},
     {0, 0, 1, 0}, {1, 0, 1, 0}, {0, 0, 1, 1}, {1, 0, 1, 1},
 };
 
 static void rule_name(const numbering_rule *rule, char *out, size_t size)
 {
-    const char *base = rule->by_size ? "size" : rule->raster ? "raster (matlab-xy)" : "column-major (matlab)";
+    const char *base = rule->by_size ? (rule->raster ? "size-raster (ITK relabel)" : "size")
+                       : rule->raster ? "raster (matlab-xy)"
+                                      : "column-major (matlab)";
     const char *flip = rule->flip_y && rule->flip_z ? ", y and z reversed"
                        : rule->flip_z             ? ", z reversed"
                        : rule->flip_y             ? ", y reversed"

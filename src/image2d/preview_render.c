@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "preview_annotate.h"
 #include "voxlabel/error.h"
 #include "voxlabel/preview.h"
 
@@ -30,6 +31,7 @@ void vl_preview_options_default(vl_preview_options *options)
     options->window_width = 400;
     options->alpha = 0.5;
     options->montage_slices = 12;
+    options->annotate = 1;
 }
 
 vl_status vl_preview_window_preset(const char *name, double *center, double *width)
@@ -158,8 +160,17 @@ vl_status vl_preview_render(const vl_volume *ct, const vl_volume *labels, int ax
                 label_pixels[row * v.width + column] = (uint32_t)vl_volume_value(labels, voxel);
         }
     }
-    if (label_pixels)
+    if (label_pixels) {
         vl_preview_blend(rgb, label_pixels, v.width, v.height, options->alpha, options->outline);
+        if (!options->outline) /* full-colour edges: legible where the fill fades into bright bone */
+            vl_preview_blend(rgb, label_pixels, v.width, v.height, 1.0, 1);
+    }
+    if (options->annotate) {
+        const int64_t sizes[3] = {ct->nx, ct->ny, ct->nz};
+        vl_preview_frame frame = {axis, v.h_axis, v.v_axis, v.flip_v, index, sizes[axis],
+                                  (double)v.h_count * fabs(ct->geometry.spacing[v.h_axis]) / (double)v.width};
+        vl_preview_annotate(out, label_pixels, &ct->geometry, &frame);
+    }
     free(label_pixels);
     return VL_OK;
 }
