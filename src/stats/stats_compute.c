@@ -4,6 +4,7 @@
 
 #include "core/device.h"
 #include "voxlabel/error.h"
+#include "stats/stats_extras.h"
 #include "stats/stats_gpu.h"
 #include "stats/stats_internal.h"
 
@@ -19,8 +20,11 @@ static vl_status compute_gpu(const vl_volume *labels, const vl_volume *intensity
         return status;
     vl_stats_gpu_timing timing;
     status = vl_stats_sums_gpu(labels, intensity, count, options, b.sums, b.shape, b.medians, &timing);
-    if (status == VL_OK)
+    if (status == VL_OK) {
         vl_stats_finalize(b.sums, b.shape, b.medians, count, labels, intensity != NULL, options->level, b.result);
+        /* Hull, Euler and voxel moments run on the CPU from the host volumes, as for the CPU backend. */
+        status = vl_stats_extras(labels, intensity, count, options, b.result);
+    }
     return vl_stats_buffers_finish(&b, status, stats);
 }
 
