@@ -37,3 +37,9 @@ set_tests_properties(stats_cli PROPERTIES LABELS "cli")
 vl_test_exe(stats_geometry_unit ${CMAKE_CURRENT_LIST_DIR}/stats_geometry_unit.c)
 add_test(NAME stats_geometry_unit COMMAND stats_geometry_unit)
 set_tests_properties(stats_geometry_unit PROPERTIES LABELS "unit")
+
+# SimpleITK shape statistics, qhull, skimage and scipy.stats against the issue-19 columns (oracle venv).
+add_test(NAME stats_shape_oracle
+         COMMAND ${VL_ORACLE_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/stats_shape_oracle.py $<TARGET_FILE:voxlabel_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/stats_shape_oracle)
+set_tests_properties(stats_shape_oracle PROPERTIES LABELS "oracle" SKIP_RETURN_CODE 77)

@@ -69,6 +69,9 @@ static void *collect_spans(void *argument)
     return NULL;
 }
 
+/* Hulls with at most this many vertices also try every pair of edges for the minimum width (docs/csv.md). */
+enum { edge_pair_limit = 64 };
+
 typedef struct hull_job {
     const span *spans;
     const uint64_t *offset;
@@ -131,37 +134,65 @@ static void measure_hull(const vl_hull *hull, const int64_t (*corners)[3], const
     to_lps(g, physical + 3 * bi, out->feret_max_a_lps);
     to_lps(g, physical + 3 * bj, out->feret_max_b_lps);
 
-    /* Feret min: the width across each face plane (its farthest vertex); the smallest over all faces. */
+    /* Feret min: the smallest width of a polytope is attained across a face (a face and a vertex touch the
+     * two support planes) or between two edges (the planes' normal is their cross product). Every direction's
+     * width is at least the minimum, so the minimum over candidate directions is exact once the true one is a
+     * candidate: face normals always, edge pairs for hulls of at most edge_pair_limit vertices. */
     double width = INFINITY, foot[3] = {0}, top[3] = {0};
-    for (size_t t = 0; t < hull->triangle_count; t++) {
-        double a[3], b[3], c[3];
-        to_physical(g, corners[hull->triangles[3 * t]], a);
-        to_physical(g, corners[hull->triangles[3 * t + 1]], b);
-        to_physical(g, corners[hull->triangles[3 * t + 2]], c);
-        const double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, v[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+    const size_t triangles = hull->triangle_count;
+    const int edges = h <= edge_pair_limit;
+    int32_t edge[3 * edge_pair_limit][2];
+    size_t edge_count = 0;
+    for (size_t t = 0; t < triangles && edges; t++)
+        for (int i = 0; i < 3; i++) {
+            const int32_t a = hull->triangles[3 * t + i], b = hull->triangles[3 * t + (i + 1) % 3];
+            if (a < b && edge_count < sizeof edge / sizeof edge[0])
+                edge[edge_count][0] = a, edge[edge_count][1] = b, edge_count++;
+        }
+    const size_t candidates = triangles + edge_count * (edge_count - (edge_count > 0)) / 2;
+    size_t e1 = 0, e2 = 1;
+    for (size_t candidate = 0; candidate < candidates; candidate++) {
+        double a[3], u[3], v[3];
+        if (candidate < triangles) {
+            double b[3], c[3];
+            to_physical(g, corners[hull->triangles[3 * candidate]], a);
+            to_physical(g, corners[hull->triangles[3 * candidate + 1]], b);
+            to_physical(g, corners[hull->triangles[3 * candidate + 2]], c);
+            for (int r = 0; r < 3; r++)
+                u[r] = b[r] - a[r], v[r] = c[r] - a[r];
+        } else {
+            double p[3], q[3], s[3];
+            to_physical(g, corners[edge[e1][0]], a);
+            to_physical(g, corners[edge[e1][1]], p);
+            to_physical(g, corners[edge[e2][0]], q);
+            to_physical(g, corners[edge[e2][1]], s);
+            for (int r = 0; r < 3; r++)
+                u[r] = p[r] - a[r], v[r] = s[r] - q[r];
+            if (++e2 == edge_count)
+                e1++, e2 = e1 + 1;
+        }
         double n[3] = {u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]};
         const double length = sqrt(dot3(n, n));
         if (!(length > 0))
             continue;
         for (int r = 0; r < 3; r++)
             n[r] /= length;
-        double far = 0;
-        size_t at = 0;
+        double lo = INFINITY, hi = -INFINITY;
+        size_t high = 0;
         for (size_t i = 0; i < h; i++) {
-            const double *q = physical + 3 * i;
-            const double d[3] = {q[0] - a[0], q[1] - a[1], q[2] - a[2]};
-            const double s = fabs(dot3(n, d));
-            if (s > far)
-                far = s, at = i;
+            const double s = dot3(n, physical + 3 * i);
+            if (s < lo)
+                lo = s;
+            if (s > hi)
+                hi = s, high = i;
         }
-        if (far < width) {
-            width = far;
-            const double *q = physical + 3 * at;
-            const double d[3] = {q[0] - a[0], q[1] - a[1], q[2] - a[2]};
-            const double s = dot3(n, d);
+        if (hi - lo < width) {
+            width = hi - lo;
+            /* End points: the highest vertex and its foot on the lowest support plane. */
+            const double *q = physical + 3 * high;
             for (int r = 0; r < 3; r++) {
                 top[r] = q[r];
-                foot[r] = q[r] - s * n[r];
+                foot[r] = q[r] - (hi - lo) * n[r];
             }
         }
     }
