@@ -28,3 +28,9 @@ add_test(NAME image2d_cli
          COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/image2d_cli.sh $<TARGET_FILE:voxlabel_cli> ${VL_PYTHON}
                  ${CMAKE_CURRENT_BINARY_DIR}/image2d_cli_work ${VL_SHARED_DATA})
 set_tests_properties(image2d_cli PROPERTIES LABELS "cli")
+
+# shapes --matlab against Octave's regionprops (issue 19); skips (77) without octave.
+add_test(NAME image2d_oracle_matlab
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/image2d_oracle_matlab.py $<TARGET_FILE:voxlabel_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/image2d_matlab_work)
+set_tests_properties(image2d_oracle_matlab PROPERTIES LABELS "oracle" SKIP_RETURN_CODE 77)
