@@ -19,7 +19,7 @@ static void clear_extras(vl_component_stats *s)
 }
 
 vl_status vl_stats_extras(const vl_volume *labels, const vl_volume *intensity, uint32_t count,
-                          const vl_stats_options *options, vl_component_stats *stats)
+                          const vl_stats_options *options, const int64_t *euler, vl_component_stats *stats)
 {
     for (uint32_t k = 0; k < count; k++)
         clear_extras(&stats[k]);
@@ -30,8 +30,13 @@ vl_status vl_stats_extras(const vl_volume *labels, const vl_volume *intensity, u
     if (options->extras & VL_STATS_EXTRA_VOXEL)
         status = vl_stats_voxel_moments(labels, intensity, count, threads, stats);
     const int connectivity = options->connectivity ? options->connectivity : 26;
-    if (status == VL_OK && (options->extras & VL_STATS_EXTRA_EULER) && (connectivity == 6 || connectivity == 26))
-        status = vl_stats_euler(labels, count, connectivity, threads, stats);
+    if (status == VL_OK && (options->extras & VL_STATS_EXTRA_EULER) && (connectivity == 6 || connectivity == 26)) {
+        if (euler)
+            for (uint32_t k = 0; k < count; k++)
+                stats[k].euler_number = stats[k].voxels ? (double)euler[k] : 0;
+        else
+            status = vl_stats_euler(labels, count, connectivity, threads, stats);
+    }
     if (status == VL_OK && (options->extras & VL_STATS_EXTRA_HULL))
         status = vl_stats_hulls(labels, count, threads, stats);
     return status;

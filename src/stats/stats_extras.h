@@ -5,9 +5,14 @@
 
 #include "voxlabel/stats.h"
 
-/* Runs the groups options->extras asks for and fills their fields (the others become NaN). */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Runs the groups options->extras asks for and fills their fields (the others become NaN). `euler` holds
+ * Euler numbers already counted on the GPU (NULL: count them here). */
 vl_status vl_stats_extras(const vl_volume *labels, const vl_volume *intensity, uint32_t count,
-                          const vl_stats_options *options, vl_component_stats *stats);
+                          const vl_stats_options *options, const int64_t *euler, vl_component_stats *stats);
 
 /* Hull group (stats_geometry.c). */
 vl_status vl_stats_hulls(const vl_volume *labels, uint32_t count, int threads, vl_component_stats *stats);
@@ -22,4 +27,7 @@ vl_status vl_stats_voxel_moments(const vl_volume *labels, const vl_volume *inten
  * (bit dx + 2 dy + 4 dz), for connectivity 6 or 26; exposed for the unit test. */
 int vl_stats_euler_window(unsigned config, int connectivity);
 
+#ifdef __cplusplus
+}
+#endif
 #endif
