@@ -234,17 +234,21 @@ static void test_analytic_surfaces(void)
             vl_component_stats *r = compute(&v, 1, 26, 2);
             if (r) {
                 const double area = true_area(k);
-                const double crofton = r->surface_area_mm2 / area - 1, itk = r->surface_area_itk_mm2 / area - 1;
-                printf("stats_geometry_unit: %-9s at %.2gx%.2gx%.2g mm: Crofton %+.2f %%, ITK %+.2f %%, faces %+.1f %%, "
-                       "sphericity %.4f\n",
-                       k->name, s[0], s[1], s[2], 100 * crofton, 100 * itk, 100 * (r->surface_area_faces_mm2 / area - 1),
-                       r->sphericity);
-                /* Crofton over 13 lattice directions is unbiased for isotropic normals (balls) but not for
-                 * surfaces whose normals cluster on the axes (a cylinder's flat caps and side): docs/csv.md. */
-                const double tolerance = k->kind == 2 ? 0.20 : 0.03;
-                CHECK(fabs(crofton) < tolerance, "%s at spacing %d: Crofton area off by %.2f %%", k->name, sp, 100 * crofton);
+                const double normals = r->surface_area_mm2 / area - 1, crofton = r->surface_area_crofton_mm2 / area - 1;
+                const double itk = r->surface_area_itk_mm2 / area - 1;
+                printf("stats_geometry_unit: %-9s at %.2gx%.2gx%.2g mm: normals %+.2f %%, Crofton %+.2f %%, ITK %+.2f %%, "
+                       "faces %+.1f %%, sphericity %.4f (Crofton %.4f)\n",
+                       k->name, s[0], s[1], s[2], 100 * normals, 100 * crofton, 100 * itk,
+                       100 * (r->surface_area_faces_mm2 / area - 1), r->sphericity, r->sphericity_crofton);
+                /* Normal-weighted faces: within 1.5 % on smooth shapes; a cylinder's rims are rounded over sigma
+                 * (one slice at 1x1x5 mm, where its digitised height is also 35 mm for 36). Crofton over 13
+                 * directions is unbiased for isotropic normals (balls) only: the cylinder's are on the axes. */
+                const double tolerance = k->kind != 2 ? 0.015 : sp == 0 ? 0.02 : 0.11;
+                CHECK(fabs(normals) < tolerance, "%s at spacing %d: area off by %.2f %%", k->name, sp, 100 * normals);
+                CHECK(fabs(crofton) < (k->kind == 2 ? 0.20 : 0.03), "%s at spacing %d: Crofton area off by %.2f %%",
+                      k->name, sp, 100 * crofton);
                 if (k->kind == 0)
-                    CHECK(r->sphericity <= 1.015, "ball at spacing %d: sphericity %.4f", sp, r->sphericity);
+                    CHECK(r->sphericity <= 1.01, "ball at spacing %d: sphericity %.4f", sp, r->sphericity);
                 /* ITK: the equal-volume ball's area over ITK's perimeter; ellipsoid diameters 2a, 2b, 2c for an
                  * ellipsoid (its moments a^2/5 ... scale back to its semi-axes). */
                 const double radius = cbrt(3 * r->volume_mm3 / (4 * pi));
@@ -288,6 +292,36 @@ static void test_orientation(void)
     vl_volume_free(&v);
 }
 
+/* Halving the voxel size at least halves the error on an ellipsoid (a smooth surface). */
+static void test_surface_convergence(void)
+{
+    const shape_case ellipsoid = {"ellipsoid", 1, 7, 5, 3};
+    double errors[2];
+    for (int level = 0; level < 2; level++) {
+        const double s[3] = {0.6 / (1 + level), 0.6 / (1 + level), 1.2 / (1 + level)};
+        int64_t n[3];
+        for (int a = 0; a < 3; a++)
+            n[a] = 2 * (int64_t)ceil(9 / s[a]) + 1;
+        vl_volume v;
+        vl_volume_create(&v, n[0], n[1], n[2], VL_U32);
+        for (int a = 0; a < 3; a++)
+            v.geometry.spacing[a] = s[a];
+        for (int64_t z = 0; z < n[2]; z++)
+            for (int64_t y = 0; y < n[1]; y++)
+                for (int64_t x = 0; x < n[0]; x++)
+                    if (inside(&ellipsoid, (x - n[0] / 2) * s[0] + 0.011, (y - n[1] / 2) * s[1] + 0.023,
+                               (z - n[2] / 2) * s[2] + 0.017))
+                        set(&v, x, y, z, 1);
+        vl_component_stats *r = compute(&v, 1, 26, 2);
+        errors[level] = r ? r->surface_area_mm2 / true_area(&ellipsoid) - 1 : 1;
+        vl_component_stats_free(r);
+        vl_volume_free(&v);
+    }
+    printf("stats_geometry_unit: ellipsoid 7 x 5 x 3 mm: area off by %+.2f %% at 0.6x0.6x1.2, %+.2f %% at 0.3x0.3x0.6\n",
+           100 * errors[0], 100 * errors[1]);
+    CHECK(fabs(errors[1]) < 0.6 * fabs(errors[0]), "no convergence: %g then %g", errors[0], errors[1]);
+}
+
 int main(void)
 {
     test_hull_random();
@@ -295,5 +329,6 @@ int main(void)
     test_euler();
     test_orientation();
     test_analytic_surfaces();
+    test_surface_convergence();
     return test_finish("stats_geometry_unit");
 }

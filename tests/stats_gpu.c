@@ -71,8 +71,8 @@ static void compare(const char *name, const vl_volume *labels, const vl_volume *
                 REPORT_FAILURE("%s (%s): label %u differs: cpu voxels %llu mean %.17g median %.17g area %.17g, "
                                "gpu voxels %llu mean %.17g median %.17g area %.17g",
                                name, level ? "full" : "basic", k + 1, (unsigned long long)a->voxels, a->intensity_mean,
-                               a->intensity_median, a->surface_area_mm2, (unsigned long long)b->voxels,
-                               b->intensity_mean, b->intensity_median, b->surface_area_mm2);
+                               a->intensity_median, a->surface_area_crofton_mm2, (unsigned long long)b->voxels,
+                               b->intensity_mean, b->intensity_median, b->surface_area_crofton_mm2);
         }
         CHECK(differing == 0, "%s (%s): %d of %u components differ", name, level ? "full" : "basic", differing, count);
         if (!differing)

@@ -57,8 +57,8 @@ typedef struct vl_component_stats {
     double flatness;               /* sqrt(m2 / m3) (ITK Flatness); 0 when m3 = 0 */
     uint64_t surface_faces;        /* voxel faces shared with another label, background or outside */
     double surface_area_faces_mm2; /* those faces, each with its physical area */
-    double surface_area_mm2;       /* Crofton estimate over 13 directions (docs/csv.md), smoother than faces */
-    double sphericity;             /* pi^(1/3) (6 volume_mm3)^(2/3) / surface_area_mm2 */
+    double surface_area_crofton_mm2; /* Crofton estimate over 13 lattice directions (docs/csv.md) */
+    double sphericity_crofton;     /* pi^(1/3) (6 volume_mm3)^(2/3) / surface_area_crofton_mm2 */
     double intensity_std;          /* population standard deviation (1/N), as scipy.ndimage.standard_deviation */
     double intensity_sum;
     double intensity_median;       /* exact: middle value, or the mean of the two middle values */
@@ -76,6 +76,8 @@ typedef struct vl_component_stats {
     double perimeter_on_border_ratio; /* VOXEL: perimeter_on_border_mm2 / surface_area_itk_mm2 (ITK) */
     double intensity_skewness;     /* VOXEL with intensity: m3 / m2^1.5 (population, scipy.stats.skew) */
     double intensity_kurtosis;     /* VOXEL with intensity: m4 / m2^2 - 3 (excess, scipy.stats.kurtosis) */
+    double surface_area_mm2;       /* SURFACE: faces weighted by the smoothed surface normal (docs/csv.md) */
+    double sphericity;             /* SURFACE: pi^(1/3) (6 volume_mm3)^(2/3) / surface_area_mm2 */
     double convex_hull_vertices;   /* HULL: vertices of the convex hull of the voxel corners */
     double convex_volume_voxels;   /* HULL: its volume in voxel units (exact) */
     double convex_volume_mm3;      /* HULL: the same in mm^3 */
@@ -93,7 +95,8 @@ enum {
     VL_STATS_EXTRA_HULL = 1,  /* convex hull, convex volume, solidity, Feret diameters, oriented box */
     VL_STATS_EXTRA_EULER = 2, /* Euler number */
     VL_STATS_EXTRA_VOXEL = 4, /* perimeter on border, intensity skewness and kurtosis */
-    VL_STATS_EXTRA_ALL = 7
+    VL_STATS_EXTRA_SURFACE = 8, /* surface area from normal-weighted faces, and the sphericity from it */
+    VL_STATS_EXTRA_ALL = 15
 };
 
 typedef struct vl_stats_options {

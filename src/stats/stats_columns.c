@@ -24,6 +24,7 @@ enum {
 #define HULL VL_STATS_EXTRA_HULL
 #define EULER VL_STATS_EXTRA_EULER
 #define VOXEL VL_STATS_EXTRA_VOXEL
+#define SURFACE VL_STATS_EXTRA_SURFACE
 
 static const vl_stats_column columns[] = {
     {"label", BASIC, 0, 0, 0, KIND_U32, F(label)},
@@ -78,8 +79,10 @@ static const vl_stats_column columns[] = {
     {"flatness", FULL, 0, 0, 0, KIND_F64, F(flatness)},
     {"surface_faces", FULL, 0, 0, 0, KIND_U64, F(surface_faces)},
     {"surface_area_faces_mm2", FULL, 0, 0, 0, KIND_F64, F(surface_area_faces_mm2)},
-    {"surface_area_mm2", FULL, 0, 0, 0, KIND_F64, F(surface_area_mm2)},
-    {"sphericity", FULL, 0, 0, 0, KIND_F64, F(sphericity)},
+    {"surface_area_mm2", FULL, 0, 0, SURFACE, KIND_F64, F(surface_area_mm2)},
+    {"sphericity", FULL, 0, 0, SURFACE, KIND_F64, F(sphericity)},
+    {"surface_area_crofton_mm2", FULL, 0, 0, 0, KIND_F64, F(surface_area_crofton_mm2)},
+    {"sphericity_crofton", FULL, 0, 0, 0, KIND_F64, F(sphericity_crofton)},
     {"surface_area_itk_mm2", FULL, 0, 0, 0, KIND_F64, F(surface_area_itk_mm2)},
     {"roundness", FULL, 0, 0, 0, KIND_F64, F(roundness)},
     {"equivalent_ellipsoid_diameter_1_mm", FULL, 0, 0, 0, KIND_F64, F(equivalent_ellipsoid_diameter_mm[0])},

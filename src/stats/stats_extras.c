@@ -7,7 +7,7 @@
 
 static void clear_extras(vl_component_stats *s)
 {
-    double *const fields[] = {&s->euler_number, &s->perimeter_on_border_mm2, &s->perimeter_on_border_ratio,
+    double *const fields[] = {&s->surface_area_mm2, &s->sphericity, &s->euler_number, &s->perimeter_on_border_mm2, &s->perimeter_on_border_ratio,
                               &s->intensity_skewness, &s->intensity_kurtosis, &s->convex_hull_vertices,
                               &s->convex_volume_voxels, &s->convex_volume_mm3, &s->solidity, &s->feret_max_mm,
                               &s->feret_min_mm};
@@ -37,6 +37,8 @@ vl_status vl_stats_extras(const vl_volume *labels, const vl_volume *intensity, u
         else
             status = vl_stats_euler(labels, count, connectivity, threads, stats);
     }
+    if (status == VL_OK && (options->extras & VL_STATS_EXTRA_SURFACE))
+        status = vl_stats_surface(labels, count, threads, stats);
     if (status == VL_OK && (options->extras & VL_STATS_EXTRA_HULL))
         status = vl_stats_hulls(labels, count, threads, stats);
     return status;

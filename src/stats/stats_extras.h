@@ -16,6 +16,8 @@ vl_status vl_stats_extras(const vl_volume *labels, const vl_volume *intensity, u
 
 /* Hull group (stats_geometry.c). */
 vl_status vl_stats_hulls(const vl_volume *labels, uint32_t count, int threads, vl_component_stats *stats);
+/* Surface group (stats_surface.c). */
+vl_status vl_stats_surface(const vl_volume *labels, uint32_t count, int threads, vl_component_stats *stats);
 /* Euler group (stats_euler.c): connectivity 6 or 26. */
 vl_status vl_stats_euler(const vl_volume *labels, uint32_t count, int connectivity, int threads,
                          vl_component_stats *stats);

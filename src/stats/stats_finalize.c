@@ -104,12 +104,12 @@ static void shape_statistics(const vl_stats_sums *s, const vl_stats_shape_sums *
     out->surface_area_faces_mm2 = 0;
     for (int axis = 0; axis < 3; axis++)
         out->surface_area_faces_mm2 += (double)shape->crossings[axis] * surface->face_area[axis];
-    out->surface_area_mm2 = 0;
+    out->surface_area_crofton_mm2 = 0;
     for (int c = 0; c < VL_STATS_DIRECTIONS; c++)
-        out->surface_area_mm2 += surface->crofton[c] * (double)shape->crossings[c];
-    out->sphericity = out->surface_area_mm2 > 0
-                          ? cbrt(pi) * pow(6 * out->volume_mm3, 2.0 / 3.0) / out->surface_area_mm2
-                          : NAN;
+        out->surface_area_crofton_mm2 += surface->crofton[c] * (double)shape->crossings[c];
+    out->sphericity_crofton = out->surface_area_crofton_mm2 > 0
+                                  ? cbrt(pi) * pow(6 * out->volume_mm3, 2.0 / 3.0) / out->surface_area_crofton_mm2
+                                  : NAN;
     out->surface_area_itk_mm2 = 0;
     for (int c = 0; c < VL_STATS_DIRECTIONS; c++)
         out->surface_area_itk_mm2 += surface->itk[c] * (double)shape->crossings[c];
@@ -203,7 +203,7 @@ static void *finalize_range(void *argument)
                 out->principal_axes[i] = out->matlab_eigenvectors[i] = NAN;
             for (int i = 0; i < 3; i++)
                 out->equivalent_ellipsoid_diameter_mm[i] = out->matlab_orientation_deg[i] = NAN;
-            out->elongation = out->flatness = out->sphericity = out->roundness = out->surface_area_itk_mm2 = NAN;
+            out->elongation = out->flatness = out->sphericity_crofton = out->roundness = out->surface_area_itk_mm2 = NAN;
         }
     }
     return NULL;
