@@ -142,9 +142,9 @@ def check_case(name, voxlabel, workdir, labels, count, hu, spacing, origin, dire
         vertices = points[hull.vertices]
         feret_max = spatial.distance.pdist(vertices).max()
         note("feret_max", relative(feret, feret_max))
-        # Minimum width: across qhull's facets, and for small hulls also across every pair of hull edges.
+        # Minimum width: across qhull's facets, and for hulls of at most 16 vertices also across every pair of hull edges.
         directions = [hull.equations[:, :3]]
-        if len(hull.vertices) <= 64:
+        if len(hull.vertices) <= 16:
             edges = {tuple(sorted((s[i], s[(i + 1) % 3]))) for s in hull.simplices for i in range(3)}
             edges = np.array(sorted(edges))
             d = points[edges[:, 1]] - points[edges[:, 0]]

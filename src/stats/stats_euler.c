@@ -44,41 +44,54 @@ typedef struct euler_job {
     const signed char *table;
     int64_t z_begin, z_end; /* window planes: windows at lattice z cover voxel slices z - 1 and z */
     int64_t *chi;
+    int failed;
 } euler_job;
 
-static uint32_t voxel(const vl_volume *v, int64_t x, int64_t y, int64_t z)
+/* Row (y, z) of the labels as u32 in `buffer`, or NULL when it lies outside the volume or holds only background. */
+static const uint32_t *row_of(const vl_volume *v, int64_t y, int64_t z, uint32_t *buffer)
 {
-    if (x < 0 || y < 0 || z < 0 || x >= v->nx || y >= v->ny || z >= v->nz)
-        return 0;
-    const int64_t i = x + v->nx * (y + v->ny * z);
-    switch (v->dtype) {
-    case VL_U8: return ((const uint8_t *)v->data)[i];
-    case VL_U16: return ((const uint16_t *)v->data)[i];
-    default: return ((const uint32_t *)v->data)[i];
+    if (y < 0 || z < 0 || y >= v->ny || z >= v->nz)
+        return NULL;
+    const int64_t start = v->nx * (y + v->ny * z);
+    uint32_t any = 0;
+    for (int64_t x = 0; x < v->nx; x++) {
+        const uint32_t a = v->dtype == VL_U8    ? ((const uint8_t *)v->data)[start + x]
+                           : v->dtype == VL_U16 ? ((const uint16_t *)v->data)[start + x]
+                                                : ((const uint32_t *)v->data)[start + x];
+        buffer[x] = a;
+        any |= a;
     }
+    return any ? buffer : NULL;
 }
 
 static void *count_windows(void *argument)
 {
     euler_job *job = argument;
     const vl_volume *v = job->labels;
+    const int64_t nx = v->nx;
+    uint32_t *buffers = malloc(sizeof *buffers * (size_t)nx * 4);
+    if (!buffers) {
+        job->failed = 1;
+        return NULL;
+    }
     for (int64_t z = job->z_begin; z < job->z_end; z++)
         for (int64_t y = 0; y <= v->ny; y++) {
-            /* The column pair (x - 1, x) of the four rows: the previous x's right column becomes the left. */
-            uint32_t left[4] = {0, 0, 0, 0};
-            for (int64_t x = 0; x <= v->nx; x++) {
-                uint32_t right[4];
-                for (int r = 0; r < 4; r++)
-                    right[r] = voxel(v, x, y - 1 + (r & 1), z - 1 + (r >> 1));
-                uint32_t window[8];
+            /* The window row's four voxel rows, r = dy + 2 dz for voxels (y - 1 + dy, z - 1 + dz). */
+            const uint32_t *rows[4];
+            int present = 0;
+            for (int r = 0; r < 4; r++) {
+                rows[r] = row_of(v, y - 1 + (r & 1), z - 1 + (r >> 1), buffers + (size_t)r * (size_t)nx);
+                present |= rows[r] != NULL;
+            }
+            if (!present)
+                continue;
+            for (int64_t x = 0; x <= nx; x++) {
+                uint32_t window[8], any = 0;
                 for (int r = 0; r < 4; r++) {
-                    window[2 * r] = left[r];
-                    window[2 * r + 1] = right[r];
+                    window[2 * r] = rows[r] && x > 0 ? rows[r][x - 1] : 0;
+                    window[2 * r + 1] = rows[r] && x < nx ? rows[r][x] : 0;
+                    any |= window[2 * r] | window[2 * r + 1];
                 }
-                memcpy(left, right, sizeof left);
-                uint32_t any = 0;
-                for (int i = 0; i < 8; i++)
-                    any |= window[i];
                 if (!any)
                     continue;
                 for (int i = 0; i < 8; i++) {
@@ -97,6 +110,7 @@ static void *count_windows(void *argument)
                 }
             }
         }
+    free(buffers);
     return NULL;
 }
 
@@ -116,8 +130,13 @@ vl_status vl_stats_euler(const vl_volume *labels, uint32_t count, int connectivi
     euler_job jobs[VL_MAX_THREADS];
     for (int t = 0; t < threads; t++)
         jobs[t] = (euler_job){labels, count, table, planes * t / threads, planes * (t + 1) / threads,
-                              chi + (size_t)count * (size_t)t};
+                              chi + (size_t)count * (size_t)t, 0};
     vl_run_parallel(count_windows, jobs, sizeof jobs[0], threads);
+    for (int t = 0; t < threads; t++)
+        if (jobs[t].failed) {
+            free(chi);
+            return vl_fail(VL_ERR_MEMORY, "statistics: no memory for the Euler rows");
+        }
     for (uint32_t k = 0; k < count; k++) {
         int64_t total = 0;
         for (int t = 0; t < threads; t++)

@@ -70,7 +70,7 @@ static void *collect_spans(void *argument)
 }
 
 /* Hulls with at most this many vertices also try every pair of edges for the minimum width (docs/csv.md). */
-enum { edge_pair_limit = 64 };
+enum { edge_pair_limit = 16 };
 
 typedef struct hull_job {
     const span *spans;
@@ -105,7 +105,18 @@ static void to_lps(const vl_geometry *g, const double q[3], double out[3])
         out[r] = g->origin[r] + q[r] - 0.5 * half[r];
 }
 
-static void measure_hull(const vl_hull *hull, const int64_t (*corners)[3], const vl_geometry *g, double *physical,
+typedef struct hull_vertex {
+    double p[3]; /* physical, relative to the corner of voxel 0 */
+    double r;    /* distance from the vertices' mean */
+} hull_vertex;
+
+static int farther_first(const void *a, const void *b)
+{
+    const double x = ((const hull_vertex *)a)->r, y = ((const hull_vertex *)b)->r;
+    return (x < y) - (x > y);
+}
+
+static void measure_hull(const vl_hull *hull, const int64_t (*corners)[3], const vl_geometry *g, hull_vertex *vertices,
                          vl_component_stats *out)
 {
     const double voxel_volume = vl_geometry_voxel_volume(g);
@@ -114,16 +125,34 @@ static void measure_hull(const vl_hull *hull, const int64_t (*corners)[3], const
     out->convex_volume_mm3 = out->convex_volume_voxels * voxel_volume;
     out->solidity = (double)out->voxels / out->convex_volume_voxels;
     const size_t h = hull->vertex_count;
-    for (size_t i = 0; i < h; i++)
-        to_physical(g, corners[hull->vertices[i]], physical + 3 * i);
+    /* Vertices sorted by distance r from their mean, farthest first: |p - q| <= r_p + r_q then ends the
+     * diameter search early, and the widest vertices come first in the width scans. */
+    double mean[3] = {0, 0, 0};
+    for (size_t i = 0; i < h; i++) {
+        to_physical(g, corners[hull->vertices[i]], vertices[i].p);
+        for (int r = 0; r < 3; r++)
+            mean[r] += vertices[i].p[r] / (double)h;
+    }
+    for (size_t i = 0; i < h; i++) {
+        const double d[3] = {vertices[i].p[0] - mean[0], vertices[i].p[1] - mean[1], vertices[i].p[2] - mean[2]};
+        vertices[i].r = sqrt(dot3(d, d));
+    }
+    qsort(vertices, h, sizeof *vertices, farther_first);
 
     /* Feret max: the diameter of a point set is attained between two hull vertices. */
     double best = -1;
     size_t bi = 0, bj = 0;
-    for (size_t i = 0; i < h; i++) {
-        const double *p = physical + 3 * i;
+    const double margin = 1 - 1e-12; /* the bound r_p + r_q carries rounding */
+    for (size_t i = 0; i + 1 < h; i++) {
+        const double reach = vertices[i].r + vertices[i + 1].r;
+        if (reach * reach < best * margin)
+            break;
+        const double *p = vertices[i].p;
         for (size_t j = i + 1; j < h; j++) {
-            const double *q = physical + 3 * j;
+            const double bound = vertices[i].r + vertices[j].r;
+            if (bound * bound < best * margin)
+                break;
+            const double *q = vertices[j].p;
             const double dx = p[0] - q[0], dy = p[1] - q[1], dz = p[2] - q[2];
             const double d = dx * dx + dy * dy + dz * dz;
             if (d > best)
@@ -131,8 +160,8 @@ static void measure_hull(const vl_hull *hull, const int64_t (*corners)[3], const
         }
     }
     out->feret_max_mm = sqrt(best);
-    to_lps(g, physical + 3 * bi, out->feret_max_a_lps);
-    to_lps(g, physical + 3 * bj, out->feret_max_b_lps);
+    to_lps(g, vertices[bi].p, out->feret_max_a_lps);
+    to_lps(g, vertices[bj].p, out->feret_max_b_lps);
 
     /* Feret min: the smallest width of a polytope is attained across a face (a face and a vertex touch the
      * two support planes) or between two edges (the planes' normal is their cross product). Every direction's
@@ -179,8 +208,8 @@ static void measure_hull(const vl_hull *hull, const int64_t (*corners)[3], const
             n[r] /= length;
         double lo = INFINITY, hi = -INFINITY;
         size_t high = 0;
-        for (size_t i = 0; i < h; i++) {
-            const double s = dot3(n, physical + 3 * i);
+        for (size_t i = 0; i < h && hi - lo < width; i++) { /* a width only grows: stop once it is no better */
+            const double s = dot3(n, vertices[i].p);
             if (s < lo)
                 lo = s;
             if (s > hi)
@@ -189,7 +218,7 @@ static void measure_hull(const vl_hull *hull, const int64_t (*corners)[3], const
         if (hi - lo < width) {
             width = hi - lo;
             /* End points: the highest vertex and its foot on the lowest support plane. */
-            const double *q = physical + 3 * high;
+            const double *q = vertices[high].p;
             for (int r = 0; r < 3; r++) {
                 top[r] = q[r];
                 foot[r] = q[r] - (hi - lo) * n[r];
@@ -206,7 +235,7 @@ static void measure_hull(const vl_hull *hull, const int64_t (*corners)[3], const
         const double axis[3] = {out->principal_axes[c], out->principal_axes[3 + c], out->principal_axes[6 + c]};
         double lo = INFINITY, hi = -INFINITY;
         for (size_t i = 0; i < h; i++) {
-            const double s = dot3(axis, physical + 3 * i);
+            const double s = dot3(axis, vertices[i].p);
             lo = s < lo ? s : lo;
             hi = s > hi ? s : hi;
         }
@@ -223,7 +252,7 @@ static void *hull_components(void *argument)
     vl_hull hull;
     memset(&hull, 0, sizeof hull);
     int64_t (*corners)[3] = NULL;
-    double *physical = NULL;
+    hull_vertex *physical = NULL;
     size_t capacity = 0;
     for (;;) {
         const uint32_t k = atomic_fetch_add(job->next, 1);
@@ -236,7 +265,7 @@ static void *hull_components(void *argument)
         if (8 * n > capacity) {
             const size_t wanted = 8 * n;
             int64_t (*c)[3] = realloc(corners, wanted * sizeof *corners);
-            double *p = c ? realloc(physical, wanted * 3 * sizeof *p) : NULL;
+            hull_vertex *p = c ? realloc(physical, wanted * sizeof *p) : NULL;
             if (c)
                 corners = c;
             if (!p) {

@@ -49,24 +49,40 @@ static uint32_t label_at(const vl_volume *v, int64_t x, int64_t y, int64_t z)
     }
 }
 
-/* out[i] = sum_t kernel[t] in[i + (t - radius) stride] along one axis of a w x h x d box (zero outside). */
+/* out = in convolved with the kernel along one axis of a n[0] x n[1] x n[2] box (zero outside). A line of
+ * `in` that is all zero stays zero, which skips most of the box for thin or sparse components. */
 static void blur_axis(const float *in, float *out, const int64_t n[3], int axis, const double *kernel, int radius)
 {
     const int64_t stride = axis == 0 ? 1 : axis == 1 ? n[0] : n[0] * n[1];
     const int64_t length = n[axis];
-    for (int64_t z = 0; z < n[2]; z++)
-        for (int64_t y = 0; y < n[1]; y++)
-            for (int64_t x = 0; x < n[0]; x++) {
-                const int64_t at[3] = {x, y, z};
-                const int64_t i = x + n[0] * (y + n[1] * z);
-                double sum = 0;
-                for (int t = -radius; t <= radius; t++) {
-                    const int64_t p = at[axis] + t;
-                    if (p >= 0 && p < length)
-                        sum += kernel[t + radius] * in[i + t * stride];
-                }
-                out[i] = (float)sum;
-            }
+    /* The lines along `axis`: start index and step between lines. */
+    const int64_t lines = n[0] * n[1] * n[2] / length;
+    for (int64_t line = 0; line < lines; line++) {
+        int64_t start;
+        if (axis == 0)
+            start = line * n[0];
+        else if (axis == 1)
+            start = (line % n[0]) + (line / n[0]) * n[0] * n[1];
+        else
+            start = line;
+        int any = 0;
+        for (int64_t p = 0; p < length && !any; p++)
+            any = in[start + p * stride] != 0;
+        if (!any) {
+            for (int64_t p = 0; p < length; p++)
+                out[start + p * stride] = 0;
+            continue;
+        }
+        for (int64_t p = 0; p < length; p++) {
+            const int lo = p - radius < 0 ? (int)(radius - p) : 0;
+            const int hi = p + radius >= length ? (int)(radius + length - 1 - p) : 2 * radius;
+            double sum = 0;
+            const float *at = in + start + (p - radius) * stride;
+            for (int t = lo; t <= hi; t++)
+                sum += kernel[t] * at[t * stride];
+            out[start + p * stride] = (float)sum;
+        }
+    }
 }
 
 static void *measure_components(void *argument)
