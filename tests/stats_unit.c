@@ -50,6 +50,9 @@ static void test_documentation_cube(void)
             CHECK_NEAR(s->matlab_axis_length_old[i], 3.4641, 1e-4);
             CHECK_NEAR(s->principal_moments_mm2[i], 2.0 / 3.0, 1e-14);
         }
+        CHECK_NEAR(s->convex_volume_voxels, 27, 0); /* MATLAB: ConvexVolume 27, Solidity 1 */
+        CHECK_NEAR(s->solidity, 1, 0);
+        CHECK_TRUE(s->euler_number == 1);
         CHECK_TRUE(s->surface_faces == 54);
         CHECK_NEAR(s->surface_area_faces_mm2, 54, 1e-15);
         CHECK_TRUE(s->border_voxels == 18); /* slices z = 0 and z = 2 lie on the volume's faces */
