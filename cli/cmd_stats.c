@@ -38,6 +38,9 @@ static const char stats_help[] =
     "                             (1-based, half-voxel corners), EquivDiameter, Extent; with --stats full also\n"
     "                             PrincipalAxisLength, Orientation (degrees), EigenVectors, EigenValues,\n"
     "                             ConvexVolume, Solidity; with --intensity WeightedCentroid, Mean/Min/MaxIntensity\n"
+    "  --hull FILE                also write every component's convex hull (the hull of its voxel corners) to\n"
+    "                             FILE.csv: label, MATLAB's 1-based x, y, z of each vertex (regionprops3's\n"
+    "                             ConvexHull), and its LPS mm\n"
     "  --json                     write JSON (an array of objects with the CSV's column names)\n"
     "  --force                    replace an existing output file\n"
     "  --device auto|cpu|gpu[:N]  where to compute (default auto: a GPU if usable, else the CPU)\n"
@@ -54,7 +57,7 @@ static const char stats_help[] =
     "  voxlabel stats labels.raw --raw-dims 512,512,400 --raw-type u32 -o components.csv\n";
 
 typedef struct stats_arguments {
-    const char *labels_path, *intensity_path, *output_path;
+    const char *labels_path, *intensity_path, *output_path, *hull_path;
     cli_input_options input;
     vl_dtype intensity_raw_type;
     vl_stats_options stats;
@@ -110,7 +113,8 @@ static int parse_arguments(int argc, char **argv, stats_arguments *args)
         else if (strcmp(option, "-o") == 0 || strcmp(option, "--output") == 0 || strcmp(option, "--intensity") == 0 ||
                  strcmp(option, "--stats") == 0 || strcmp(option, "--device") == 0 ||
                  strcmp(option, "--threads") == 0 || strcmp(option, "--intensity-raw-type") == 0 ||
-                 strcmp(option, "--columns") == 0 || strcmp(option, "--connectivity") == 0) {
+                 strcmp(option, "--columns") == 0 || strcmp(option, "--connectivity") == 0 ||
+                 strcmp(option, "--hull") == 0) {
             const char *value = cli_option_value(argc, argv, &i);
             if (!value)
                 return CLI_EXIT_USAGE;
@@ -118,6 +122,8 @@ static int parse_arguments(int argc, char **argv, stats_arguments *args)
                 args->output_path = value;
             else if (strcmp(option, "--intensity") == 0)
                 args->intensity_path = value;
+            else if (strcmp(option, "--hull") == 0)
+                args->hull_path = value;
             else if (strcmp(option, "--columns") == 0) {
                 if (vl_stats_columns_parse(value, &args->stats.level, &args->stats.extras) != VL_OK)
                     return cli_error(CLI_EXIT_USAGE, "%s", vl_last_error());
@@ -216,8 +222,11 @@ int cmd_stats(int argc, char **argv)
     args.stats.progress = cli_progress();
     /* Refuse an existing output before any reading. */
     vl_status status = vl_atomic_file_check(args.output_path, args.csv.force);
+    if (status == VL_OK && args.hull_path)
+        status = vl_atomic_file_check(args.hull_path, args.csv.force);
     if (status != VL_OK)
         return cli_status_error(status);
+    vl_convex_hulls hulls = {0};
 
     cli_gpu_warm_up gpu_warm_up;
     cli_gpu_warm_up_start(&gpu_warm_up, &args.stats.device);
@@ -259,12 +268,20 @@ int cmd_stats(int argc, char **argv)
     }
     args.csv.level = args.stats.level;
     args.csv.intensity = args.intensity_path != NULL;
+    if (args.hull_path) {
+        /* The hulls come from the hull group, which runs at the full level; the table keeps its columns. */
+        args.stats.level = VL_STATS_FULL;
+        args.stats.extras |= VL_STATS_EXTRA_HULL;
+        args.stats.hulls = &hulls;
+    }
     cli_gpu_warm_up_finish(&gpu_warm_up);
     status = vl_component_stats_compute(&labels.volume, args.intensity_path ? &intensity.volume : NULL, count,
                                         &args.stats, &stats);
     if (status == VL_OK)
         status = args.json ? vl_component_stats_write_json(args.output_path, stats, count, &args.csv)
                            : vl_component_stats_write_csv(args.output_path, stats, count, &args.csv);
+    if (status == VL_OK && args.hull_path)
+        status = vl_convex_hulls_write_csv(args.hull_path, &hulls, &labels.volume.geometry, args.csv.force);
     code = status == VL_OK ? CLI_EXIT_OK : cli_status_error(status);
     if (status == VL_OK)
         cli_note("%u components -> %s", count, args.output_path);
@@ -273,6 +290,7 @@ done:
     /* Every path waits for the warm-up and frees what it loaded (freeing an empty input is a no-op). */
     cli_gpu_warm_up_finish(&gpu_warm_up);
     vl_component_stats_free(stats);
+    vl_convex_hulls_free(&hulls);
     cli_input_free(&labels);
     cli_input_free(&intensity);
     return code;

@@ -6,7 +6,8 @@ MHA with anisotropic spacing, an origin and, in one case, a rotated direction ma
   SimpleITK LabelShapeStatisticsImageFilter (Perimeter, Roundness, EquivalentEllipsoidDiameter,
       PerimeterOnBorder, PerimeterOnBorderRatio, FeretDiameter, OrientedBoundingBoxSize)
   scipy.spatial.ConvexHull (qhull) of the voxel corners in LPS mm: convex volume, Feret max (largest vertex
-      distance) and Feret min (smallest width across a hull facet), computed independently
+      distance), Feret min (smallest width across facets and, for small hulls, edge pairs) and the vertex set
+      that --hull writes, computed independently
   skimage.measure.euler_number at connectivity 1 and 3 against --connectivity 6 and 26, and skimage
       regionprops (euler_number, feret_diameter_max within a voxel, convex_area under our hull volume)
   scipy.stats skew and kurtosis (population, excess) against hu_skewness and hu_kurtosis.
@@ -89,11 +90,14 @@ def check_case(name, voxlabel, workdir, labels, count, hu, spacing, origin, dire
     image = write_mha(label_path, labels, spacing, origin, direction)
     write_mha(hu_path, hu, spacing, origin, direction)
     results = {}
+    hull_path = os.path.join(workdir, name + "_hulls.csv")
     for connectivity in (26, 6):
         out = os.path.join(workdir, f"{name}_{connectivity}.csv")
         subprocess.run([voxlabel, "stats", label_path, "--intensity", hu_path, "--stats", "full", "--connectivity",
-                        str(connectivity), "--device", "cpu", "--force", "--quiet", "-o", out], check=True)
+                        str(connectivity), "--device", "cpu", "--force", "--quiet", "-o", out, "--hull", hull_path],
+                       check=True)
         results[connectivity] = read_csv(out)
+    hull_rows = np.loadtxt(hull_path, delimiter=",", skiprows=1, ndmin=2)
     ours = results[26]
     check(len(ours["label"]) == count, f"{name}: {len(ours['label'])} rows for {count} labels")
 
@@ -140,6 +144,13 @@ def check_case(name, voxlabel, workdir, labels, count, hu, spacing, origin, dire
         hull = spatial.ConvexHull(points)
         note("convex_volume", relative(ours["convex_volume_mm3"][k], hull.volume))
         vertices = points[hull.vertices]
+        # --hull: the vertex set (LPS mm) equals qhull's, and the MATLAB coordinates map to the same points.
+        listed = hull_rows[hull_rows[:, 0] == label]
+        mine = {tuple(np.round(v, 6)) for v in listed[:, 4:7]}
+        check(mine == {tuple(np.round(v, 6)) for v in vertices} and len(mine) == len(listed),
+              f"{name}: label {label} --hull lists {len(listed)} vertices, qhull {len(vertices)}")
+        matlab = (listed[:, 1:4] - 1) @ (np.asarray(direction).reshape(3, 3) * np.asarray(spacing)).T + origin
+        note("hull_matlab", float(np.abs(matlab - listed[:, 4:7]).max()))
         feret_max = spatial.distance.pdist(vertices).max()
         note("feret_max", relative(feret, feret_max))
         # Minimum width: across qhull's facets, and for hulls of at most 16 vertices also across every pair of hull edges.
@@ -172,7 +183,7 @@ def check_case(name, voxlabel, workdir, labels, count, hu, spacing, origin, dire
 
     limits = {"perimeter": 1e-9, "roundness": 1e-9, "perimeter_on_border": 1e-9, "perimeter_on_border_ratio": 1e-9,
               "ellipsoid": 1e-9, "obb": 1e-6, "convex_volume": 1e-9, "feret_max": 1e-10, "feret_min": 1e-9,
-              "feret_min_ends": 1e-9, "solidity": 1e-9, "skewness": 1e-9, "kurtosis": 1e-9}
+              "feret_min_ends": 1e-9, "hull_matlab": 1e-9, "solidity": 1e-9, "skewness": 1e-9, "kurtosis": 1e-9}
     for what, error in sorted(worst.items()):
         check(error <= limits[what], f"{name}: {what} differs by {error:.3g} (limit {limits[what]:g})")
     print(f"stats_shape_oracle: {name}: {len(shape.GetLabels())} labels; largest differences " +

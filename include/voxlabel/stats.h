@@ -99,6 +99,19 @@ enum {
     VL_STATS_EXTRA_ALL = 15
 };
 
+/* The convex hull of every component, as vertices (vl_stats_options.hulls). */
+typedef struct vl_convex_hulls {
+    uint32_t count;            /* components: label k has vertices offset[k-1] .. offset[k] - 1 */
+    uint64_t *offset;          /* count + 1 entries */
+    int64_t (*corner)[3];      /* vertices as voxel-corner indices: corner c is the point c - 1/2 in voxel
+                                * index space (voxel i spans i - 1/2 .. i + 1/2), MATLAB's c + 1/2 */
+} vl_convex_hulls;
+
+void vl_convex_hulls_free(vl_convex_hulls *hulls);
+/* CSV: label, MATLAB's 1-based x, y, z of each vertex (as regionprops3's ConvexHull rows) and its LPS mm. */
+vl_status vl_convex_hulls_write_csv(const char *path, const vl_convex_hulls *hulls, const vl_geometry *geometry,
+                                    int force);
+
 typedef struct vl_stats_options {
     vl_stats_level level;    /* default VL_STATS_BASIC */
     vl_device device;        /* default AUTO on GPU 0 */
@@ -106,6 +119,7 @@ typedef struct vl_stats_options {
     int threads;             /* CPU threads; 0 = all online cores */
     unsigned extras;         /* VL_STATS_EXTRA_* groups computed at the full level; default all */
     int connectivity;        /* of the labelling, for the Euler number: 6, 18 or 26 (default 26) */
+    vl_convex_hulls *hulls;  /* when not NULL and the hull group runs: filled with every hull's vertices */
     vl_progress progress;
 } vl_stats_options;
 

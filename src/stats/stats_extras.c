@@ -40,6 +40,6 @@ vl_status vl_stats_extras(const vl_volume *labels, const vl_volume *intensity, u
     if (status == VL_OK && (options->extras & VL_STATS_EXTRA_SURFACE))
         status = vl_stats_surface(labels, count, threads, stats);
     if (status == VL_OK && (options->extras & VL_STATS_EXTRA_HULL))
-        status = vl_stats_hulls(labels, count, threads, stats);
+        status = vl_stats_hulls(labels, count, threads, stats, options->hulls);
     return status;
 }

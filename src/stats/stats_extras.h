@@ -15,7 +15,8 @@ vl_status vl_stats_extras(const vl_volume *labels, const vl_volume *intensity, u
                           const vl_stats_options *options, const int64_t *euler, vl_component_stats *stats);
 
 /* Hull group (stats_geometry.c). */
-vl_status vl_stats_hulls(const vl_volume *labels, uint32_t count, int threads, vl_component_stats *stats);
+vl_status vl_stats_hulls(const vl_volume *labels, uint32_t count, int threads, vl_component_stats *stats,
+                         vl_convex_hulls *hulls);
 /* Surface group (stats_surface.c). */
 vl_status vl_stats_surface(const vl_volume *labels, uint32_t count, int threads, vl_component_stats *stats);
 /* Euler group (stats_euler.c): connectivity 6 or 26. */

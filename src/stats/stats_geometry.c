@@ -79,6 +79,8 @@ typedef struct hull_job {
     vl_component_stats *stats;
     uint32_t count;
     atomic_uint *next;
+    int64_t (**vertices)[3]; /* when collecting: each component's hull vertices, and how many */
+    uint64_t *vertex_count;
     int failed;
 } hull_job;
 
@@ -292,6 +294,18 @@ static void *hull_components(void *argument)
         }
         if (built == 0)
             measure_hull(&hull, (const int64_t(*)[3])corners, job->geometry, physical, out);
+        if (built == 0 && job->vertices) {
+            int64_t (*kept)[3] = malloc(sizeof *kept * hull.vertex_count);
+            if (!kept) {
+                job->failed = 1;
+                break;
+            }
+            for (size_t i = 0; i < hull.vertex_count; i++)
+                for (int a = 0; a < 3; a++)
+                    kept[i][a] = corners[hull.vertices[i]][a];
+            job->vertices[k] = kept;
+            job->vertex_count[k] = hull.vertex_count;
+        }
     }
     vl_hull_free(&hull);
     free(corners);
@@ -299,7 +313,41 @@ static void *hull_components(void *argument)
     return NULL;
 }
 
-vl_status vl_stats_hulls(const vl_volume *labels, uint32_t count, int threads, vl_component_stats *stats)
+/* Moves the per-component vertex lists into one vl_convex_hulls. */
+static vl_status gather_hulls(int64_t (**vertices)[3], const uint64_t *vertex_count, uint32_t count, vl_convex_hulls *hulls)
+{
+    uint64_t total = 0;
+    for (uint32_t k = 0; k < count; k++)
+        total += vertex_count[k];
+    hulls->count = count;
+    hulls->offset = malloc(sizeof *hulls->offset * ((size_t)count + 1));
+    hulls->corner = malloc(sizeof *hulls->corner * (total ? total : 1));
+    if (!hulls->offset || !hulls->corner) {
+        vl_convex_hulls_free(hulls);
+        return vl_fail(VL_ERR_MEMORY, "statistics: no memory for %llu hull vertices", (unsigned long long)total);
+    }
+    uint64_t at = 0;
+    for (uint32_t k = 0; k < count; k++) {
+        hulls->offset[k] = at;
+        if (vertex_count[k])
+            memcpy(hulls->corner + at, vertices[k], sizeof *hulls->corner * vertex_count[k]);
+        at += vertex_count[k];
+    }
+    hulls->offset[count] = at;
+    return VL_OK;
+}
+
+void vl_convex_hulls_free(vl_convex_hulls *hulls)
+{
+    if (!hulls)
+        return;
+    free(hulls->offset);
+    free(hulls->corner);
+    memset(hulls, 0, sizeof *hulls);
+}
+
+vl_status vl_stats_hulls(const vl_volume *labels, uint32_t count, int threads, vl_component_stats *stats,
+                         vl_convex_hulls *hulls)
 {
     const int64_t limit = (int64_t)1 << 19;
     if (labels->nx >= limit || labels->ny >= limit || labels->nz >= limit)
@@ -345,13 +393,24 @@ vl_status vl_stats_hulls(const vl_volume *labels, uint32_t count, int threads, v
         }
         vl_run_parallel(collect_spans, jobs, sizeof jobs[0], threads);
         atomic_uint next = 0;
+        int64_t (**vertices)[3] = hulls ? calloc(n ? n : 1, sizeof *vertices) : NULL;
+        uint64_t *vertex_count = hulls ? calloc(n ? n : 1, sizeof *vertex_count) : NULL;
+        if (hulls && (!vertices || !vertex_count))
+            status = vl_fail(VL_ERR_MEMORY, "statistics: no memory for the hull lists of %u components", count);
         hull_job work[VL_MAX_THREADS];
         for (int t = 0; t < threads; t++)
-            work[t] = (hull_job){spans, offset, &labels->geometry, stats, count, &next, 0};
-        vl_run_parallel(hull_components, work, sizeof work[0], threads);
+            work[t] = (hull_job){spans, offset, &labels->geometry, stats, count, &next, vertices, vertex_count, 0};
+        if (status == VL_OK)
+            vl_run_parallel(hull_components, work, sizeof work[0], threads);
         for (int t = 0; t < threads; t++)
             if (work[t].failed)
                 status = vl_fail(VL_ERR_MEMORY, "statistics: no memory for a convex hull");
+        if (status == VL_OK && hulls)
+            status = gather_hulls(vertices, vertex_count, count, hulls);
+        for (size_t k = 0; vertices && k < n; k++)
+            free(vertices[k]);
+        free(vertices);
+        free(vertex_count);
     }
     free(last_row);
     free(cursor);

@@ -26,7 +26,26 @@ typedef struct vl_hull_edge {
     int32_t hidden;    /* the face beyond the edge, which stays */
 } hull_edge;
 
+typedef struct vl_hull_normal {
+    int64_t n[3];      /* (b - a) x (c - a) of a triangle, exact */
+} hull_normal;
+
+typedef struct vl_hull_directions {
+    int64_t normal[2][3]; /* the first two distinct normal directions around a vertex */
+    int seen;             /* how many distinct directions, counted up to 3 */
+} hull_directions;
+
 typedef const int64_t (*point_array)[3];
+
+/* Two integer normals point the same way: parallel (zero cross product, in 128 bits) and not opposite. */
+static int same_direction(const int64_t a[3], const int64_t b[3])
+{
+    const __int128 c0 = (__int128)a[1] * b[2] - (__int128)a[2] * b[1];
+    const __int128 c1 = (__int128)a[2] * b[0] - (__int128)a[0] * b[2];
+    const __int128 c2 = (__int128)a[0] * b[1] - (__int128)a[1] * b[0];
+    const __int128 dot = (__int128)a[0] * b[0] + (__int128)a[1] * b[1] + (__int128)a[2] * b[2];
+    return c0 == 0 && c1 == 0 && c2 == 0 && dot > 0;
+}
 
 static int64_t orient(point_array p, int32_t a, int32_t b, int32_t c, int32_t d)
 {
@@ -250,32 +269,65 @@ int vl_hull_build(vl_hull *h, const int64_t (*p)[3], size_t n)
         }
     }
 
-    /* Collect the triangles, the distinct vertices and the exact volume. */
+    /* Collect the triangles, the extreme vertices and the exact volume. A triangle vertex can lie inside a flat
+     * facet or an edge of the polytope (coplanar points are kept as triangle corners); it is a true vertex
+     * when the triangles around it face at least three different directions. */
     size_t alive = 0;
     for (size_t f = 0; f < face_count; f++)
         alive += h->faces[f].alive != 0;
     if (grow((void **)&h->triangles, &h->triangle_capacity, 3 * alive, sizeof *h->triangles))
         return -1;
     const int32_t reference = corner[0];
+    if (grow((void **)&h->normals, &h->normal_capacity, 3 * alive, sizeof *h->normals))
+        return -1;
+    size_t candidates = 0;
     for (size_t f = 0; f < face_count; f++) {
         const hull_face *face = &h->faces[f];
         if (!face->alive)
             continue;
-        memcpy(&h->triangles[3 * h->triangle_count++], face->v, sizeof face->v);
+        memcpy(&h->triangles[3 * h->triangle_count], face->v, sizeof face->v);
+        const int64_t *a = p[face->v[0]], *b = p[face->v[1]], *c = p[face->v[2]];
+        const int64_t u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, v[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+        int64_t *n = h->normals[h->triangle_count++].n;
+        n[0] = u[1] * v[2] - u[2] * v[1], n[1] = u[2] * v[0] - u[0] * v[2], n[2] = u[0] * v[1] - u[1] * v[0];
         h->six_volume += orient(p, reference, face->v[0], face->v[1], face->v[2]);
         for (int i = 0; i < 3; i++)
             if (h->slot[face->v[i]] < 0) {
-                h->slot[face->v[i]] = 0;
-                h->vertices[h->vertex_count++] = face->v[i];
+                h->slot[face->v[i]] = (int32_t)candidates;
+                h->vertices[candidates++] = face->v[i];
             }
     }
-    for (size_t i = 0; i < h->vertex_count; i++)
-        h->slot[h->vertices[i]] = -1;
+    /* Per candidate: up to two distinct normal directions seen so far, then "extreme". */
+    if (grow((void **)&h->directions, &h->direction_capacity, candidates, sizeof *h->directions))
+        return -1;
+    for (size_t i = 0; i < candidates; i++)
+        h->directions[i].seen = 0;
+    for (size_t t = 0; t < h->triangle_count; t++)
+        for (int i = 0; i < 3; i++) {
+            hull_directions *d = &h->directions[h->slot[h->triangles[3 * t + i]]];
+            const int64_t *n = h->normals[t].n;
+            int fresh = d->seen < 3;
+            for (int k = 0; k < d->seen && k < 2 && fresh; k++)
+                fresh = !same_direction(d->normal[k], n);
+            if (!fresh)
+                continue;
+            if (d->seen < 2)
+                memcpy(d->normal[d->seen], n, sizeof d->normal[0]);
+            d->seen++;
+        }
+    for (size_t i = 0; i < candidates; i++) {
+        const int32_t vertex = h->vertices[i];
+        h->slot[vertex] = -1;
+        if (h->directions[i].seen >= 3)
+            h->vertices[h->vertex_count++] = vertex;
+    }
     return 0;
 }
 
 void vl_hull_free(vl_hull *h)
 {
+    free(h->normals);
+    free(h->directions);
     free(h->triangles);
     free(h->vertices);
     free(h->faces);

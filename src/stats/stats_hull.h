@@ -14,7 +14,8 @@ typedef struct vl_hull {
     /* result: triangles (indices into the input points), counter-clockwise seen from outside */
     int32_t *triangles;
     size_t triangle_count;
-    /* result: the distinct vertices, indices into the input points */
+    /* result: the extreme points (the polytope's vertices), indices into the input points; triangle corners
+     * that lie inside a flat facet or on an edge are not among them */
     int32_t *vertices;
     size_t vertex_count;
     __int128 six_volume;          /* 6 x the hull's volume, exact */
@@ -25,6 +26,10 @@ typedef struct vl_hull {
     size_t point_capacity, triangle_capacity, stack_capacity;
     struct vl_hull_edge *horizon;
     size_t horizon_capacity;
+    struct vl_hull_normal *normals;
+    size_t normal_capacity;
+    struct vl_hull_directions *directions;
+    size_t direction_capacity;
 } vl_hull;
 
 /* Builds the hull of points[0..n-1] (x, y, z triples). Returns 0, -1 without memory, or 1 when the points
