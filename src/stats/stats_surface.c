@@ -37,16 +37,37 @@ typedef struct surface_job {
     int failed;
 } surface_job;
 
-static uint32_t label_at(const vl_volume *v, int64_t x, int64_t y, int64_t z)
+/* mask[i] = 1 where the labels equal `label`, over the box of n voxels at `origin` (the box's part outside
+ * the volume stays 0); only the component's bounding box can hold it. */
+static void fill_mask(const vl_volume *v, uint32_t label, const int64_t origin[3], const int64_t n[3],
+                      const int64_t lo[3], const int64_t hi[3], uint8_t *mask)
 {
-    if (x < 0 || y < 0 || z < 0 || x >= v->nx || y >= v->ny || z >= v->nz)
-        return 0;
-    const int64_t i = x + v->nx * (y + v->ny * z);
-    switch (v->dtype) {
-    case VL_U8: return ((const uint8_t *)v->data)[i];
-    case VL_U16: return ((const uint16_t *)v->data)[i];
-    default: return ((const uint32_t *)v->data)[i];
-    }
+    memset(mask, 0, (size_t)(n[0] * n[1] * n[2]));
+    for (int64_t z = lo[2]; z <= hi[2]; z++)
+        for (int64_t y = lo[1]; y <= hi[1]; y++) {
+            const int64_t start = v->nx * (y + v->ny * z);
+            uint8_t *row = mask + (y - origin[1]) * n[0] + (z - origin[2]) * n[0] * n[1] - origin[0];
+            switch (v->dtype) {
+            case VL_U8: {
+                const uint8_t *in = (const uint8_t *)v->data + start;
+                for (int64_t x = lo[0]; x <= hi[0]; x++)
+                    row[x] = in[x] == label;
+                break;
+            }
+            case VL_U16: {
+                const uint16_t *in = (const uint16_t *)v->data + start;
+                for (int64_t x = lo[0]; x <= hi[0]; x++)
+                    row[x] = in[x] == label;
+                break;
+            }
+            default: {
+                const uint32_t *in = (const uint32_t *)v->data + start;
+                for (int64_t x = lo[0]; x <= hi[0]; x++)
+                    row[x] = in[x] == label;
+                break;
+            }
+            }
+        }
 }
 
 /* out = in convolved with the kernel along one axis of a n[0] x n[1] x n[2] box (zero outside). A line of
@@ -91,6 +112,7 @@ static void *measure_components(void *argument)
     const surface_geometry *g = job->geometry;
     const vl_volume *labels = job->labels;
     float *field = NULL, *scratch = NULL;
+    uint8_t *mask = NULL;
     size_t capacity = 0;
     for (;;) {
         const uint32_t k = atomic_fetch_add(job->next, 1);
@@ -109,20 +131,21 @@ static void *measure_components(void *argument)
         const size_t size = (size_t)(n[0] * n[1] * n[2]);
         if (size > capacity) {
             float *f = realloc(field, size * sizeof *f), *s = f ? realloc(scratch, size * sizeof *s) : NULL;
+            uint8_t *m = s ? realloc(mask, size) : NULL;
             if (f)
                 field = f;
-            if (!s) {
+            if (s)
+                scratch = s;
+            if (!m) {
                 job->failed = 1;
                 break;
             }
-            scratch = s;
+            mask = m;
             capacity = size;
         }
-        for (int64_t z = 0; z < n[2]; z++)
-            for (int64_t y = 0; y < n[1]; y++)
-                for (int64_t x = 0; x < n[0]; x++)
-                    field[x + n[0] * (y + n[1] * z)] =
-                        label_at(labels, origin[0] + x, origin[1] + y, origin[2] + z) == label ? 1.0f : 0.0f;
+        fill_mask(labels, label, origin, n, out->bbox_min, out->bbox_max, mask);
+        for (size_t i = 0; i < size; i++)
+            field[i] = mask[i];
         blur_axis(field, scratch, n, 0, g->kernel[0], g->radius[0]);
         blur_axis(scratch, field, n, 1, g->kernel[1], g->radius[1]);
         blur_axis(field, scratch, n, 2, g->kernel[2], g->radius[2]);
@@ -132,17 +155,16 @@ static void *measure_components(void *argument)
         for (int64_t z = out->bbox_min[2]; z <= out->bbox_max[2]; z++)
             for (int64_t y = out->bbox_min[1]; y <= out->bbox_max[1]; y++)
                 for (int64_t x = out->bbox_min[0]; x <= out->bbox_max[0]; x++) {
-                    if (label_at(labels, x, y, z) != label)
-                        continue;
                     const int64_t i = (x - origin[0]) + n[0] * ((y - origin[1]) + n[1] * (z - origin[2]));
+                    if (!mask[i])
+                        continue;
                     for (int a = 0; a < 3; a++)
                         for (int side = -1; side <= 1; side += 2) {
-                            const int64_t q[3] = {x + (a == 0) * side, y + (a == 1) * side, z + (a == 2) * side};
-                            if (label_at(labels, q[0], q[1], q[2]) == label)
-                                continue;
-                            /* Index gradient at the face: the mean of the central differences at i and its
-                             * neighbour j = i + side step[a]. */
+                            /* The box's margin holds every neighbour; outside the volume the mask is 0. */
                             const int64_t j = i + side * step[a];
+                            if (mask[j])
+                                continue;
+                            /* Index gradient at the face: the mean of the central differences at i and j. */
                             double gradient[3], physical[3];
                             for (int b = 0; b < 3; b++)
                                 gradient[b] = 0.25 * ((double)f[i + step[b]] - (double)f[i - step[b]] +
@@ -165,6 +187,7 @@ static void *measure_components(void *argument)
     }
     free(field);
     free(scratch);
+    free(mask);
     return NULL;
 }
 
