@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Issue-19 columns benchmark: voxlabel stats on the CT-like phantom's labels (512x512x400, HU >= 64,
 # 26-connectivity: about 171 000 components) with each expensive column group and with every column,
-# against ITK's shape label map with Perimeter, Feret and the oriented box on (SimpleITK) and skimage
-# regionprops (euler_number, solidity, feret_diameter_max), on the same labels.
+# against ITK's shape label map with Perimeter and the oriented box on, with and without the Feret diameter
+# (SimpleITK), and skimage regionprops (euler_number, solidity, feret_diameter_max), on the same labels.
+# Wall and CPU seconds are both printed: on a shared machine the CPU seconds compare fairly.
 # usage: bench/stats_shape_bench.sh [BUILD_DIR [LIMIT_SECONDS]]   (THREADS=N to pin the thread count)
 set -euo pipefail
 build=${1:-build}

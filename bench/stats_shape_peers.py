@@ -1,8 +1,9 @@
-"""Peers of the issue-19 columns on the same raw labels (x fastest): ITK's shape label map with Perimeter,
-Feret diameter and oriented bounding box on (SimpleITK LabelShapeStatisticsImageFilter), and skimage
-regionprops with euler_number, convex area/solidity and feret_diameter_max. Prints "<peer> <seconds>" lines;
-a peer that exceeds the time limit prints "<peer> >LIMIT" (it runs in a child process that is stopped).
-usage: stats_shape_peers.py LABELS.u32 NX NY NZ THREADS LIMIT_SECONDS [PEER...]   (peers: itk skimage)"""
+"""Peers of the issue-19 columns on the same raw labels (x fastest): ITK's shape label map (SimpleITK
+LabelShapeStatisticsImageFilter) with Perimeter, Feret diameter and oriented bounding box on (itk_feret), the same
+without the Feret diameter (itk), and skimage regionprops with euler_number, solidity and feret_diameter_max
+(skimage). Prints "<peer> <wall seconds> wall <CPU seconds> cpu" lines; a peer still running after LIMIT wall
+seconds is stopped and prints "<peer> >LIMIT wall".
+usage: stats_shape_peers.py LABELS.u32 NX NY NZ THREADS LIMIT_SECONDS [PEER...]   (default: itk itk_feret skimage)"""
 import multiprocessing
 import sys
 import time
@@ -10,13 +11,14 @@ import time
 import numpy as np
 
 
-def itk(labels, threads):
+def itk(labels, threads, feret=False):
     import SimpleITK as sitk
     image = sitk.GetImageFromArray(labels)
     shape = sitk.LabelShapeStatisticsImageFilter()
     shape.SetNumberOfThreads(threads)
     shape.ComputePerimeterOn()
-    shape.ComputeFeretDiameterOn()
+    if feret:
+        shape.ComputeFeretDiameterOn()
     shape.ComputeOrientedBoundingBoxOn()
     shape.Execute(image)
 
@@ -33,14 +35,15 @@ def skimage_props(labels, threads):
 
 def run(peer, path, shape, threads, queue):
     labels = np.fromfile(path, dtype=np.uint32).reshape(shape)
-    start = time.perf_counter()
-    {"itk": itk, "skimage": skimage_props}[peer](labels, threads)
-    queue.put(time.perf_counter() - start)
+    start, cpu = time.perf_counter(), time.process_time()
+    peers = {"itk": itk, "itk_feret": lambda l, t: itk(l, t, feret=True), "skimage": skimage_props}
+    peers[peer](labels, threads)
+    queue.put((time.perf_counter() - start, time.process_time() - cpu))
 
 
 def main():
     path, nx, ny, nz, threads, limit = sys.argv[1], *map(int, sys.argv[2:6]), float(sys.argv[6])
-    for peer in sys.argv[7:] or ["itk", "skimage"]:
+    for peer in sys.argv[7:] or ["itk", "itk_feret", "skimage"]:
         queue = multiprocessing.Queue()
         child = multiprocessing.Process(target=run, args=(peer, path, (nz, ny, nx), threads, queue))
         child.start()
@@ -48,9 +51,10 @@ def main():
         if child.is_alive():
             child.terminate()
             child.join()
-            print(f"{peer} >{limit:.0f}", flush=True)
+            print(f"{peer} >{limit:.0f} wall", flush=True)
         else:
-            print(f"{peer} {queue.get():.3f}", flush=True)
+            wall, cpu = queue.get()
+            print(f"{peer} {wall:.3f} wall {cpu:.3f} cpu", flush=True)
 
 
 if __name__ == "__main__":
