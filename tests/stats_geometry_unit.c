@@ -329,12 +329,51 @@ static void test_surface_convergence(void)
     CHECK(fabs(errors[1]) < 0.6 * fabs(errors[0]), "no convergence: %g then %g", errors[0], errors[1]);
 }
 
+/* regionprops3's documentation example: [x,y,z] = meshgrid(1:50,1:50,1:50); a ball of radius < 5 at (10, 15, 35)
+ * and one of radius < 10 at (20, 30, 15) (x = column, 1-based). MATLAB prints the centres [20 30 15; 10 15 35]
+ * (the z = 15 ball is object 1) and mean(PrincipalAxisLength, 2) = 19.9641 and 9.8241 (17.8564 and 8.7869 in
+ * the R2021a-era pages). */
+static void test_documentation_spheres(void)
+{
+    vl_volume v;
+    vl_volume_create(&v, 50, 50, 50, VL_U32);
+    for (int z = 1; z <= 50; z++)
+        for (int y = 1; y <= 50; y++)
+            for (int x = 1; x <= 50; x++) {
+                const double small = sqrt((x - 10.0) * (x - 10) + (y - 15.0) * (y - 15) + (z - 35.0) * (z - 35));
+                const double large = sqrt((x - 20.0) * (x - 20) + (y - 30.0) * (y - 30) + (z - 15.0) * (z - 15));
+                if (large < 10)
+                    set(&v, x - 1, y - 1, z - 1, 1);
+                else if (small < 5)
+                    set(&v, x - 1, y - 1, z - 1, 2);
+            }
+    vl_component_stats *s = compute(&v, 2, 26, 2);
+    if (s) {
+        const double centres[2][3] = {{20, 30, 15}, {10, 15, 35}}, current[2] = {19.9641, 9.8241},
+                     old[2] = {17.8564, 8.7869};
+        for (int k = 0; k < 2; k++) {
+            for (int a = 0; a < 3; a++)
+                CHECK_NEAR(s[k].centroid_voxel[a] + 1, centres[k][a], 1e-12);
+            const double mean = (s[k].matlab_axis_length[0] + s[k].matlab_axis_length[1] + s[k].matlab_axis_length[2]) / 3;
+            const double mean_old =
+                (s[k].matlab_axis_length_old[0] + s[k].matlab_axis_length_old[1] + s[k].matlab_axis_length_old[2]) / 3;
+            CHECK_NEAR(mean, current[k], 5e-5);
+            CHECK_NEAR(mean_old, old[k], 5e-5);
+            CHECK_NEAR(s[k].solidity, (double)s[k].voxels / s[k].convex_volume_voxels, 0);
+            CHECK_TRUE(s[k].euler_number == 1);
+        }
+        vl_component_stats_free(s);
+    }
+    vl_volume_free(&v);
+}
+
 int main(void)
 {
     test_hull_random();
     test_box();
     test_euler();
     test_orientation();
+    test_documentation_spheres();
     test_analytic_surfaces();
     test_surface_convergence();
     return test_finish("stats_geometry_unit");
