@@ -94,16 +94,22 @@ int main(int argc, char **argv)
         const char *name;
         vl_stats_level level;
         int intensity;
+        unsigned extras;
     } cases[] = {
-        {"basic (count, bbox, centroid)", VL_STATS_BASIC, 0},
-        {"basic + HU mean/min/max", VL_STATS_BASIC, 1},
-        {"full without intensity", VL_STATS_FULL, 0},
-        {"full with HU (exact median)", VL_STATS_FULL, 1},
+        {"basic (count, bbox, centroid)", VL_STATS_BASIC, 0, 0},
+        {"basic + HU mean/min/max", VL_STATS_BASIC, 1, 0},
+        {"full without intensity", VL_STATS_FULL, 0, 0},
+        {"full with HU (exact median)", VL_STATS_FULL, 1, 0},
+        {"full with HU + Euler", VL_STATS_FULL, 1, VL_STATS_EXTRA_EULER},
+        {"full with HU + skewness/kurtosis/border", VL_STATS_FULL, 1, VL_STATS_EXTRA_VOXEL},
+        {"full with HU + hull/Feret/box", VL_STATS_FULL, 1, VL_STATS_EXTRA_HULL},
+        {"full with HU, every column", VL_STATS_FULL, 1, VL_STATS_EXTRA_ALL},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         vl_stats_options options;
         vl_stats_options_default(&options);
         options.level = cases[c].level;
+        options.extras = cases[c].extras;
         options.threads = threads;
         options.device.kind = device;
         double times[64];
@@ -131,7 +137,7 @@ int main(int argc, char **argv)
         for (int r = 0; r < repeats && r < 64; r++) {
             vl_stats_gpu_timing timing;
             if (vl_stats_sums_gpu(&labels, cases[c].intensity ? &hu : NULL, result.count, &options, sums, shape,
-                                  medians, &timing) != VL_OK)
+                                  medians, NULL, &timing) != VL_OK)
                 return fail("gpu sums");
             pass[n] = timing.pass_ms;
             median[n] = timing.median_ms;

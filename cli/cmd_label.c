@@ -412,6 +412,7 @@ int label_run(const label_arguments *arguments, label_run_batch *batch)
     stats_options.device = args.label.device;
     stats_options.outcome = &stats_outcome;
     stats_options.threads = args.label.threads;
+    stats_options.connectivity = args.label.connectivity;
     stats_options.progress = cli_progress();
     mark(&start);
     if ((status = vl_component_stats_compute(&labels, &input.volume, result.count, &stats_options, &stats)) != VL_OK)

@@ -31,11 +31,16 @@ static const char shapes_help[] =
     "  --match-ref REF        add jm_reference, the Jeffries-Matusita distance of each histogram to a reference:\n"
     "                         REF is an image (its largest 8-connected object) or SLICE:LABEL of this input\n"
     "  --device auto|cpu|gpu[:N] where to label (default auto)\n"
+    "  --matlab               write MATLAB regionprops' table instead: Area, Centroid, BoundingBox (1-based,\n"
+    "                         half-pixel corners), Major/MinorAxisLength, Eccentricity, Orientation (degrees),\n"
+    "                         ConvexArea, Circularity, EulerNumber, EquivDiameter, Solidity, Extent, Perimeter\n"
+    "                         as MATLAB computes them (docs/stages2d.md), one row per (Slice, Label), 1-based\n"
     "  --force                replace an existing CSV\n"
     "\n"
     "examples:\n"
     "  voxlabel shapes red/mask.png -o red/shapes.csv --conn 4 --match-ref circle.png\n"
-    "  voxlabel shapes out/labels.nii.gz -o out/ --match-ref 120:1\n";
+    "  voxlabel shapes out/labels.nii.gz -o out/ --match-ref 120:1\n"
+    "  voxlabel shapes mask.png --matlab -o regionprops.csv\n";
 
 static int is_image_file(const char *path)
 {
@@ -143,7 +148,7 @@ static vl_status reference_from_image(const char *path, double *histogram)
 int cmd_shapes(int argc, char **argv)
 {
     const char *input = NULL, *output = NULL, *reference = NULL;
-    int connectivity = 8, force = 0, code;
+    int connectivity = 8, force = 0, matlab = 0, code;
     vl_device device;
     vl_device_default(&device);
     for (int i = 1; i < argc; i++) {
@@ -154,6 +159,10 @@ int cmd_shapes(int argc, char **argv)
         }
         if (strcmp(option, "--force") == 0) {
             force = 1;
+            continue;
+        }
+        if (strcmp(option, "--matlab") == 0) {
+            matlab = 1;
             continue;
         }
         if (option[0] != '-') {
@@ -236,7 +245,7 @@ int cmd_shapes(int argc, char **argv)
     if (status == VL_OK)
         status = vl_shape_measure(&labels, is_labels ? &source : NULL, reference ? histogram : NULL, &table);
     if (status == VL_OK)
-        status = vl_shape_write_csv(path, &table, force);
+        status = matlab ? vl_shape_write_matlab_csv(path, &table, force) : vl_shape_write_csv(path, &table, force);
     if (status == VL_OK)
         printf("%s: %lld component(s) in %lld slice(s) -> %s\n", input, (long long)table.count,
                (long long)mask.nz, path);

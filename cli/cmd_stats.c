@@ -26,11 +26,22 @@ static const char stats_help[] =
     "                             directory, NIfTI, NRRD, MHA, MAT or raw (raw uses --intensity-raw-type)\n"
     "  --stats basic|full         basic (default): size, centroid, bounding box, HU mean/min/max;\n"
     "                             full: + border, slices, extent, principal moments/axes, MATLAB eigenvalues and\n"
-    "                             axis lengths, elongation, flatness, surface area, sphericity, HU std/sum/median,\n"
-    "                             intensity-weighted centroid\n"
-    "  --matlab                   add regionprops3-convention columns (1-based Centroid [x y z], BoundingBox with\n"
-    "                             half-voxel corners, Volume, EquivDiameter, Extent, Min/Max/MeanIntensity,\n"
-    "                             WeightedCentroid; with --stats full also EigenValues, PrincipalAxisLength)\n"
+    "                             axis lengths, elongation, flatness, surface area (normal-weighted faces; also\n"
+    "                             Crofton and ITK estimates), sphericity, ITK roundness and ellipsoid diameters,\n"
+    "                             Euler number, perimeter on border,\n"
+    "                             convex hull volume and solidity, Feret max/min diameters with end points,\n"
+    "                             oriented bounding box, HU std/sum/median/skewness/kurtosis, weighted centroid\n"
+    "  --columns A,B,...          write only these columns, in this order (names in docs/csv.md); computes only\n"
+    "                             what they need: the hull and Feret only when a hull column is listed\n"
+    "  --connectivity 6|18|26     connectivity the labels were made with, for euler_number (default 26; 18\n"
+    "                             leaves it empty)\n"
+    "  --matlab                   add regionprops3's columns in its order: Volume, Centroid, BoundingBox\n"
+    "                             (1-based, half-voxel corners), EquivDiameter, Extent; with --stats full also\n"
+    "                             PrincipalAxisLength, Orientation (degrees), EigenVectors, EigenValues,\n"
+    "                             ConvexVolume, Solidity; with --intensity WeightedCentroid, Mean/Min/MaxIntensity\n"
+    "  --hull FILE                also write every component's convex hull (of its voxel corners) to the CSV\n"
+    "                             FILE: label, MATLAB's 1-based x, y, z of each vertex (regionprops3's\n"
+    "                             ConvexHull) and its LPS mm\n"
     "  --json                     write JSON (an array of objects with the CSV's column names)\n"
     "  --force                    replace an existing output file\n"
     "  --device auto|cpu|gpu[:N]  where to compute (default auto: a GPU if usable, else the CPU)\n"
@@ -42,16 +53,18 @@ static const char stats_help[] =
     "examples:\n"
     "  voxlabel stats out/labels.nii.gz --intensity ct/ -o components.csv\n"
     "  voxlabel stats L.mat --stats full --matlab -o regionprops.csv\n"
+    "  voxlabel stats L.nii.gz --columns label,voxels,feret_max_mm,solidity,euler_number -o shape.csv\n"
     "  voxlabel stats seg.nii.gz --json -o components.json\n"
     "  voxlabel stats labels.raw --raw-dims 512,512,400 --raw-type u32 -o components.csv\n";
 
 typedef struct stats_arguments {
-    const char *labels_path, *intensity_path, *output_path;
+    const char *labels_path, *intensity_path, *output_path, *hull_path;
     cli_input_options input;
     vl_dtype intensity_raw_type;
     vl_stats_options stats;
     vl_csv_options csv;
     int json;
+    int columns_given, level_given;
 } stats_arguments;
 
 static int parse_dtype(const char *option, const char *text, vl_dtype *dtype)
@@ -100,7 +113,9 @@ static int parse_arguments(int argc, char **argv, stats_arguments *args)
             quiet = 1;
         else if (strcmp(option, "-o") == 0 || strcmp(option, "--output") == 0 || strcmp(option, "--intensity") == 0 ||
                  strcmp(option, "--stats") == 0 || strcmp(option, "--device") == 0 ||
-                 strcmp(option, "--threads") == 0 || strcmp(option, "--intensity-raw-type") == 0) {
+                 strcmp(option, "--threads") == 0 || strcmp(option, "--intensity-raw-type") == 0 ||
+                 strcmp(option, "--columns") == 0 || strcmp(option, "--connectivity") == 0 ||
+                 strcmp(option, "--hull") == 0) {
             const char *value = cli_option_value(argc, argv, &i);
             if (!value)
                 return CLI_EXIT_USAGE;
@@ -108,7 +123,23 @@ static int parse_arguments(int argc, char **argv, stats_arguments *args)
                 args->output_path = value;
             else if (strcmp(option, "--intensity") == 0)
                 args->intensity_path = value;
+            else if (strcmp(option, "--hull") == 0)
+                args->hull_path = value;
+            else if (strcmp(option, "--columns") == 0) {
+                if (vl_stats_columns_parse(value, &args->stats.level, &args->stats.extras) != VL_OK)
+                    return cli_error(CLI_EXIT_USAGE, "%s", vl_last_error());
+                args->csv.columns = value;
+                args->columns_given = 1;
+            } else if (strcmp(option, "--connectivity") == 0) {
+                int64_t connectivity = 0;
+                if (cli_parse_int64("--connectivity", value, 6, 26, &connectivity))
+                    return CLI_EXIT_USAGE;
+                if (connectivity != 6 && connectivity != 18 && connectivity != 26)
+                    return cli_error(CLI_EXIT_USAGE, "--connectivity: %lld is not 6, 18 or 26", (long long)connectivity);
+                args->stats.connectivity = (int)connectivity;
+            }
             else if (strcmp(option, "--stats") == 0) {
+                args->level_given = 1;
                 if (vl_stats_level_parse(value, &args->stats.level) != VL_OK)
                     return cli_error(CLI_EXIT_USAGE, "--stats: '%s' is not basic or full", value);
             } else if (strcmp(option, "--device") == 0) {
@@ -130,6 +161,8 @@ static int parse_arguments(int argc, char **argv, stats_arguments *args)
             return cli_error(CLI_EXIT_USAGE, "stats: unexpected argument %s (one LABELS volume only)", option);
     }
     cli_progress_configure(progress, quiet);
+    if (args->columns_given && (args->level_given || args->csv.matlab_columns))
+        return cli_error(CLI_EXIT_USAGE, "--columns names the columns itself: leave out --stats and --matlab");
     if (!args->labels_path)
         return cli_error(CLI_EXIT_USAGE, "stats: no LABELS volume given (see voxlabel stats --help)");
     if (!args->output_path)
@@ -190,8 +223,11 @@ int cmd_stats(int argc, char **argv)
     args.stats.progress = cli_progress();
     /* Refuse an existing output before any reading. */
     vl_status status = vl_atomic_file_check(args.output_path, args.csv.force);
+    if (status == VL_OK && args.hull_path)
+        status = vl_atomic_file_check(args.hull_path, args.csv.force);
     if (status != VL_OK)
         return cli_status_error(status);
+    vl_convex_hulls hulls = {0};
 
     cli_gpu_warm_up gpu_warm_up;
     cli_gpu_warm_up_start(&gpu_warm_up, &args.stats.device);
@@ -233,12 +269,20 @@ int cmd_stats(int argc, char **argv)
     }
     args.csv.level = args.stats.level;
     args.csv.intensity = args.intensity_path != NULL;
+    if (args.hull_path) {
+        /* The hulls come from the hull group, which runs at the full level; the table keeps its columns. */
+        args.stats.level = VL_STATS_FULL;
+        args.stats.extras |= VL_STATS_EXTRA_HULL;
+        args.stats.hulls = &hulls;
+    }
     cli_gpu_warm_up_finish(&gpu_warm_up);
     status = vl_component_stats_compute(&labels.volume, args.intensity_path ? &intensity.volume : NULL, count,
                                         &args.stats, &stats);
     if (status == VL_OK)
         status = args.json ? vl_component_stats_write_json(args.output_path, stats, count, &args.csv)
                            : vl_component_stats_write_csv(args.output_path, stats, count, &args.csv);
+    if (status == VL_OK && args.hull_path)
+        status = vl_convex_hulls_write_csv(args.hull_path, &hulls, &labels.volume.geometry, args.csv.force);
     code = status == VL_OK ? CLI_EXIT_OK : cli_status_error(status);
     if (status == VL_OK)
         cli_note("%u components -> %s", count, args.output_path);
@@ -247,6 +291,7 @@ done:
     /* Every path waits for the warm-up and frees what it loaded (freeing an empty input is a no-op). */
     cli_gpu_warm_up_finish(&gpu_warm_up);
     vl_component_stats_free(stats);
+    vl_convex_hulls_free(&hulls);
     cli_input_free(&labels);
     cli_input_free(&intensity);
     return code;

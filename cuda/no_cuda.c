@@ -45,9 +45,17 @@ vl_status vl_label_multilabel_gpu(const vl_volume *classes, vl_volume *labels, c
 
 vl_status vl_stats_sums_gpu(const vl_volume *labels, const vl_volume *intensity, uint32_t count,
                             const vl_stats_options *options, vl_stats_sums *sums, vl_stats_shape_sums *shape,
-                            double *medians, vl_stats_gpu_timing *timing)
+                            double *medians, int64_t *euler, vl_stats_gpu_timing *timing)
 {
-    (void)labels, (void)intensity, (void)count, (void)options, (void)sums, (void)shape, (void)medians, (void)timing;
+    (void)labels, (void)intensity, (void)count, (void)options, (void)sums, (void)shape, (void)medians, (void)euler;
+    (void)timing;
+    return no_cuda();
+}
+
+vl_status vl_stats_euler_gpu_device(const uint32_t *labels, int64_t nx, int64_t ny, int64_t nz, uint32_t count,
+                                    int connectivity, int64_t *chi)
+{
+    (void)labels, (void)nx, (void)ny, (void)nz, (void)count, (void)connectivity, (void)chi;
     return no_cuda();
 }
 

@@ -33,3 +33,9 @@ set_tests_properties(image2d_cli PROPERTIES LABELS "cli")
 vl_test_exe(image2d_preview_annotate ${CMAKE_CURRENT_LIST_DIR}/image2d_preview_annotate.c)
 add_test(NAME image2d_preview_annotate COMMAND image2d_preview_annotate)
 set_tests_properties(image2d_preview_annotate PROPERTIES LABELS "unit")
+
+# shapes --matlab against Octave's regionprops (issue 19); skips (77) without octave.
+add_test(NAME image2d_oracle_matlab
+         COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/image2d_oracle_matlab.py $<TARGET_FILE:voxlabel_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/image2d_matlab_work)
+set_tests_properties(image2d_oracle_matlab PROPERTIES LABELS "oracle" SKIP_RETURN_CODE 77)

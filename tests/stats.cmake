@@ -32,3 +32,14 @@ set_tests_properties(stats_oracle PROPERTIES LABELS "oracle")
 add_test(NAME stats_cli
          COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/stats_cli.py $<TARGET_FILE:voxlabel_cli> ${CMAKE_CURRENT_BINARY_DIR}/stats_cli)
 set_tests_properties(stats_cli PROPERTIES LABELS "cli")
+
+# Issue 19: exact hull, Feret, oriented box, Euler numbers, ITK-derived columns, analytic surfaces.
+vl_test_exe(stats_geometry_unit ${CMAKE_CURRENT_LIST_DIR}/stats_geometry_unit.c)
+add_test(NAME stats_geometry_unit COMMAND stats_geometry_unit)
+set_tests_properties(stats_geometry_unit PROPERTIES LABELS "unit")
+
+# SimpleITK shape statistics, qhull, skimage and scipy.stats against the issue-19 columns (oracle venv).
+add_test(NAME stats_shape_oracle
+         COMMAND ${VL_ORACLE_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/stats_shape_oracle.py $<TARGET_FILE:voxlabel_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/stats_shape_oracle)
+set_tests_properties(stats_shape_oracle PROPERTIES LABELS "oracle" SKIP_RETURN_CODE 77)

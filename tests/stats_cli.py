@@ -80,6 +80,18 @@ def main():
     with open(p("other.json")) as f:
         if len(json.load(f)) != 4:
             failures.append("other.json: expected 4 objects")
+    # --columns: exactly the named columns in that order; unknown names and mixing with --stats are refused.
+    expect(run(p("seg.nii.gz"), "-o", p("cols.csv"), "--columns", "label,voxels,bogus"), 2, "unknown column")
+    expect(run(p("seg.nii.gz"), "-o", p("cols.csv"), "--columns", "label", "--stats", "full"), 2, "--columns with --stats")
+    expect(run(p("seg.nii.gz"), "-o", p("cols.csv"), "--connectivity", "8"), 2, "bad --connectivity")
+    expect(run(p("seg.nii.gz"), "--intensity", p("hu.nii.gz"), "--device", "cpu", "--force", "-o", p("cols.csv"),
+               "--columns", "euler_number,label,feret_max_mm,hu_kurtosis"), 0, "--columns")
+    with open(p("cols.csv"), newline="") as f:
+        lines = f.read().splitlines()
+    if lines[0] != "euler_number,label,feret_max_mm,hu_kurtosis" or len(lines) != 5:
+        failures.append(f"--columns: header {lines[0]!r}, {len(lines)} lines")
+    elif lines[1].split(",")[:3] != ["1", "1", f"{np.sqrt(9 + 1 + 1):.12g}"]:
+        failures.append(f"--columns: label 1 row {lines[1]!r} (a 3-voxel rod: Euler 1, Feret sqrt(11))")
     for failure in failures:
         print("FAIL:", failure, file=sys.stderr)
     print("stats_cli:", "all checks passed" if not failures else f"{len(failures)} failures")

@@ -809,7 +809,7 @@ extern "C" vl_status vl_stats_sums_gpu_device(const uint32_t *labels, const void
 
 extern "C" vl_status vl_stats_sums_gpu(const vl_volume *labels, const vl_volume *intensity, uint32_t count,
                                        const vl_stats_options *options, vl_stats_sums *sums, vl_stats_shape_sums *shape,
-                                       double *medians, vl_stats_gpu_timing *timing)
+                                       double *medians, int64_t *euler, vl_stats_gpu_timing *timing)
 {
     VL_CUDA_TRY(cudaSetDevice(options->device.gpu_index), "selecting the device");
     const long long voxels = vl_volume_voxels(labels);
@@ -849,5 +849,8 @@ extern "C" vl_status vl_stats_sums_gpu(const vl_volume *labels, const vl_volume 
                                                 shape, medians, timing);
     if (timing)
         timing->transfer_ms = upload_ms;
+    if (status == VL_OK && euler)
+        status = vl_stats_euler_gpu_device(device_labels, labels->nx, labels->ny, labels->nz, count,
+                                           options->connectivity, euler);
     return status;
 }

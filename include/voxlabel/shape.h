@@ -43,6 +43,13 @@ typedef struct vl_shape_row {
     double hu[7];
     double histogram[VL_SHAPE_HISTOGRAM_BINS]; /* contour-distance histogram, see vl_shape_histogram */
     double jm_reference;       /* Jeffries-Matusita distance to the reference histogram, NaN without one */
+    /* MATLAB regionprops conventions (voxlabel shapes --matlab; docs/stages2d.md) */
+    double matlab_perimeter;   /* Perimeter: outer 8-connected boundary, Vossepoel-Smeulders chain weights */
+    int64_t matlab_convex_area; /* ConvexArea: pixels mostly inside the hull of the edge midpoints */
+    double matlab_solidity;    /* Solidity: area / matlab_convex_area */
+    double matlab_major_axis, matlab_minor_axis; /* MajorAxisLength, MinorAxisLength (second moments + 1/12) */
+    double matlab_eccentricity;
+    double matlab_orientation; /* Orientation: degrees, -90..90, counter-clockwise from the x axis, y up */
 } vl_shape_row;
 
 typedef struct vl_shape_table {
@@ -71,6 +78,8 @@ double vl_shape_jm_distance(const double *h, const double *r, int bins);
 
 /* Writes shapes.csv atomically (header + one row per component; columns in docs/stages2d.md). */
 vl_status vl_shape_write_csv(const char *path, const vl_shape_table *table, int force);
+/* The same components as MATLAB regionprops names and gives them: 1-based coordinates, degrees (docs/stages2d.md). */
+vl_status vl_shape_write_matlab_csv(const char *path, const vl_shape_table *table, int force);
 
 #ifdef __cplusplus
 }

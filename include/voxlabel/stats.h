@@ -57,20 +57,69 @@ typedef struct vl_component_stats {
     double flatness;               /* sqrt(m2 / m3) (ITK Flatness); 0 when m3 = 0 */
     uint64_t surface_faces;        /* voxel faces shared with another label, background or outside */
     double surface_area_faces_mm2; /* those faces, each with its physical area */
-    double surface_area_mm2;       /* Crofton estimate over 13 directions (docs/csv.md), smoother than faces */
-    double sphericity;             /* pi^(1/3) (6 volume_mm3)^(2/3) / surface_area_mm2 */
+    double surface_area_crofton_mm2; /* Crofton estimate over 13 lattice directions (docs/csv.md) */
+    double sphericity_crofton;     /* pi^(1/3) (6 volume_mm3)^(2/3) / surface_area_crofton_mm2 */
     double intensity_std;          /* population standard deviation (1/N), as scipy.ndimage.standard_deviation */
     double intensity_sum;
     double intensity_median;       /* exact: middle value, or the mean of the two middle values */
     double weighted_centroid_voxel[3]; /* sum(v * index) / sum(v), 0-based (MATLAB WeightedCentroid - 1) */
     double weighted_centroid_lps[3];
+    double surface_area_itk_mm2;   /* ITK Perimeter: the same crossings with ITK's fixed (isotropic) weights */
+    double roundness;              /* ITK Roundness: area of the ball of equal volume / surface_area_itk_mm2 */
+    double equivalent_ellipsoid_diameter_mm[3]; /* ITK EquivalentEllipsoidDiameter, for principal_moments_mm2 */
+    double matlab_eigenvectors[9]; /* MATLAB EigenVectors: row-major, column c for matlab_eigenvalues[c] */
+    double matlab_orientation_deg[3]; /* MATLAB Orientation [roll pitch yaw] from matlab_eigenvectors (csv.md) */
+
+    /* ---- extras: full level, each group only when its VL_STATS_EXTRA_* bit is set, else NaN ---- */
+    double euler_number;           /* EULER: objects - tunnels + cavities at options.connectivity (6 or 26) */
+    double perimeter_on_border_mm2;  /* VOXEL: faces on the volume's boundary (ITK PerimeterOnBorder) */
+    double perimeter_on_border_ratio; /* VOXEL: perimeter_on_border_mm2 / surface_area_itk_mm2 (ITK) */
+    double intensity_skewness;     /* VOXEL with intensity: m3 / m2^1.5 (population, scipy.stats.skew) */
+    double intensity_kurtosis;     /* VOXEL with intensity: m4 / m2^2 - 3 (excess, scipy.stats.kurtosis) */
+    double surface_area_mm2;       /* SURFACE: faces weighted by the smoothed surface normal (docs/csv.md) */
+    double sphericity;             /* SURFACE: pi^(1/3) (6 volume_mm3)^(2/3) / surface_area_mm2 */
+    double convex_hull_vertices;   /* HULL: vertices of the convex hull of the voxel corners */
+    double convex_volume_voxels;   /* HULL: its volume in voxel units (exact) */
+    double convex_volume_mm3;      /* HULL: the same in mm^3 */
+    double solidity;               /* HULL: voxels / convex_volume_voxels */
+    double feret_max_mm;           /* HULL: largest distance between two hull vertices (corners), mm */
+    double feret_max_a_lps[3], feret_max_b_lps[3];
+    double feret_min_mm;           /* HULL: smallest width over the hull's face normals, mm */
+    double feret_min_a_lps[3], feret_min_b_lps[3]; /* a hull vertex and its foot on the opposite face */
+    double obb_centre_lps[3];      /* HULL: box of the hull along principal_axes (ITK OrientedBoundingBox) */
+    double obb_size_mm[3];         /* along principal axis 1, 2, 3 */
 } vl_component_stats;
+
+/* Groups of expensive full-level columns, computed on the CPU from the label volume for either backend. */
+enum {
+    VL_STATS_EXTRA_HULL = 1,  /* convex hull, convex volume, solidity, Feret diameters, oriented box */
+    VL_STATS_EXTRA_EULER = 2, /* Euler number */
+    VL_STATS_EXTRA_VOXEL = 4, /* perimeter on border, intensity skewness and kurtosis */
+    VL_STATS_EXTRA_SURFACE = 8, /* surface area from normal-weighted faces, and the sphericity from it */
+    VL_STATS_EXTRA_ALL = 15
+};
+
+/* The convex hull of every component, as vertices (vl_stats_options.hulls). */
+typedef struct vl_convex_hulls {
+    uint32_t count;            /* components: label k has vertices offset[k-1] .. offset[k] - 1 */
+    uint64_t *offset;          /* count + 1 entries */
+    int64_t (*corner)[3];      /* vertices as voxel-corner indices: corner c is the point c - 1/2 in voxel
+                                * index space (voxel i spans i - 1/2 .. i + 1/2), MATLAB's c + 1/2 */
+} vl_convex_hulls;
+
+void vl_convex_hulls_free(vl_convex_hulls *hulls);
+/* CSV: label, MATLAB's 1-based x, y, z of each vertex (as regionprops3's ConvexHull rows) and its LPS mm. */
+vl_status vl_convex_hulls_write_csv(const char *path, const vl_convex_hulls *hulls, const vl_geometry *geometry,
+                                    int force);
 
 typedef struct vl_stats_options {
     vl_stats_level level;    /* default VL_STATS_BASIC */
     vl_device device;        /* default AUTO on GPU 0 */
     vl_device_outcome *outcome; /* when not NULL, filled with where the statistics ran */
     int threads;             /* CPU threads; 0 = all online cores */
+    unsigned extras;         /* VL_STATS_EXTRA_* groups computed at the full level; default all */
+    int connectivity;        /* of the labelling, for the Euler number: 6, 18 or 26 (default 26) */
+    vl_convex_hulls *hulls;  /* when not NULL and the hull group runs: filled with every hull's vertices */
     vl_progress progress;
 } vl_stats_options;
 
@@ -95,7 +144,12 @@ typedef struct vl_csv_options {
     int matlab_columns;      /* add the regionprops3-convention columns (docs/csv.md) */
     int intensity;           /* write the intensity columns (set when an intensity volume was given) */
     int force;               /* replace an existing file */
+    const char *columns;     /* comma-separated column names to write, in that order (NULL: the level's) */
 } vl_csv_options;
+
+/* Checks a --columns list: every name must exist. Sets *level to the level the named columns need and
+ * *extras to the VL_STATS_EXTRA_* groups they need. */
+vl_status vl_stats_columns_parse(const char *list, vl_stats_level *level, unsigned *extras);
 
 void vl_csv_options_default(vl_csv_options *options);
 

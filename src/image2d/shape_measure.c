@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "voxlabel/error.h"
+#include "image2d/shape_matlab.h"
 #include "voxlabel/shape.h"
 
 #define VL_PI 3.14159265358979323846
@@ -375,6 +376,9 @@ static void measure_component(const component_sums *s, const uint32_t *labels, i
     row->convex_area = convex_area(c, points, hull);
     row->solidity = (double)row->area / (double)row->convex_area;
     row->extent = (double)row->area / (double)(row->bbox_width * row->bbox_height);
+    const vl_shape_mask mask = {c->pixels, c->w, c->h, c->stride};
+    const vl_shape_moment_sums moments = {s->area, s->sx, s->sy, s->sxx, s->sxy, s->syy};
+    vl_shape_matlab_measures(&mask, &moments, row);
     histogram_of_crop(c, row->centroid_x - (double)s->left, row->centroid_y - (double)s->top, row->histogram,
                       distances);
 }
@@ -430,6 +434,11 @@ vl_status vl_shape_measure(const vl_slice_labels *labels, const vl_volume *label
             row->slice = z;
             row->label = k + 1;
             measure_component(&sums[k], slice, nx, k + 1, &c, points, hull, distances, row);
+            if (row->matlab_convex_area < 0) {
+                free(sums), free(c.pixels), free(points), free(hull), free(distances);
+                vl_shape_table_free(table);
+                return vl_fail(VL_ERR_MEMORY, "shapes: out of memory for a convex hull");
+            }
             if (labels3d)
                 row->label3d = label3d_at(labels3d, z * nx * ny + sums[k].first_y * nx + sums[k].first_x);
             row->jm_reference = reference ? vl_shape_jm_distance(row->histogram, reference, VL_SHAPE_HISTOGRAM_BINS)

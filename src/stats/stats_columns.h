@@ -13,6 +13,7 @@ typedef struct vl_stats_column {
     int level;      /* VL_STATS_BASIC or VL_STATS_FULL */
     int intensity;  /* needs an intensity volume */
     int matlab;     /* only with --matlab */
+    unsigned extra; /* the VL_STATS_EXTRA_* group that computes it (0: the sums' finaliser) */
     int kind;       /* how the value is read from vl_component_stats (stats_columns.c) */
     size_t offset;
 } vl_stats_column;

@@ -31,6 +31,8 @@ void vl_stats_options_default(vl_stats_options *options)
 {
     memset(options, 0, sizeof *options);
     options->level = VL_STATS_BASIC;
+    options->extras = VL_STATS_EXTRA_ALL;
+    options->connectivity = 26;
     vl_device_default(&options->device);
 }
 

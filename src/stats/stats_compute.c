@@ -4,6 +4,7 @@
 
 #include "core/device.h"
 #include "voxlabel/error.h"
+#include "stats/stats_extras.h"
 #include "stats/stats_gpu.h"
 #include "stats/stats_internal.h"
 
@@ -17,10 +18,21 @@ static vl_status compute_gpu(const vl_volume *labels, const vl_volume *intensity
     status = vl_stats_buffers_allocate(&b, count, 1, options->level == VL_STATS_FULL, intensity != NULL);
     if (status != VL_OK)
         return status;
+    /* The Euler number is counted on the GPU while the labels are there; hull and voxel moments run on the
+     * CPU from the host volumes, as for the CPU backend. */
+    int64_t *euler = NULL;
+    if (options->level == VL_STATS_FULL && (options->extras & VL_STATS_EXTRA_EULER) &&
+        (options->connectivity == 6 || options->connectivity == 26) &&
+        !(euler = malloc(sizeof *euler * count)))
+        status = vl_fail(VL_ERR_MEMORY, "statistics: no memory for %u Euler numbers", count);
     vl_stats_gpu_timing timing;
-    status = vl_stats_sums_gpu(labels, intensity, count, options, b.sums, b.shape, b.medians, &timing);
     if (status == VL_OK)
+        status = vl_stats_sums_gpu(labels, intensity, count, options, b.sums, b.shape, b.medians, euler, &timing);
+    if (status == VL_OK) {
         vl_stats_finalize(b.sums, b.shape, b.medians, count, labels, intensity != NULL, options->level, b.result);
+        status = vl_stats_extras(labels, intensity, count, options, euler, b.result);
+    }
+    free(euler);
     return vl_stats_buffers_finish(&b, status, stats);
 }
 

@@ -12,6 +12,7 @@
 
 #include "core/memory.h"
 #include "core/parallel.h"
+#include "stats/stats_extras.h"
 #include "stats/stats_internal.h"
 #include "voxlabel/error.h"
 
@@ -406,6 +407,7 @@ vl_status vl_component_stats_compute_cpu(const vl_volume *labels, const vl_volum
         for (int t = 1; t < threads; t++)
             merge_sums(&jobs[0], &jobs[t], count);
         vl_stats_finalize(sums, shape, medians, count, labels, intensity != NULL, options->level, b.result);
+        status = vl_stats_extras(labels, intensity, count, options, NULL, b.result);
     }
     return vl_stats_buffers_finish(&b, status, stats);
 }

@@ -25,7 +25,7 @@ static size_t format_csv_row(const void *context, uint32_t row, char *line)
 vl_status vl_component_stats_write_csv(const char *path, const vl_component_stats *stats, uint32_t count,
                                        const vl_csv_options *options)
 {
-    const vl_stats_column *columns[128];
+    const vl_stats_column *columns[256];
     const size_t n = vl_stats_columns_select(options, columns, sizeof columns / sizeof columns[0]);
     char head[sizeof columns / sizeof columns[0] * 48 + 2];
     size_t length = 0;

@@ -26,7 +26,12 @@ static void index_covariance(const vl_stats_sums *s, const vl_stats_shape_sums *
 typedef struct surface_constants {
     double face_area[3];                      /* mm^2 of a face normal to x, y, z */
     double crofton[VL_STATS_DIRECTIONS];      /* 2 V w_c / |d_c|: mm^2 per crossing of line class c */
+    double itk[VL_STATS_DIRECTIONS];          /* the same with ITK's weights, fixed whatever the spacing */
 } surface_constants;
+
+/* ITK's Perimeter weights (ShapeLabelMapFilter): the isotropic Voronoi fractions of an axis, a face
+ * diagonal and a body diagonal, used by ITK for every spacing. */
+static const double itk_weight[3] = {2 * 0.04577789120476, 2 * 0.03698062787608, 2 * 0.03519563978232};
 
 static void surface_constants_init(const vl_geometry *g, surface_constants *constants)
 {
@@ -36,21 +41,42 @@ static void surface_constants_init(const vl_geometry *g, surface_constants *cons
     for (int axis = 0; axis < 3; axis++)
         constants->face_area[axis] = vl_stats_face_area(g, axis);
     /* Crofton: S = 2 E_u[intersections] / line density, and lattice lines along d have density |d| / V. */
-    for (int c = 0; c < VL_STATS_DIRECTIONS; c++)
+    for (int c = 0; c < VL_STATS_DIRECTIONS; c++) {
         constants->crofton[c] = 2 * voxel_volume * weights[c] / vl_stats_step_length(g, c);
+        constants->itk[c] = 2 * voxel_volume * itk_weight[c < 3 ? 0 : c < 9 ? 1 : 2] / vl_stats_step_length(g, c);
+    }
+}
+
+/* MATLAB Orientation as [roll pitch yaw] in degrees: the Z-Y-X (yaw, pitch, roll) Euler angles of the
+ * rotation whose columns are the eigenvectors (the third negated when they form a left-handed frame). */
+static void orientation_angles(const double v[9], double angles[3])
+{
+    double r[9];
+    for (int i = 0; i < 9; i++)
+        r[i] = v[i];
+    const double det = r[0] * (r[4] * r[8] - r[5] * r[7]) - r[1] * (r[3] * r[8] - r[5] * r[6]) +
+                       r[2] * (r[3] * r[7] - r[4] * r[6]);
+    if (det < 0)
+        for (int k = 0; k < 3; k++)
+            r[3 * k + 2] = -r[3 * k + 2];
+    const double degrees = 180 / pi;
+    angles[0] = atan2(r[7], r[8]) * degrees;
+    angles[1] = atan2(-r[6], sqrt(r[7] * r[7] + r[8] * r[8])) * degrees;
+    angles[2] = atan2(r[3], r[0]) * degrees;
 }
 
 static void shape_statistics(const vl_stats_sums *s, const vl_stats_shape_sums *shape, const vl_geometry *g,
                              const surface_constants *surface, vl_component_stats *out)
 {
-    double covariance[9], eigenvalues[3], eigenvectors[9];
+    double covariance[9], eigenvalues[3];
     index_covariance(s, shape, covariance);
     /* MATLAB: covariance of [x y z] indices plus the second moment of a unit voxel (1/12) on the diagonal. */
     double matlab[9];
     memcpy(matlab, covariance, sizeof matlab);
     for (int axis = 0; axis < 3; axis++)
         matlab[4 * axis] += 1.0 / 12.0;
-    vl_stats_eigen_symmetric3(matlab, out->matlab_eigenvalues, eigenvectors);
+    vl_stats_eigen_symmetric3(matlab, out->matlab_eigenvalues, out->matlab_eigenvectors);
+    orientation_angles(out->matlab_eigenvectors, out->matlab_orientation_deg);
     for (int i = 0; i < 3; i++) {
         const double lambda = out->matlab_eigenvalues[i] > 0 ? out->matlab_eigenvalues[i] : 0;
         out->matlab_axis_length[i] = 2 * sqrt(5 * lambda);
@@ -78,12 +104,22 @@ static void shape_statistics(const vl_stats_sums *s, const vl_stats_shape_sums *
     out->surface_area_faces_mm2 = 0;
     for (int axis = 0; axis < 3; axis++)
         out->surface_area_faces_mm2 += (double)shape->crossings[axis] * surface->face_area[axis];
-    out->surface_area_mm2 = 0;
+    out->surface_area_crofton_mm2 = 0;
     for (int c = 0; c < VL_STATS_DIRECTIONS; c++)
-        out->surface_area_mm2 += surface->crofton[c] * (double)shape->crossings[c];
-    out->sphericity = out->surface_area_mm2 > 0
-                          ? cbrt(pi) * pow(6 * out->volume_mm3, 2.0 / 3.0) / out->surface_area_mm2
-                          : NAN;
+        out->surface_area_crofton_mm2 += surface->crofton[c] * (double)shape->crossings[c];
+    out->sphericity_crofton = out->surface_area_crofton_mm2 > 0
+                                  ? cbrt(pi) * pow(6 * out->volume_mm3, 2.0 / 3.0) / out->surface_area_crofton_mm2
+                                  : NAN;
+    out->surface_area_itk_mm2 = 0;
+    for (int c = 0; c < VL_STATS_DIRECTIONS; c++)
+        out->surface_area_itk_mm2 += surface->itk[c] * (double)shape->crossings[c];
+    /* ITK: the ball of equal volume, radius r; its area over the perimeter; the ellipsoid with the principal
+     * moments' proportions scaled to that ball's volume. */
+    const double radius = cbrt(3 * out->volume_mm3 / (4 * pi));
+    out->roundness = out->surface_area_itk_mm2 > 0 ? 4 * pi * radius * radius / out->surface_area_itk_mm2 : NAN;
+    const double mean_moment = cbrt(m[0] * m[1] * m[2]);
+    for (int i = 0; i < 3; i++)
+        out->equivalent_ellipsoid_diameter_mm[i] = mean_moment > 0 ? 2 * radius * sqrt(m[i] / mean_moment) : 0;
 }
 
 /* Components first .. end - 1 of one finalize call: each depends on its own sums only. */
@@ -164,8 +200,10 @@ static void *finalize_range(void *argument)
                 out->principal_moments_mm2[i] = out->matlab_eigenvalues[i] = out->matlab_axis_length[i] =
                     out->matlab_axis_length_old[i] = NAN;
             for (int i = 0; i < 9; i++)
-                out->principal_axes[i] = NAN;
-            out->elongation = out->flatness = out->sphericity = NAN;
+                out->principal_axes[i] = out->matlab_eigenvectors[i] = NAN;
+            for (int i = 0; i < 3; i++)
+                out->equivalent_ellipsoid_diameter_mm[i] = out->matlab_orientation_deg[i] = NAN;
+            out->elongation = out->flatness = out->sphericity_crofton = out->roundness = out->surface_area_itk_mm2 = NAN;
         }
     }
     return NULL;

@@ -6,7 +6,7 @@
 #include "stats/stats_columns.h"
 #include "voxlabel/error.h"
 
-enum { key_size = 48, max_columns = 128 };
+enum { key_size = 48, max_columns = 256 };
 
 typedef struct json_rows {
     size_t count;
