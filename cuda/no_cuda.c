@@ -8,6 +8,7 @@
 #include "image2d/morphology_gpu.h"
 #include "label/label_gpu.h"
 #include "stats/stats_gpu.h"
+#include "voxlabel/label_device.h"
 
 #define NO_CUDA_REASON "this voxlabel was built without CUDA"
 
@@ -78,5 +79,15 @@ vl_status vl_color_threshold_device(const uint8_t *rgb_device, uint8_t *mask_dev
                                     const vl_color_range *range)
 {
     (void)rgb_device, (void)mask_device, (void)pixels, (void)range;
+    return no_cuda();
+}
+
+vl_status vl_label_device_array(const uint8_t *mask, uint32_t *labels, int64_t nx, int64_t ny, int64_t nz,
+                                int connectivity, vl_label_order order, int gpu_index, void *stream,
+                                uint32_t *count)
+{
+    (void)mask, (void)labels, (void)nx, (void)ny, (void)nz, (void)connectivity, (void)order, (void)gpu_index,
+        (void)stream;
+    *count = 0;
     return no_cuda();
 }
