@@ -9,7 +9,7 @@ NumPy arrays are labelled by libvoxlabel.so (CPU, or the GPU under device="auto"
 DLPack tensors on their own device; Dask arrays by voxlabel.dask.label. docs/python.md has the details.
 """
 from ._geometry import Geometry
-from ._io import DicomSeries, compare, read_dicom, write_labels
+from ._io import DicomSeries, compare, read_dicom, read_volume, write_labels
 from ._label import label
 from ._lib import (VoxlabelArgumentError, VoxlabelDeviceError, VoxlabelError, VoxlabelInputError,
                    VoxlabelMemoryError, VoxlabelOutputError, library_path, lib as _library)
@@ -17,6 +17,6 @@ from ._stats import statistics
 
 __version__ = _library.vl_version().decode()
 
-__all__ = ["label", "statistics", "read_dicom", "write_labels", "compare", "Geometry", "DicomSeries",
+__all__ = ["label", "statistics", "read_dicom", "read_volume", "write_labels", "compare", "Geometry", "DicomSeries",
            "VoxlabelError", "VoxlabelArgumentError", "VoxlabelInputError", "VoxlabelOutputError",
            "VoxlabelDeviceError", "VoxlabelMemoryError", "library_path", "__version__"]

@@ -37,11 +37,12 @@ class DicomSeries:
         return "DicomSeries(%r, %r, %d slices)" % (self.series_uid, self.series_description, self.slice_count)
 
 
-def read_dicom(path, series=None, on_irregular="default", threads=None, return_series=False):
+def read_dicom(path, series=None, on_irregular="default", keep_padding=False, threads=None, return_series=False):
     """Reads one CT series (a folder, scanned recursively, or one file) into Hounsfield units.
 
     series: SeriesInstanceUID or SeriesNumber (None: the largest CT-like series).
     on_irregular: "default", "error", "warn" or "resample" (docs/dicom.md).
+    keep_padding: keep PixelPaddingValue voxels as stored; by default they become -1024 HU (air).
     Returns (volume, geometry): volume is a C-ordered a[z, y, x] (slice, row, column) int16 array, float32 when
     the rescale is fractional; geometry a voxlabel.Geometry with origin, spacing, direction, affine_lps and
     affine_ras (for nibabel: nibabel.Nifti1Image(volume.T, geometry.affine_ras)). With return_series, a third
@@ -54,6 +55,7 @@ def read_dicom(path, series=None, on_irregular="default", threads=None, return_s
     if on_irregular not in _IRREGULAR:
         _lib.fail(_lib.VoxlabelArgumentError, "on_irregular: %r is not one of %s" % (on_irregular, list(_IRREGULAR)))
     options.on_irregular = _IRREGULAR[on_irregular]
+    options.keep_padding = int(bool(keep_padding))
     options.threads = 0 if threads is None else int(threads)
     volume = _lib.Volume()
     report = _lib.DicomReport()
@@ -66,6 +68,37 @@ def read_dicom(path, series=None, on_irregular="default", threads=None, return_s
     voxels = _label.host_array(volume, (volume.nz, volume.ny, volume.nx), _HOST_DTYPES[volume.dtype])
     geometry = _geometry.Geometry.from_library(volume.geometry)
     return (voxels, geometry, described) if return_series else (voxels, geometry)
+
+
+def read_volume(path, format=None, mat_variable=None, mat_order="matlab", raw_shape=None, raw_dtype=numpy.uint8):
+    """Reads a volume file (NIfTI .nii/.nii.gz, NRRD, MHA, MAT, raw) as (a[z, y, x] array, voxlabel.Geometry).
+
+    Raw files have no header: raw_shape is (z, y, x) and raw_dtype one of uint8, int16, uint16, uint32, float32.
+    MAT files: mat_variable names the array (None: the first numeric one); mat_order "matlab" reads it as
+    V(row, col, slice) (bwlabeln output), "matlab-xy" as V(x, y, z).
+    """
+    options = _lib.ReadOptions()
+    _lib.lib.vl_read_options_default(ctypes.byref(options))
+    if format is not None:
+        code = ctypes.c_int()
+        _lib.check(_lib.lib.vl_file_format_parse(str(format).encode(), ctypes.byref(code)))
+        options.format = code.value
+    if mat_order not in ("matlab", "matlab-xy"):
+        _lib.fail(_lib.VoxlabelArgumentError, "mat_order: %r is not matlab or matlab-xy" % (mat_order,))
+    if raw_shape is not None:
+        codes = {numpy.dtype(t): code for code, t in _HOST_DTYPES.items()}
+        if numpy.dtype(raw_dtype) not in codes or len(raw_shape) != 3:
+            _lib.fail(_lib.VoxlabelArgumentError, "raw_shape/raw_dtype: (z, y, x) and one of %s"
+                      % ", ".join(str(numpy.dtype(t)) for t in _HOST_DTYPES.values()))
+        options.raw_nz, options.raw_ny, options.raw_nx = (int(n) for n in raw_shape)
+        options.raw_dtype = codes[numpy.dtype(raw_dtype)]
+    variable = None if mat_variable is None else str(mat_variable).encode()
+    options.mat_variable = variable
+    options.mat_xy = int(mat_order == "matlab-xy")
+    volume = _lib.Volume()
+    _lib.check(_lib.lib.vl_read_volume(os.fsencode(path), ctypes.byref(options), ctypes.byref(volume)))
+    voxels = _label.host_array(volume, (volume.nz, volume.ny, volume.nx), _HOST_DTYPES[volume.dtype])
+    return voxels, _geometry.Geometry.from_library(volume.geometry)
 
 
 def _label_volume(labels, axes, geometry):

@@ -169,6 +169,8 @@ _PROTOTYPES = {
     "vl_write_options_default": (None, [P(WriteOptions)]),
     "vl_file_format_parse": (c_int, [c_char_p, P(c_int)]),
     "vl_write_volume": (c_int, [c_char_p, P(Volume), P(WriteOptions)]),
+    "vl_read_options_default": (None, [P(ReadOptions)]),
+    "vl_read_volume": (c_int, [c_char_p, P(ReadOptions), P(Volume)]),
     "vl_dicom_read_options_default": (None, [P(DicomReadOptions)]),
     "vl_dicom_read_series": (c_int, [c_char_p, P(DicomReadOptions), P(Volume), P(DicomReport)]),
     "vl_dicom_report_free": (None, [P(DicomReport)]),
