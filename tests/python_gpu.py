@@ -1,7 +1,8 @@
 """CuPy arrays and CUDA DLPack tensors labelled on their device (vl_label_device_array) must equal the CPU labels
 of the same mask, stay on the device (a CuPy array comes back, on the array's device), run on the caller's
 stream, and honour axes, out_dtype, return_sizes, min_size and largest. PyTorch tensors go through DLPack.
-Exit 77 without CuPy or a usable CUDA device."""
+Exit 77 without CuPy or a usable CUDA device. --quick: a few small shapes (for compute-sanitizer).
+usage: python_gpu.py [--quick]"""
 import os
 import sys
 
@@ -22,11 +23,14 @@ def main():
     import voxlabel
     rng = numpy.random.default_rng(int.from_bytes(os.urandom(4), "little"))
     shapes = [(1, 1, 1), (3, 5, 7), (17, 33, 65), (64, 128, 96), (2, 300, 301), (5, 1, 200), (40, 40)]
+    densities, connectivities, orders = (0.05, 0.3, 0.6), (6, 18, 26, 4, 8), ("matlab", "matlab-xy", "size", "size-raster")
+    if "--quick" in sys.argv:
+        shapes, densities, connectivities, orders = [(3, 5, 7), (17, 33, 65)], (0.3,), (6, 26), ("matlab", "size")
     for shape in shapes:
-        for density in (0.05, 0.3, 0.6):
+        for density in densities:
             mask = rng.random(shape) < density
-            for connectivity in ((6, 18, 26, 4, 8) if len(shape) == 3 else (4, 8)):
-                for order in ("matlab", "matlab-xy", "size", "size-raster"):
+            for connectivity in (connectivities if len(shape) == 3 else (4, 8)):
+                for order in orders:
                     expected, count = voxlabel.label(mask, connectivity=connectivity, order=order, device="cpu")
                     device_mask = cupy.asarray(mask)
                     labels, n = voxlabel.label(device_mask, connectivity=connectivity, order=order)
@@ -59,10 +63,10 @@ def main():
     try:
         import torch
         if torch.cuda.is_available():
-            tensor = torch.from_numpy(mask.astype(numpy.uint8)).cuda()
-            torch_labels, torch_n = voxlabel.label(tensor)
-            check(isinstance(torch_labels, cupy.ndarray) and torch_n == count and
-                  numpy.array_equal(cupy.asnumpy(torch_labels), expected), "PyTorch tensor (DLPack) differs")
+            for tensor in (torch.from_numpy(mask.astype(numpy.uint8)).cuda(), torch.from_numpy(mask).cuda()):
+                torch_labels, torch_n = voxlabel.label(tensor)
+                check(isinstance(torch_labels, cupy.ndarray) and torch_n == count and
+                      numpy.array_equal(cupy.asnumpy(torch_labels), expected), "PyTorch %s tensor differs" % tensor.dtype)
     except ImportError:
         print("note: PyTorch not installed, DLPack tensor case skipped")
     print("device:", cupy.cuda.runtime.getDeviceProperties(0)["name"].decode())

@@ -12,8 +12,11 @@ _DLPACK_CUDA, _DLPACK_CUDA_MANAGED = 2, 13
 
 def is_device_array(array):
     """True for a CuPy array, a __cuda_array_interface__ object or a CUDA DLPack tensor."""
-    if hasattr(array, "__cuda_array_interface__"):
-        return True
+    try:
+        if hasattr(array, "__cuda_array_interface__"):
+            return True
+    except Exception:   # a producer that cannot describe this dtype that way may still export DLPack
+        pass
     dlpack_device = getattr(array, "__dlpack_device__", None)
     if dlpack_device is None:
         return False
@@ -37,9 +40,10 @@ def as_cupy(array):
     cupy = _cupy()
     if isinstance(array, cupy.ndarray):
         return array
-    if hasattr(array, "__cuda_array_interface__"):
-        return cupy.asarray(array)
-    return cupy.from_dlpack(array)
+    try:
+        return cupy.asarray(array)          # __cuda_array_interface__: zero copy
+    except Exception:
+        return cupy.from_dlpack(array)
 
 
 def label_device(mask, connectivity, order, out, return_sizes, min_size, largest, out_dtype, axes):
@@ -52,8 +56,7 @@ def label_device(mask, connectivity, order, out, return_sizes, min_size, largest
             sizes = cupy.zeros(1, dtype=cupy.uint64)
             return (labels, 0, sizes) if return_sizes else (labels, 0)
         layout = _layout.Layout(mask, axes, xp=cupy)
-        order_code = ctypes.c_int()
-        _lib.check(_lib.lib.vl_label_order_parse(layout.library_order(order).encode(), ctypes.byref(order_code)))
+        order = _label.order_code(layout.library_order(order))
         memory = layout.memory
         foreground = memory.view(cupy.uint8) if memory.dtype in (numpy.bool_, numpy.uint8, numpy.int8) \
             else (memory != 0).view(cupy.uint8)
@@ -61,7 +64,7 @@ def label_device(mask, connectivity, order, out, return_sizes, min_size, largest
         count = ctypes.c_uint32()
         stream = cupy.cuda.get_current_stream()
         _lib.check(_lib.lib.vl_label_device_array(foreground.data.ptr, labels.data.ptr, layout.nx, layout.ny,
-                                                  layout.nz, int(connectivity), order_code.value, mask.device.id,
+                                                  layout.nz, int(connectivity), order, mask.device.id,
                                                   stream.ptr or None, ctypes.byref(count)))
         n = int(count.value)
         sizes = cupy.bincount(labels.ravel(), minlength=n + 1) if (return_sizes or min_size or largest) else None

@@ -8,6 +8,8 @@ import numpy
 from . import _gpu, _layout, _lib
 
 _UNSIGNED = (numpy.uint8, numpy.uint16, numpy.uint32)
+# Below this many voxels one CPU thread labels faster than several: starting threads costs more than the work.
+_ONE_THREAD_VOXELS = 1 << 15
 
 
 def output_dtype(out_dtype, count):
@@ -28,7 +30,7 @@ def output_dtype(out_dtype, count):
 def host_array(volume, shape, dtype):
     """The library-allocated buffer of `volume` as a NumPy array of `shape` without a copy; the buffer is
     released with vl_volume_free when the last array over it goes."""
-    count = int(numpy.prod(shape))
+    count = shape[0] * shape[1] * shape[2]
     buffer = (ctypes.c_ubyte * (count * numpy.dtype(dtype).itemsize)).from_address(volume.data)
     owned = _lib.Volume()
     ctypes.pointer(owned)[0] = volume
@@ -49,14 +51,21 @@ def volume_over(memory, dtype_code, geometry=None):
     return volume
 
 
-def _label_options(connectivity, order, device, threads):
+def order_code(order):
+    """The library's vl_label_order for an order name."""
+    code = ctypes.c_int()
+    _lib.check(_lib.lib.vl_label_order_parse(order.encode(), ctypes.byref(code)))
+    return code.value
+
+
+def _label_options(connectivity, order, device, threads, voxels):
     options = _lib.LabelOptions()
     _lib.lib.vl_label_options_default(ctypes.byref(options))
     options.connectivity = int(connectivity)
-    code = ctypes.c_int()
-    _lib.check(_lib.lib.vl_label_order_parse(order.encode(), ctypes.byref(code)))
-    options.order = code.value
-    options.threads = 0 if threads is None else int(threads)
+    options.order = order_code(order)
+    if threads is None:
+        threads = 1 if voxels < _ONE_THREAD_VOXELS else 0
+    options.threads = int(threads)
     if options.threads < 0:
         _lib.fail(_lib.VoxlabelArgumentError, "threads: %d is negative" % options.threads)
     options.device = _lib.parse_device(device)
@@ -99,7 +108,7 @@ def label(mask, connectivity=26, order="matlab", device="auto", out=None, return
         background, equal to numpy.bincount(labels.ravel()).
     min_size: drop components smaller than this; largest: then keep only the `largest` biggest (0 = all).
         Survivors are renumbered 1..n keeping their relative order.
-    threads: CPU threads (None or 0: all online cores).
+    threads: CPU threads (0: all online cores; None: all, or one for arrays under 32768 voxels).
     out_dtype: None (uint32), "auto" (the smallest unsigned type that holds n) or an integer dtype.
 
     Returns (labels, n), or (labels, n, sizes) with return_sizes. labels has the mask's shape and, where
@@ -112,7 +121,7 @@ def label(mask, connectivity=26, order="matlab", device="auto", out=None, return
         labels = numpy.zeros(mask.shape, dtype=output_dtype(out_dtype, 0))
         return _finish(labels, 0, numpy.zeros(1, numpy.uint64), out, out_dtype, return_sizes)
     layout = _layout.Layout(mask, axes)
-    options = _label_options(connectivity, layout.library_order(order), device, threads)
+    options = _label_options(connectivity, layout.library_order(order), device, threads, mask.size)
     foreground = _layout.foreground_bytes(layout.memory)
     volume = volume_over(foreground, _lib.U8)
     labelled = _lib.Volume()
