@@ -38,27 +38,38 @@ def _to_host(array):
     return array.get() if hasattr(array, "get") and not isinstance(array, numpy.ndarray) else numpy.asarray(array)
 
 
+def _first_voxels_and_sizes(xp, flat, count):
+    """Where labels 1..count first appear in `flat` (the chunk in key order) and their voxel counts, as host
+    arrays. Labels are numbered in that order, so on the host a label first appears where the running
+    maximum grows; on a GPU a scatter-min of positions finds the same without moving the voxels."""
+    if xp is numpy:
+        running = numpy.maximum.accumulate(flat)
+        firsts = numpy.flatnonzero(flat > numpy.concatenate(([0], running[:-1])))
+        sizes = numpy.bincount(flat, minlength=count + 1)[1:].astype(numpy.int64)
+    else:
+        import cupyx
+        positions = xp.full(count + 1, flat.size, dtype=xp.int64)
+        cupyx.scatter_min(positions, flat.astype(xp.int64), xp.arange(flat.size, dtype=xp.int64))
+        firsts = xp.asnumpy(positions[1:])
+        sizes = xp.asnumpy(xp.bincount(flat, minlength=count + 1)[1:]).astype(numpy.int64)
+    if firsts.size != count:
+        raise _lib.VoxlabelError("dask: chunk labels are not in key order (%d first voxels, %d labels)"
+                                 % (firsts.size, count), "internal error")
+    return firsts, sizes
+
+
 def _label_chunk(block, names, start, full_shape, connectivity, order):
     """Step 1: (local labels, summary (count, keys, sizes), shell) of one chunk at `start` (per array axis)."""
     xp = _module(block)
     labels, count = _label.label(block, connectivity=connectivity, order=_KEY_ORDER[order], axes=names)
-    if xp is not numpy:
-        labels = labels.astype(xp.uint32)
-    # Walk the chunk in the key's order (slowest axis first): a label first appears after every smaller
-    # one, so the first voxels of labels 1..count are where the running maximum grows.
     key_axes = [names.index(axis) for axis in _KEY_AXES[order] if axis in names]
-    flat = _to_host(labels.transpose(key_axes).ravel())
-    running = numpy.maximum.accumulate(flat)
-    firsts = numpy.flatnonzero(flat > numpy.concatenate(([0], running[:-1])))
-    if firsts.size != count:
-        raise _lib.VoxlabelError("dask: chunk labels are not in key order (%d first voxels, %d labels)"
-                                 % (firsts.size, count), "internal error")
+    flat = labels.transpose(key_axes).ravel()
+    firsts, sizes = _first_voxels_and_sizes(xp, flat, count)
     local_shape = [labels.shape[a] for a in key_axes]
     keys = numpy.zeros(count, dtype=numpy.int64)
     for a, local in zip(key_axes, numpy.unravel_index(firsts, local_shape)):
         stride = int(numpy.prod([full_shape[b] for b in key_axes[key_axes.index(a) + 1:]], dtype=numpy.int64))
         keys += (local.astype(numpy.int64) + start[a]) * stride
-    sizes = numpy.bincount(flat, minlength=count + 1)[1:].astype(numpy.int64)
     shell = {}
     for axis in range(labels.ndim):
         first = [slice(None)] * labels.ndim
