@@ -221,3 +221,24 @@ def test_worked_example_of_docs_python_md():
                                [[0, 0, 0, 0], [0, 1, 0, 0], [0, 0, 0, 2]]]
     raster, _ = voxlabel.label(stack, connectivity=6, order="matlab-xy")
     assert raster[0].tolist() == [[1, 0, 0, 2], [0, 0, 0, 2], [3, 3, 0, 0]]
+
+
+def test_python_threads_label_at_once():
+    # The GIL is released in the library, whose error text is kept per thread: calls from several Python
+    # threads, some failing, must each get their own result or their own message.
+    from concurrent.futures import ThreadPoolExecutor
+    rng = numpy.random.default_rng(13)
+    masks = [rng.random((30, 30, 30)) < 0.3 for _ in range(8)]
+    expected = [voxlabel.label(m, connectivity=6)[0] for m in masks]
+
+    def work(k):
+        if k % 3 == 2:
+            try:
+                voxlabel.label(masks[k], connectivity=7)
+            except voxlabel.VoxlabelArgumentError as error:
+                return "7" in str(error)
+            return False
+        return numpy.array_equal(voxlabel.label(masks[k], connectivity=6)[0], expected[k])
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(work, list(range(8)) * 4))
