@@ -241,11 +241,11 @@ def label(darr, connectivity=26, order="matlab", axes=None):
                 pair_chunks.append((position[index], position[other]))
     count, tables = dask.compute(dask.delayed(_merge, pure=True)(
         [labelled[i][1] for i in indices], pair_tasks, pair_chunks, order))[0]
-    meta = numpy.empty((0,) * darr.ndim, dtype=numpy.uint32)
+    meta = darr._meta.astype(numpy.uint32)   # an empty NumPy or CuPy array: the chunks' kind
     relabelled = numpy.empty(grid, dtype=object)
     for index in indices:
         shape = tuple(int(darr.chunks[a][i]) for a, i in enumerate(index))
         relabelled[index] = da.from_delayed(
             dask.delayed(_relabel, pure=True)(labelled[index][0], tables[position[index]]),
-            shape=shape, dtype=numpy.uint32, meta=meta if isinstance(darr._meta, numpy.ndarray) else darr._meta)
+            shape=shape, dtype=numpy.uint32, meta=meta)
     return da.block(relabelled.tolist()), int(count)
