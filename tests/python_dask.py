@@ -13,7 +13,7 @@ import dask.array as da
 import voxlabel
 import voxlabel.dask
 
-SETTINGS = settings(max_examples=40, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=30, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 ORDERS = ["matlab", "matlab-xy", "size", "size-raster"]
 
 

@@ -11,7 +11,8 @@ How (every step is a Dask task, so it runs on the local scheduler or a distribut
      the components by them exactly as the whole-array order does, and hands each chunk its lookup table;
   4. every chunk is relabelled through its table.
 The merge holds, per provisional label, one key, one size and one entry of the table, and the union-find
-holds only labels that touch a chunk boundary: nothing in it grows with the voxels.
+holds only labels that touch a chunk boundary: nothing in it grows with the voxels. Its tables stay on the
+cluster; the client receives only the count.
 Chunks may be NumPy or CuPy arrays (voxlabel.label labels CuPy chunks on their GPU).
 """
 import itertools
@@ -239,13 +240,15 @@ def label(darr, connectivity=26, order="matlab", axes=None):
                 pair_tasks.append(dask.delayed(_touching_pairs, pure=True)(
                     labelled[index][2], labelled[other][2], offset, names, connectivity))
                 pair_chunks.append((position[index], position[other]))
-    count, tables = dask.compute(dask.delayed(_merge, pure=True)(
-        [labelled[i][1] for i in indices], pair_tasks, pair_chunks, order))[0]
+    # The merge result stays on the cluster; the client takes only the count, each relabel task its table.
+    merged, = dask.persist(dask.delayed(_merge, pure=True)(
+        [labelled[i][1] for i in indices], pair_tasks, pair_chunks, order))
+    count = dask.compute(merged[0])[0]
     meta = darr._meta.astype(numpy.uint32)   # an empty NumPy or CuPy array: the chunks' kind
     relabelled = numpy.empty(grid, dtype=object)
     for index in indices:
         shape = tuple(int(darr.chunks[a][i]) for a, i in enumerate(index))
         relabelled[index] = da.from_delayed(
-            dask.delayed(_relabel, pure=True)(labelled[index][0], tables[position[index]]),
+            dask.delayed(_relabel, pure=True)(labelled[index][0], merged[1][position[index]]),
             shape=shape, dtype=numpy.uint32, meta=meta)
     return da.block(relabelled.tolist()), int(count)
