@@ -3,10 +3,11 @@
 # (bench/python_overhead.py), then Dask on a two-worker LocalCluster against dask-image's ndmeasure.label
 # (bench/python_dask_bench.py). The peers come from PyPI into BUILD/python-bench-venv (benchmarks only; the
 # package itself needs only Debian's python3-numpy). The GPU half is bench/python_device_run.sh.
-# usage: bench/python_bench.sh [BUILD_DIR] [SIDE CHUNK]   (Dask array SIDE^3 in CHUNK^3 chunks; default 512 128)
+# usage: bench/python_bench.sh [BUILD_DIR] [SIDE CHUNK]   (Dask array SIDE^3 in CHUNK^3 chunks; default 128 32,
+# small because dask-image's time grows steeply with the array on a small machine)
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
-side=${2:-512} chunk=${3:-128}
+side=${2:-128} chunk=${3:-32}
 here=$(cd "$(dirname "$0")" && pwd)
 venv=$build/python-bench-venv
 if ! "$venv/bin/python" -c 'import cc3d, dask_image, distributed, psutil' 2>/dev/null; then
