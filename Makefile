@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build test demo bench fuzz clean
+.PHONY: all deps build test demo bench fuzz clean python
 
 all: build
 
@@ -19,6 +19,11 @@ build: deps $(BUILD)/CMakeCache.txt
 test: build
 	scripts/oracle-venv $(BUILD)
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+# The Python package for Debian's python3 (scripts/install-python; PYTHON_SITE=DIR installs elsewhere).
+python: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target voxlabel_shared
+	scripts/install-python $(BUILD) $(PYTHON_SITE)
 
 demo: build
 	scripts/demo $(BUILD)/voxlabel

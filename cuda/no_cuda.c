@@ -14,6 +14,7 @@
 #include "forest/forest_predict.h"
 #include "label/label_gpu.h"
 #include "stats/stats_gpu.h"
+#include "voxlabel/label_device.h"
 
 #define NO_CUDA_REASON "this voxlabel was built without CUDA"
 
@@ -148,5 +149,15 @@ vl_status vl_forest_train_gpu(const vl_forest_binned *binned, const vl_forest_pl
 vl_status vl_forest_predict_gpu(vl_forest_prediction *prediction)
 {
     (void)prediction;
+    return no_cuda();
+}
+
+vl_status vl_label_device_array(const uint8_t *mask, uint32_t *labels, int64_t nx, int64_t ny, int64_t nz,
+                                int connectivity, vl_label_order order, int gpu_index, void *stream,
+                                uint32_t *count)
+{
+    (void)mask, (void)labels, (void)nx, (void)ny, (void)nz, (void)connectivity, (void)order, (void)gpu_index,
+        (void)stream;
+    *count = 0;
     return no_cuda();
 }

@@ -262,3 +262,27 @@ size_t vl_stats_column_format(char *out, const vl_stats_column *column, const vl
     }
     return 0;
 }
+
+int vl_stats_column_value(const vl_stats_column *column, const vl_component_stats *stats, int64_t *integer,
+                          double *real)
+{
+    const char *at = (const char *)stats + column->offset;
+    const int present = stats->voxels > 0;
+    switch (column->kind) {
+    case KIND_U32: *integer = *(const uint32_t *)at; return 1;
+    case KIND_U64: *integer = (int64_t)*(const uint64_t *)at; return 1;
+    case KIND_I64: *integer = present ? *(const int64_t *)at : -1; return 1;
+    case KIND_BOX_WIDTH: {
+        const int64_t min = *(const int64_t *)at;
+        const int64_t max = *(const int64_t *)(at + offsetof(vl_component_stats, bbox_max) -
+                                               offsetof(vl_component_stats, bbox_min));
+        *integer = present ? max - min + 1 : 0;
+        return 1;
+    }
+    case KIND_F64: *real = *(const double *)at; return 0;
+    case KIND_F64_PLUS_ONE: *real = *(const double *)at + 1; return 0;
+    case KIND_BOX_CORNER: *real = present ? (double)*(const int64_t *)at + 0.5 : NAN; return 0;
+    }
+    *real = NAN;
+    return 0;
+}

@@ -27,6 +27,11 @@ size_t vl_stats_columns_select(const vl_csv_options *options, const vl_stats_col
 size_t vl_stats_column_format(char *out, const vl_stats_column *column, const vl_component_stats *stats,
                               const char *missing);
 
+/* The column's value for `stats` as a number, as the CSV shows it: returns 1 and sets *integer for the integer
+ * kinds (-1 for an index of an absent label), 0 and sets *real for the others (NaN where the cell is empty). */
+int vl_stats_column_value(const vl_stats_column *column, const vl_component_stats *stats, int64_t *integer,
+                          double *real);
+
 /* Formats table row `row` into `line` (room for row_capacity bytes) and returns its length. */
 typedef struct vl_row_writer {
     size_t (*format)(const void *context, uint32_t row, char *line);
