@@ -83,16 +83,19 @@ class LabelOptions(ctypes.Structure):
 
 class LabelResult(ctypes.Structure):
     _fields_ = [("count", c_uint32), ("sizes", ctypes.POINTER(c_uint64)), ("outcome", DeviceOutcome),
-                ("device_name", ctypes.c_char * 128), ("slabs", c_int64)]
+                ("device_name", ctypes.c_char * 128), ("slabs", c_int64),
+                ("classes", ctypes.POINTER(c_uint32))]
 
 
 class StatsOptions(ctypes.Structure):
     _fields_ = [("level", c_int), ("device", Device), ("outcome", ctypes.POINTER(DeviceOutcome)),
-                ("threads", c_int), ("progress", Progress)]
+                ("threads", c_int), ("extras", ctypes.c_uint), ("connectivity", c_int), ("hulls", c_void_p),
+                ("progress", Progress)]
 
 
 class CsvOptions(ctypes.Structure):
-    _fields_ = [("level", c_int), ("matlab_columns", c_int), ("intensity", c_int), ("force", c_int)]
+    _fields_ = [("level", c_int), ("matlab_columns", c_int), ("intensity", c_int), ("force", c_int),
+                ("columns", c_char_p)]
 
 
 class ReadOptions(ctypes.Structure):
