@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "voxlabel/error.h"
+#include "filters/filters_internal.h"
 #include "image2d/color_internal.h"
 #include "image2d/morphology_gpu.h"
 #include "forest/forest_internal.h"
@@ -93,5 +94,12 @@ vl_status vl_forest_train_gpu(const vl_forest_binned *binned, const vl_forest_pl
 vl_status vl_forest_predict_gpu(vl_forest_prediction *prediction)
 {
     (void)prediction;
+    return no_cuda();
+}
+
+vl_status vl_filters_compute_box_gpu(const vl_volume *image, const vl_filter_bank *bank, const vl_box *box,
+                                     float *channels)
+{
+    (void)image, (void)bank, (void)box, (void)channels;
     return no_cuda();
 }
