@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Everything the forest stage needs on a GPU machine, in one call (each step under a hard limit, see below):
-#   tests      forest_gpu (same seed -> same forest on both backends, also streamed; probabilities within
-#              1e-6, class maps equal except at ties) and forest_sklearn_export.py --device gpu (scikit-learn's
-#              predict_proba on the GPU within 1e-6)
+#   tests      forest_gpu (channels, same seed -> same forest on both backends, also streamed, probabilities
+#              and class maps: all bit for bit the CPU's) and forest_sklearn_export.py --device gpu
+#              (scikit-learn's predict_proba on the GPU within 1e-6)
 #   sanitizer  compute-sanitizer memcheck and racecheck on forest_gpu --quick
 #   bench      forest_bench 512x512x600, 61 features, 100 trees on the GPU (R5), peak device memory sampled by
 #              nvidia-smi every 50 ms, beside scikit-learn on the same samples with all cores (bench/forest_peers.py)

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "voxlabel/error.h"
+#include "filters/filters_internal.h"
 #include "image2d/color_internal.h"
 #include "graphcut/maxflow_internal.h"
 #include "background/mog2_internal.h"
@@ -159,5 +160,12 @@ vl_status vl_label_device_array(const uint8_t *mask, uint32_t *labels, int64_t n
     (void)mask, (void)labels, (void)nx, (void)ny, (void)nz, (void)connectivity, (void)order, (void)gpu_index,
         (void)stream;
     *count = 0;
+    return no_cuda();
+}
+
+vl_status vl_filters_compute_box_gpu(const vl_volume *image, const vl_filter_bank *bank, const vl_box *box,
+                                     float *channels)
+{
+    (void)image, (void)bank, (void)box, (void)channels;
     return no_cuda();
 }

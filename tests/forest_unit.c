@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "filters/eigen_symmetric.h"
 #include "test_check.h"
 #include "voxlabel/forest.h"
 #include "voxlabel/phantom.h"
@@ -71,8 +72,37 @@ static void predictions_equal(const vl_forest *forest, const vl_volume *ct, cons
     vl_volume_free(&whole_map);
 }
 
+/* The 3x3 eigenvalue solver that the CPU and GPU share, on matrices with known eigenvalues: repeated, zero, rank 1,
+ * nearly degenerate; descending and within a few ulps of the norm. */
+static void eigen3_known(void)
+{
+    static const struct {
+        double m[6]; /* xx, xy, xz, yy, yz, zz */
+        double expected[3];
+    } cases[] = {
+        {{1, 0, 0, -2, 0, 3}, {3, 1, -2}},
+        {{0, 0, 0, 0, 0, 0}, {0, 0, 0}},
+        {{2, 1, 1, 2, 1, 2}, {4, 1, 1}},
+        {{1, 2, 2, 4, 4, 4}, {9, 0, 0}},
+        {{1, 1e-9, 0, 1, 0, 1}, {1 + 1e-9, 1, 1 - 1e-9}},
+        {{2, -1, 0, 2, -1, 2}, {2 + 1.4142135623730951, 2, 2 - 1.4142135623730951}},
+        {{-5e7, 3e-3, 0, 1e-4, 0, 2e-4}, {2e-4, 1e-4, -5e7}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const double *m = cases[k].m, *x = cases[k].expected;
+        double e[3];
+        vl_eigen3(m[0], m[1], m[2], m[3], m[4], m[5], e);
+        const double norm = fmax(fabs(x[0]), fabs(x[2]));
+        for (int i = 0; i < 3; i++)
+            CHECK(fabs(e[i] - x[i]) <= 1e-14 * norm, "eigen3 case %zu: eigenvalue %d is %.17g, expected %.17g", k,
+                  i, e[i], x[i]);
+        CHECK(e[0] >= e[1] && e[1] >= e[2], "eigen3 case %zu: not descending", k);
+    }
+}
+
 int main(int argc, char **argv)
 {
+    eigen3_known();
     const char *work = argc > 1 ? argv[1] : ".";
     vl_phantom_options phantom;
     vl_phantom_options_default(&phantom);

@@ -494,3 +494,31 @@ vl_status vl_gpu_filters_box(vl_gpu_filters *f, const vl_box *box, float *channe
     const cudaError_t error = cudaGetLastError();
     return error == cudaSuccess ? VL_OK : vl_cuda_failure(error, "offset features on a tile");
 }
+
+vl_status vl_filters_compute_box_gpu(const vl_volume *image, const vl_filter_bank *bank, const vl_box *box,
+                                     float *channels)
+{
+    vl_gpu_filters *f = NULL;
+    vl_status status = vl_gpu_filters_create(image, bank, &f);
+    if (status != VL_OK)
+        return status;
+    const int64_t voxels = (box->hi[0] - box->lo[0]) * (box->hi[1] - box->lo[1]) * (box->hi[2] - box->lo[2]);
+    const size_t bytes = sizeof(float) * (size_t)voxels * (size_t)vl_filter_bank_channels(bank);
+    float *device = NULL;
+    cudaStream_t stream = NULL;
+    cudaError_t error = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+    if (error == cudaSuccess)
+        error = cudaMalloc(&device, bytes);
+    if (error == cudaSuccess && (status = vl_gpu_filters_box(f, box, device, stream)) == VL_OK) {
+        error = cudaMemcpyAsync(channels, device, bytes, cudaMemcpyDeviceToHost, stream);
+        if (error == cudaSuccess)
+            error = cudaStreamSynchronize(stream);
+    }
+    cudaFree(device);
+    if (stream)
+        cudaStreamDestroy(stream);
+    vl_gpu_filters_destroy(f);
+    if (status == VL_OK && error != cudaSuccess)
+        status = vl_cuda_failure(error, "filter bank on a box");
+    return status;
+}

@@ -1,8 +1,8 @@
 /* Internal, CUDA sources only: the filter bank on the device, pass for pass the CPU reference
  * (src/filters/filters_cpu.c): the same kernels, the same reflect border, every sum in the same order with
- * round-to-nearest intrinsics (never fused), so the device's channels equal the CPU's (up to an ulp of acos
- * and cos in the 3x3 eigenvalues). The image lives on the device as float64; a tile's channels are computed
- * into a float32 buffer that prediction consumes at once. */
+ * round-to-nearest intrinsics (never fused), eigenvalues from src/filters/eigen_symmetric.h (no transcendental
+ * function), so the device's channels equal the CPU's bit for bit. The image lives on the device as float64; a
+ * tile's channels are computed into a float32 buffer that prediction consumes at once. */
 #ifndef VL_FILTERS_GPU_CUH
 #define VL_FILTERS_GPU_CUH
 #include <cuda_runtime.h>

@@ -15,6 +15,10 @@ void vl_filter_bank_halo(const vl_filter_bank *bank, const double spacing[3], in
 /* One box on the calling thread (vl_filters_compute splits a box over threads). */
 vl_status vl_filters_compute_box_cpu(const vl_volume *image, const vl_filter_bank *bank, const vl_box *box,
                                      float *channels);
+/* The same box on the GPU (the device half, cuda/filters), channels copied back to host memory: bit for bit the
+ * CPU's (tests/forest_gpu.c). */
+vl_status vl_filters_compute_box_gpu(const vl_volume *image, const vl_filter_bank *bank, const vl_box *box,
+                                     float *channels);
 
 /* I(p + u) - I(p + v) with the reflect border; offset = {ux, uy, uz, vx, vy, vz}. */
 static inline double vl_offset_feature(const vl_volume *image, const int32_t *offset, int64_t x, int64_t y,
