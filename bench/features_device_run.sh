@@ -21,20 +21,25 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv 
 step_dir=$out step_show="FAIL|ERROR|error|F1|keypoints|matching|voxlabel SIFT|OpenCV|kornia"
 . "$here/device_step.sh"
 
+# at_least VERSION MINIMUM
+at_least() { [ "$(printf '%s\n' "$2" "$1" | sort -V | head -n 1)" = "$2" ]; }
+
 # install_kornia: kornia and kornia_rs from the carried wheels into a temporary folder on PYTHONPATH (the device
-# has no network). kornia 0.9 wants PyTorch >= 2.5.1, so an older PyTorch gets kornia < 0.9 (packaging is its
-# other dependency); pip picks the kornia_rs wheel of the device's python. Returns 1, with a line, when skipped.
+# has no network). kornia 0.9 wants PyTorch >= 2.5.1 and Python >= 3.11; otherwise kornia 0.8 (which also needs
+# packaging); pip picks the kornia_rs wheel of the device's python. Returns 1, with a line, when skipped.
 install_kornia() {
     if ! ls "$root"/.whl/kornia-*.whl > /dev/null 2>&1; then
         echo "kornia: no wheels in $root/.whl (carry .whl/ to the device); kornia step skipped" | tee -a "$log"
         return 1
     fi
-    local torch_version spec=kornia
-    torch_version=$(timeout 60 python3 -c 'import torch; print(torch.__version__.split("+")[0])' 2> /dev/null) || {
+    local versions spec=kornia
+    versions=$(timeout 60 python3 -c \
+        'import sys, torch; print(torch.__version__.split("+")[0], "%d.%d" % sys.version_info[:2])' 2> /dev/null) || {
         echo "kornia: python3 cannot import torch; kornia step skipped" | tee -a "$log"
         return 1
     }
-    [ "$(printf '%s\n' 2.5.1 "$torch_version" | sort -V | head -n 1)" = 2.5.1 ] || spec='kornia<0.9'
+    set -- $versions
+    at_least "$1" 2.5.1 && at_least "$2" 3.11 || spec='kornia<0.9'
     kornia_site=$(mktemp -d)
     step kornia_install 60 python3 -m pip install --no-index --no-deps --find-links "$root/.whl" \
         --target "$kornia_site" "$spec" kornia_rs packaging
