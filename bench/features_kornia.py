@@ -51,14 +51,15 @@ if volume.size != args.slices * args.height * args.width:
              (args.dump, volume.size, args.slices, args.width, args.height))
 volume = volume.reshape(args.slices, args.height, args.width)
 
-features = args.features
+features, features_source = args.features, 'given'
 if features <= 0:
     try:
         import cv2
         sample = volume[:min(8, args.slices)]
         features = max(1, round(np.mean([len(cv2.SIFT_create().detect(s, None)) for s in sample])))
+        features_source = 'OpenCV\'s mean count on %d slices' % len(sample)
     except ImportError:
-        features = 2000
+        features, features_source = 2000, 'no OpenCV here to count'
 device = torch.device(args.device)
 
 
@@ -110,7 +111,7 @@ def measure(backend):
 backends = ['patch']
 if 'descriptor_backend' in inspect.signature(SIFTFeatureScaleSpace.__init__).parameters:
     backends.append('pyramid')
-print('kornia %s, PyTorch %s, %s; N %d keypoints per slice%s' %
-      (kornia.__version__, torch.__version__, device, features, '' if args.features else ' (OpenCV\'s mean count)'))
+print('kornia %s, PyTorch %s, %s; N %d keypoints per slice (%s)' %
+      (kornia.__version__, torch.__version__, device, features, features_source))
 for backend in backends:
     measure(backend)
