@@ -61,7 +61,7 @@ for stage in $stages; do
         step opencv 150 python3 "$here/features_peers.py" "$out/slices.u8" 512 512 300 "$cores" 5
         if install_kornia; then
             PYTHONPATH=$kornia_site${PYTHONPATH:+:$PYTHONPATH} \
-                step kornia 60 python3 "$here/features_kornia.py" "$out/slices.u8" 512 512 300 --seconds 12
+                step kornia 60 python3 "$here/features_kornia.py" "$out/slices.u8" 512 512 300 --seconds 8
         fi
         [ -z "${kornia_site:-}" ] || rm -rf "$kornia_site"
         rm -f "$out/slices.u8"
