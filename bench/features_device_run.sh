@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Everything the feature stage needs on a GPU machine, in one call (issue 21): GPU == CPU (F1 pyramid levels,
 # keypoints, descriptors, matches), compute-sanitizer memcheck and racecheck, and the bench: voxlabel SIFT on
-# the GPU per 512x512 slice and per 300-slice volume (F6), voxlabel on the CPU and OpenCV SIFT on all cores.
+# the GPU per 512x512 slice and per 300-slice volume (F6), voxlabel on the CPU, OpenCV SIFT on all cores and
+# kornia's SIFT on the same GPU (PyTorch), kornia installed at run time from the wheels carried in .whl/.
 # usage: bench/features_device_run.sh BIN_DIR OUT_DIR [STAGE...]
 #   BIN_DIR  features_gpu and features_bench (linked --as-needed: no DCMTK needed on the device)
-#   STAGE    tests sanitizer bench (default: all three; about 2 minutes on an H200 host)
+#   STAGE    tests sanitizer bench (default: all three; under 3 minutes on an H200 host)
 # Logs go to OUT_DIR/features.log; stdout carries the summaries.
 set -uo pipefail
 bin=$1 out=$2
 shift 2
 stages=${*:-tests sanitizer bench}
 here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
 mkdir -p "$out"
 log=$out/features.log
 status=0
@@ -18,6 +20,31 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv 
 
 step_dir=$out step_show="FAIL|ERROR|error|F1|keypoints|matching|voxlabel SIFT|OpenCV|kornia"
 . "$here/device_step.sh"
+
+# at_least VERSION MINIMUM
+at_least() { [ "$(printf '%s\n' "$2" "$1" | sort -V | head -n 1)" = "$2" ]; }
+
+# install_kornia: kornia and kornia_rs from the carried wheels into a temporary folder on PYTHONPATH (the device
+# has no network). kornia 0.9 wants PyTorch >= 2.5.1 and Python >= 3.11; otherwise kornia 0.8 (which also needs
+# packaging); pip picks the kornia_rs wheel of the device's python. Returns 1, with a line, when skipped.
+install_kornia() {
+    if ! ls "$root"/.whl/kornia-*.whl > /dev/null 2>&1; then
+        echo "kornia: no wheels in $root/.whl (carry .whl/ to the device); kornia step skipped" | tee -a "$log"
+        return 1
+    fi
+    local versions spec=kornia
+    versions=$(timeout 60 python3 -c \
+        'import sys, torch; print(torch.__version__.split("+")[0], "%d.%d" % sys.version_info[:2])' 2> /dev/null) || {
+        echo "kornia: python3 cannot import torch; kornia step skipped" | tee -a "$log"
+        return 1
+    }
+    set -- $versions
+    at_least "$1" 2.5.1 && at_least "$2" 3.11 || spec='kornia<0.9'
+    kornia_site=$(mktemp -d)
+    step kornia_install 60 python3 -m pip install --no-index --no-deps --find-links "$root/.whl" \
+        --target "$kornia_site" "$spec" kornia_rs packaging
+    [ -d "$kornia_site/kornia" ]
+}
 
 cores=$(nproc)
 for stage in $stages; do
@@ -32,6 +59,11 @@ for stage in $stages; do
         step gpu_volume 120 "$bin/features_bench" 512 512 300 gpu 0 3 "$out/slices.u8"
         step cpu_volume 150 "$bin/features_bench" 512 512 300 cpu "$cores" 1
         step opencv 150 python3 "$here/features_peers.py" "$out/slices.u8" 512 512 300 "$cores" 5
+        if install_kornia; then
+            PYTHONPATH=$kornia_site${PYTHONPATH:+:$PYTHONPATH} \
+                step kornia 60 python3 "$here/features_kornia.py" "$out/slices.u8" 512 512 300 --seconds 8
+        fi
+        [ -z "${kornia_site:-}" ] || rm -rf "$kornia_site"
         rm -f "$out/slices.u8"
         echo "published: CudaSift 1280x960 0.7 ms, 1920x1080 1.0 ms (GTX 1080 Ti); Kumar et al. full SIFT < 25 ms" \
              "for high-resolution images (Tesla C2075)" | tee -a "$log"

@@ -1,4 +1,4 @@
-"""OpenCV's SIFT (and kornia's, where installed) on the slices features_bench dumped, for the feature bench.
+"""OpenCV's SIFT on the slices features_bench dumped, for the feature bench (kornia's: features_kornia.py).
 usage: features_peers.py DUMP.u8 WIDTH HEIGHT SLICES THREADS [REPEATS]
 Per slice: detectAndCompute on slice 0, median of REPEATS, cv2.setNumThreads(THREADS). Per volume: every slice
 in turn with setNumThreads(THREADS), and every slice in a pool of THREADS workers with setNumThreads(1); the
@@ -44,8 +44,3 @@ if slices > 1:
     print('OpenCV %s SIFT threads %d: %dx%dx%d  %.1f ms (slices in turn %.1f, %d-slice pool %.1f) = %.3f ms/slice  '
           'keypoints/slice %.0f' % (cv2.__version__, threads, width, height, slices, 1e3 * best, 1e3 * serial, threads,
                                     1e3 * pooled, 1e3 * best / slices, total / slices))
-try:
-    import kornia  # noqa: F401
-    print('kornia', kornia.__version__, 'is installed, but its SIFT is not benchmarked by this script')
-except ImportError:
-    print('kornia: not installed here (PyTorch only); no kornia figure')
