@@ -5,7 +5,7 @@
 # (tests/python_dask_gpu.py). Uses the checkout's python/ package and the packaged libvoxlabel.so
 # (scripts/device-package puts it in lib/ beside bin/); the device's python3 brings numpy, CuPy and PyTorch.
 # The device has no internet: bkeccl, dask and dask's pure dependencies come as wheels in the checkout's
-# gitignored .whl/ (how to fill it: docs/python.md, Benchmarks), installed here with --no-deps into a
+# gitignored .whl/ (how to fill it: docs/python.md, Benchmarks; a device call must carry it), installed here with --no-deps into a
 # temporary folder appended to sys.path, only those the device's python lacks; without .whl/ the bkeccl
 # column stays empty and the Dask step is skipped, with a message. At most 3 minutes (the step limits add up
 # to 175 s).
@@ -47,7 +47,8 @@ install_peers() {
     # module:distribution (the wheel file's name starts with the distribution)
     local pairs="bkeccl:bkeccl dask:dask toolz:toolz cloudpickle:cloudpickle partd:partd locket:locket
                  fsspec:fsspec packaging:packaging click:click yaml:pyyaml"
-    python3 -c 'import sys; sys.exit(sys.version_info >= (3, 12))' &&
+    # dask imports importlib_metadata (which needs zipp and lazy_importer) on pythons before 3.12
+    python3 -c 'import importlib.util, sys; sys.exit(sys.version_info >= (3, 12) or bool(importlib.util.find_spec("dask")))' &&
         pairs="$pairs importlib_metadata:importlib_metadata zipp:zipp lazy_importer:lazy_importer"
     for pair in $pairs; do
         module=${pair%%:*} dist=${pair#*:}
