@@ -5,10 +5,10 @@
 # (tests/python_dask_gpu.py). Uses the checkout's python/ package and the packaged libvoxlabel.so
 # (scripts/device-package puts it in lib/ beside bin/); the device's python3 brings numpy, CuPy and PyTorch.
 # The device has no internet: bkeccl, dask and dask's pure dependencies come as wheels in the checkout's
-# gitignored .whl/ (how to fill it: docs/python.md, Benchmarks; a device call must carry it), installed here with --no-deps into a
-# temporary folder appended to sys.path, only those the device's python lacks; without .whl/ the bkeccl
-# column stays empty and the Dask step is skipped, with a message. At most 3 minutes (the step limits add up
-# to 175 s).
+# gitignored .whl/ (how to fill it: docs/python.md, Benchmarks; a device call must carry it), installed here
+# with --no-deps into a temporary folder put last on PYTHONPATH, only those the device's python lacks; without
+# .whl/ the bkeccl column stays empty and the Dask step is skipped, with a message. At most 3 minutes (the
+# step limits add up to 175 s).
 # usage: bench/python_device_run.sh BIN_DIR OUT_DIR
 set -uo pipefail
 bin=$(cd "$1" && pwd) out=$2
