@@ -242,3 +242,98 @@ def test_python_threads_label_at_once():
 
     with ThreadPoolExecutor(4) as pool:
         assert all(pool.map(work, list(range(8)) * 4))
+
+
+@st.composite
+def class_maps(draw, max_side=10):
+    shape = tuple(draw(st.integers(1, max_side)) for _ in range(3))
+    classes = draw(st.integers(1, 6))
+    background = draw(st.sampled_from([0.0, 0.3, 0.7]))
+    dtype = draw(st.sampled_from([numpy.uint8, numpy.uint16, numpy.uint32, numpy.int16, numpy.int64]))
+    rng = numpy.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    values = rng.integers(1, classes + 1, shape)
+    values[rng.random(shape) < background] = 0
+    return values.astype(dtype)
+
+
+def per_class_scipy(class_map, connectivity):
+    """scipy.ndimage.label on every class's mask, the components of all classes merged and numbered by their
+    first voxel in C-order (raster) scan: matlab-xy on a[z, y, x]. Returns labels, n and each label's class."""
+    structure = ndimage.generate_binary_structure(3, STRUCTURE[connectivity])
+    parts = []
+    for value in numpy.unique(class_map[class_map != 0]):
+        labels, count = ndimage.label(class_map == value, structure=structure)
+        flat = labels.ravel()
+        firsts = numpy.full(count + 1, flat.size)
+        numpy.minimum.at(firsts, flat, numpy.arange(flat.size))
+        parts += [(firsts[k], value, labels == k) for k in range(1, count + 1)]
+    parts.sort(key=lambda part: part[0])
+    merged = numpy.zeros(class_map.shape, numpy.uint32)
+    for number, (_, _, voxels) in enumerate(parts, 1):
+        merged[voxels] = number
+    return merged, len(parts), numpy.array([0] + [value for _, value, _ in parts])
+
+
+@SETTINGS
+@given(class_maps(), st.sampled_from([6, 18, 26]))
+def test_multilabel_is_per_class_scipy_merged(class_map, connectivity):
+    labels, count, sizes, classes = voxlabel.label(class_map, multilabel=True, connectivity=connectivity,
+                                                   order="matlab-xy", return_sizes=True, return_classes=True)
+    expected, expected_count, expected_classes = per_class_scipy(class_map, connectivity)
+    assert count == expected_count
+    numpy.testing.assert_array_equal(labels, expected)
+    numpy.testing.assert_array_equal(classes, expected_classes)
+    assert classes.dtype == class_map.dtype
+    numpy.testing.assert_array_equal(sizes, numpy.bincount(labels.ravel(), minlength=count + 1))
+    # matlab order on a[z, y, x] is matlab-xy on the in-plane transpose, F order a[x, y, z] the same labels
+    matlab, _ = voxlabel.label(class_map, multilabel=True, connectivity=connectivity)
+    swapped, _ = voxlabel.label(numpy.ascontiguousarray(class_map.transpose(0, 2, 1)), multilabel=True,
+                                connectivity=connectivity, order="matlab-xy")
+    numpy.testing.assert_array_equal(matlab, swapped.transpose(0, 2, 1))
+    fortran, _ = voxlabel.label(numpy.asfortranarray(class_map.T), multilabel=True, connectivity=connectivity,
+                                order="matlab-xy")
+    numpy.testing.assert_array_equal(fortran, labels.T)
+
+
+@SETTINGS
+@given(class_maps(), st.integers(0, 6), st.integers(0, 3))
+def test_multilabel_min_size_and_largest_per_class(class_map, min_size, largest):
+    full, count, sizes, classes = voxlabel.label(class_map, multilabel=True, return_sizes=True,
+                                                 return_classes=True)
+    kept = [k for k in range(1, count + 1) if sizes[k] >= min_size]
+    if largest:
+        survivors = []
+        for value in set(classes[kept].tolist()):
+            mine = [k for k in kept if classes[k] == value]
+            survivors += sorted(mine, key=lambda k: (-int(sizes[k]), k))[:largest]
+        kept = sorted(survivors)
+    labels, n, new_sizes, new_classes = voxlabel.label(class_map, multilabel=True, min_size=min_size,
+                                                       largest=largest, return_sizes=True, return_classes=True)
+    assert n == len(kept)
+    lookup = numpy.zeros(count + 1, numpy.uint32)
+    lookup[kept] = numpy.arange(1, n + 1)
+    numpy.testing.assert_array_equal(labels, lookup[full])
+    numpy.testing.assert_array_equal(new_classes[1:], classes[kept])
+    numpy.testing.assert_array_equal(new_sizes, numpy.bincount(labels.ravel(), minlength=n + 1))
+
+
+def test_multilabel_inputs_and_refusals():
+    class_map = numpy.array([[1, 1, 2], [0, 2, 2], [3, 0, 1]], numpy.uint8)
+    labels, n, classes = voxlabel.label(class_map, multilabel=True, connectivity=4, return_classes=True)
+    assert n == 4 and classes.tolist() == [0, 1, 3, 2, 1]
+    bool_labels, m = voxlabel.label(class_map > 0, multilabel=True, connectivity=4)
+    mask_labels, k = voxlabel.label(class_map > 0, connectivity=4)
+    assert m == k and numpy.array_equal(bool_labels, mask_labels)
+    empty = voxlabel.label(numpy.zeros((0, 4), numpy.uint16), multilabel=True, return_sizes=True,
+                           return_classes=True)
+    assert empty[1] == 0 and empty[3].dtype == numpy.uint16
+    big = numpy.array([[0, 2**32 - 1, 2**32 - 1]], numpy.int64)
+    assert voxlabel.label(big, multilabel=True, return_classes=True)[2].tolist() == [0, 2**32 - 1]
+    with pytest.raises(voxlabel.VoxlabelArgumentError, match="integer class map"):
+        voxlabel.label(class_map.astype(numpy.float32), multilabel=True)
+    with pytest.raises(voxlabel.VoxlabelArgumentError, match="negative"):
+        voxlabel.label(-class_map.astype(numpy.int16), multilabel=True)
+    with pytest.raises(voxlabel.VoxlabelArgumentError, match="0..4294967295"):
+        voxlabel.label(class_map.astype(numpy.int64) - 1, multilabel=True)
+    with pytest.raises(voxlabel.VoxlabelArgumentError, match="return_classes"):
+        voxlabel.label(class_map, return_classes=True)

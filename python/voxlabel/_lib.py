@@ -157,6 +157,8 @@ _PROTOTYPES = {
     "vl_label_order_parse": (c_int, [c_char_p, P(c_int)]),
     "vl_label_volume": (c_int, [P(Volume), P(Volume), P(LabelOptions), P(LabelResult)]),
     "vl_label_filter": (c_int, [P(Volume), P(LabelResult), c_uint64, c_uint32]),
+    "vl_label_multilabel": (c_int, [P(Volume), P(Volume), P(LabelOptions), P(LabelResult)]),
+    "vl_label_filter_per_class": (c_int, [P(Volume), P(LabelResult), c_uint64, c_uint32]),
     "vl_label_result_free": (None, [P(LabelResult)]),
     "vl_label_device_array": (c_int, [c_void_p, c_void_p, c_int64, c_int64, c_int64, c_int, c_int, c_int,
                                       c_void_p, P(c_uint32)]),
