@@ -2,6 +2,7 @@
 #ifndef VL_CLI_H
 #define VL_CLI_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -45,6 +46,11 @@ void cli_report_device(const vl_device_outcome *outcome, const char *stage, int 
 
 /* Returns the option's value (argv[*i + 1]) and advances *i, or NULL after printing a usage error. */
 const char *cli_option_value(int argc, char **argv, int *i);
+/* The index of `option` in names[0..count), or -1 when it is none of them. */
+int cli_option_index(const char *option, const char *const *names, size_t count);
+/* The flags most commands share: --force, --quiet (-q) and --progress set *force, *quiet or *progress to 1.
+ * Returns 1 when `option` was one of them, 0 otherwise. */
+int cli_parse_run_flag(const char *option, int *force, int *quiet, int *progress);
 
 typedef int (*cli_command_fn)(int argc, char **argv);
 

@@ -216,6 +216,25 @@ const char *cli_option_value(int argc, char **argv, int *i)
     return argv[*i];
 }
 
+int cli_option_index(const char *option, const char *const *names, size_t count)
+{
+    for (size_t k = 0; k < count; k++)
+        if (strcmp(option, names[k]) == 0)
+            return (int)k;
+    return -1;
+}
+
+int cli_parse_run_flag(const char *option, int *force, int *quiet, int *progress)
+{
+    int *flag = strcmp(option, "--force") == 0                               ? force
+                : strcmp(option, "--quiet") == 0 || strcmp(option, "-q") == 0 ? quiet
+                : strcmp(option, "--progress") == 0                          ? progress
+                                                                              : NULL;
+    if (flag)
+        *flag = 1;
+    return flag != NULL;
+}
+
 int cli_parse_device(const char *text, vl_device *device)
 {
     return vl_device_parse(text, device) == VL_OK ? 0 : cli_error(CLI_EXIT_USAGE, "%s", vl_last_error());

@@ -70,16 +70,11 @@ static int parse_arguments(int argc, char **argv, classify_arguments *args)
         if (strcmp(option, "--help") == 0 || strcmp(option, "-h") == 0) {
             printf(classify_help, cli_input_help);
             exit(CLI_EXIT_OK);
-        } else if (strcmp(option, "--force") == 0) {
-            args->force = 1;
+        } else if (cli_parse_run_flag(option, &args->force, &quiet, &progress)) {
         } else if (strcmp(option, "--preview") == 0) {
             args->preview = 1;
         } else if (strcmp(option, "--no-probabilities") == 0) {
             args->probabilities = 0;
-        } else if (strcmp(option, "--progress") == 0) {
-            progress = 1;
-        } else if (strcmp(option, "--quiet") == 0 || strcmp(option, "-q") == 0) {
-            quiet = 1;
         } else if (option[0] == '-' && option[1]) {
             if (!(value = cli_option_value(argc, argv, &i)))
                 return CLI_EXIT_USAGE;

@@ -126,10 +126,7 @@ static int parse_arguments(int argc, char **argv, color_arguments *args)
         static const char *const valued[] = {"-o", "--output", "--mode", "--hue", "--hue-tol", "--hue-range",
                                              "--smin", "--smax", "--vmin", "--vmax", "--morph", "--se", "--conn",
                                              "--frame", "--device"};
-        int known = 0;
-        for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
-            known |= strcmp(option, valued[k]) == 0;
-        if (!known)
+        if (cli_option_index(option, valued, sizeof valued / sizeof valued[0]) < 0)
             return cli_error(CLI_EXIT_USAGE, "%s: unknown option (see 'voxlabel color --help')", option);
         if (!(value = cli_option_value(argc, argv, &i)))
             return CLI_EXIT_USAGE;

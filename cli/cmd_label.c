@@ -138,10 +138,7 @@ static int takes_value(const char *option)
                                              "--conn",     "--order",  "--min-size",  "--largest",
                                              "--device",   "--threads", "--format",   "--stats", "--gpu-memory",
                                              "--open",     "--close",  "--mat-class", "--model", "--class"};
-    for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
-        if (strcmp(option, with_value[i]) == 0)
-            return 1;
-    return 0;
+    return cli_option_index(option, with_value, sizeof with_value / sizeof with_value[0]) >= 0;
 }
 
 static int parse_arguments(int argc, char **argv, label_arguments *args)
@@ -162,12 +159,7 @@ static int parse_arguments(int argc, char **argv, label_arguments *args)
         if (strcmp(option, "--help") == 0 || strcmp(option, "-h") == 0) {
             printf(label_help, cli_input_help);
             exit(CLI_EXIT_OK);
-        } else if (strcmp(option, "--force") == 0) {
-            args->force = 1;
-        } else if (strcmp(option, "--quiet") == 0 || strcmp(option, "-q") == 0) {
-            quiet = 1;
-        } else if (strcmp(option, "--progress") == 0) {
-            progress = 1;
+        } else if (cli_parse_run_flag(option, &args->force, &quiet, &progress)) {
         } else if (strcmp(option, "--matlab") == 0) {
             args->matlab_columns = 1;
         } else if (strcmp(option, "--preview") == 0) {

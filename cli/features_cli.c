@@ -51,10 +51,7 @@ int features_cli_parse_match_option(int argc, char **argv, int *i, features_matc
     const char *option = argv[*i];
     static const char *const valued[] = {"--ratio", "--model", "--inlier-threshold", "--iterations", "--seed",
                                          "--min-inliers", "--scale-range"};
-    int which = -1;
-    for (int k = 0; k < (int)(sizeof valued / sizeof valued[0]); k++)
-        if (strcmp(option, valued[k]) == 0)
-            which = k;
+    const int which = cli_option_index(option, valued, sizeof valued / sizeof valued[0]);
     if (which < 0)
         return 0;
     const char *text = cli_option_value(argc, argv, i);
@@ -144,21 +141,14 @@ int features_cli_parse_option(int argc, char **argv, int *i, features_cli_option
     const char *option = argv[*i];
     if (strcmp(option, "--hu") == 0)
         return options->hu = 1;
-    if (strcmp(option, "--force") == 0)
-        return options->force = 1;
-    if (strcmp(option, "--progress") == 0)
-        return options->progress = 1;
-    if (strcmp(option, "--quiet") == 0 || strcmp(option, "-q") == 0)
-        return options->quiet = 1;
+    if (cli_parse_run_flag(option, &options->force, &options->quiet, &options->progress))
+        return 1;
     int taken = cli_input_parse_option(argc, argv, i, &options->input);
     if (taken)
         return taken;
     static const char *const valued[] = {"--window", "--contrast-threshold", "--edge-threshold", "--sigma",
                                          "--octave-layers", "--max-keypoints", "--threads", "--device"};
-    int which = -1;
-    for (int k = 0; k < (int)(sizeof valued / sizeof valued[0]); k++)
-        if (strcmp(option, valued[k]) == 0)
-            which = k;
+    const int which = cli_option_index(option, valued, sizeof valued / sizeof valued[0]);
     if (which < 0)
         return 0;
     const char *text = cli_option_value(argc, argv, i);

@@ -95,10 +95,7 @@ static int takes_value(const char *option)
                                              "--min-size", "--min-volume", "--largest-per-class", "--fill",
                                              "--intensity",
                                              "--device", "--gpu-memory", "--threads",     "--format"};
-    for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
-        if (strcmp(option, with_value[i]) == 0)
-            return 1;
-    return 0;
+    return cli_option_index(option, with_value, sizeof with_value / sizeof with_value[0]) >= 0;
 }
 
 /* Options of the mask path that mean nothing for a class map: named in the error rather than "unknown". */
@@ -106,10 +103,7 @@ static int mask_only(const char *option)
 {
     static const char *const options[] = {"--threshold", "--preset", "--open", "--close", "--largest",
                                           "--stats", "--matlab", "--preview", "--mat-class"};
-    for (size_t i = 0; i < sizeof options / sizeof options[0]; i++)
-        if (strcmp(option, options[i]) == 0)
-            return 1;
-    return 0;
+    return cli_option_index(option, options, sizeof options / sizeof options[0]) >= 0;
 }
 
 static int parse_arguments(int argc, char **argv, multilabel_arguments *args)
@@ -132,12 +126,7 @@ static int parse_arguments(int argc, char **argv, multilabel_arguments *args)
             exit(CLI_EXIT_OK);
         } else if (strcmp(option, "--multilabel") == 0) {
             continue;
-        } else if (strcmp(option, "--force") == 0) {
-            args->force = 1;
-        } else if (strcmp(option, "--quiet") == 0 || strcmp(option, "-q") == 0) {
-            quiet = 1;
-        } else if (strcmp(option, "--progress") == 0) {
-            progress = 1;
+        } else if (cli_parse_run_flag(option, &args->force, &quiet, &progress)) {
         } else if (mask_only(option)) {
             return cli_error(CLI_EXIT_USAGE,
                              "%s: not used with --multilabel (the class map's values are the classes; per-class "
