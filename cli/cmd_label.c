@@ -10,6 +10,7 @@
 #include "cli_forest.h"
 #include "cli_gpu_warm_up.h"
 #include "cli_input.h"
+#include "label_options.h"
 #include "cli_nifti_shear.h"
 #include "cli_outputs.h"
 #include "label_run.h"
@@ -21,7 +22,6 @@
 #include "voxlabel/morphology.h"
 #include "voxlabel/preview.h"
 #include "voxlabel/stats.h"
-#include "voxlabel/threads.h"
 
 static const char label_help[] =
     "usage: voxlabel label INPUT -o DIR [options]\n"
@@ -172,7 +172,11 @@ static int parse_arguments(int argc, char **argv, label_arguments *args)
             const int model_option = cli_forest_label_option(option, value, &args->model);
             if (model_option < 0)
                 return -model_option;
-            if (model_option) {
+            const int shared_option =
+                label_parse_shared_option(option, value, &args->label, &args->input, &args->format);
+            if (shared_option < 0)
+                return -shared_option;
+            if (model_option || shared_option) {
             } else if (strcmp(option, "-o") == 0 || strcmp(option, "--output") == 0) {
                 args->output_directory = value;
             } else if (strcmp(option, "--threshold") == 0 || strcmp(option, "--preset") == 0) {
@@ -194,17 +198,6 @@ static int parse_arguments(int argc, char **argv, label_arguments *args)
                     args->lo = presets[p].lo;
                     args->hi = presets[p].hi;
                 }
-            } else if (strcmp(option, "--conn") == 0) {
-                int64_t connectivity;
-                if (cli_parse_int64("--conn", value, 1, 26, &connectivity))
-                    return CLI_EXIT_USAGE;
-                if (!vl_connectivity_is_valid((int)connectivity))
-                    return cli_error(CLI_EXIT_USAGE, "--conn: %s is not one of 6, 18, 26 (3D) or 4, 8 (per slice)",
-                                     value);
-                args->label.connectivity = (int)connectivity;
-            } else if (strcmp(option, "--order") == 0) {
-                if (vl_label_order_parse(value, &args->label.order) != VL_OK)
-                    return cli_error(CLI_EXIT_USAGE, "%s", vl_last_error());
             } else if (strcmp(option, "--open") == 0 || strcmp(option, "--close") == 0) {
                 if (cli_parse_int64(option, value, 1, 64,
                                     option[2] == 'o' ? &args->open_radius : &args->close_radius))
@@ -215,22 +208,6 @@ static int parse_arguments(int argc, char **argv, label_arguments *args)
             } else if (strcmp(option, "--largest") == 0) {
                 if (cli_parse_int64("--largest", value, 1, UINT32_MAX, &args->largest))
                     return CLI_EXIT_USAGE;
-            } else if (strcmp(option, "--device") == 0) {
-                if (cli_parse_device(value, &args->label.device))
-                    return CLI_EXIT_USAGE;
-            } else if (strcmp(option, "--gpu-memory") == 0) {
-                if (cli_parse_bytes("--gpu-memory", value, &args->label.device.gpu_memory))
-                    return CLI_EXIT_USAGE;
-            } else if (strcmp(option, "--threads") == 0) {
-                int64_t threads;
-                if (cli_parse_int64("--threads", value, 1, 64, &threads))
-                    return CLI_EXIT_USAGE;
-                args->label.threads = args->input.threads = (int)threads;
-                vl_set_thread_limit((int)threads);
-            } else if (strcmp(option, "--format") == 0) {
-                if (vl_file_format_parse(value, &args->format) != VL_OK)
-                    return cli_error(CLI_EXIT_USAGE, "--format: '%s' is not one of nii.gz, nii, nrrd, mha, mat, raw",
-                                     value);
             } else if (strcmp(option, "--mat-class") == 0) {
                 if (strcmp(value, "double") == 0)
                     args->mat_class = VL_MAT_DOUBLE;

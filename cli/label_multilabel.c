@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "cli_gpu_warm_up.h"
 #include "cli_input.h"
+#include "label_options.h"
 #include "cli_outputs.h"
 #include "label_multilabel.h"
 #include "voxlabel/atomic_file.h"
@@ -18,7 +19,6 @@
 #include "voxlabel/label.h"
 #include "voxlabel/seg_read.h"
 #include "voxlabel/stats.h"
-#include "voxlabel/threads.h"
 #include "voxlabel/voxlabel.h"
 
 static const char multilabel_help[] =
@@ -138,19 +138,13 @@ static int parse_arguments(int argc, char **argv, multilabel_arguments *args)
                                  option);
             if (!(value = cli_option_value(argc, argv, &i)))
                 return CLI_EXIT_USAGE;
-            if (strcmp(option, "-o") == 0 || strcmp(option, "--output") == 0) {
+            const int shared_option =
+                label_parse_shared_option(option, value, &args->label, &args->input, &args->format);
+            if (shared_option < 0)
+                return -shared_option;
+            if (shared_option) {
+            } else if (strcmp(option, "-o") == 0 || strcmp(option, "--output") == 0) {
                 args->output_directory = value;
-            } else if (strcmp(option, "--conn") == 0) {
-                int64_t connectivity;
-                if (cli_parse_int64("--conn", value, 1, 26, &connectivity))
-                    return CLI_EXIT_USAGE;
-                if (!vl_connectivity_is_valid((int)connectivity))
-                    return cli_error(CLI_EXIT_USAGE, "--conn: %s is not one of 6, 18, 26 (3D) or 4, 8 (per slice)",
-                                     value);
-                args->label.connectivity = (int)connectivity;
-            } else if (strcmp(option, "--order") == 0) {
-                if (vl_label_order_parse(value, &args->label.order) != VL_OK)
-                    return cli_error(CLI_EXIT_USAGE, "%s", vl_last_error());
             } else if (strcmp(option, "--min-size") == 0) {
                 if (cli_parse_int64("--min-size", value, 0, INT64_MAX, &args->min_size))
                     return CLI_EXIT_USAGE;
@@ -171,22 +165,6 @@ static int parse_arguments(int argc, char **argv, multilabel_arguments *args)
                     args->fill = VL_FILL_NEIGHBOUR;
                 else
                     return cli_error(CLI_EXIT_USAGE, "--fill: '%s' is not one of background, neighbour", value);
-            } else if (strcmp(option, "--device") == 0) {
-                if (cli_parse_device(value, &args->label.device))
-                    return CLI_EXIT_USAGE;
-            } else if (strcmp(option, "--gpu-memory") == 0) {
-                if (cli_parse_bytes("--gpu-memory", value, &args->label.device.gpu_memory))
-                    return CLI_EXIT_USAGE;
-            } else if (strcmp(option, "--threads") == 0) {
-                int64_t threads;
-                if (cli_parse_int64("--threads", value, 1, 64, &threads))
-                    return CLI_EXIT_USAGE;
-                args->label.threads = args->input.threads = (int)threads;
-                vl_set_thread_limit((int)threads);
-            } else if (strcmp(option, "--format") == 0) {
-                if (vl_file_format_parse(value, &args->format) != VL_OK)
-                    return cli_error(CLI_EXIT_USAGE, "--format: '%s' is not one of nii.gz, nii, nrrd, mha, mat, raw",
-                                     value);
             }
         } else if (!args->input_path) {
             args->input_path = option;
