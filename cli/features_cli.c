@@ -108,6 +108,21 @@ int features_cli_parse_match_option(int argc, char **argv, int *i, features_matc
     return 1;
 }
 
+int features_cli_parse_pair_argument(int argc, char **argv, int *i, const char *paths[2],
+                                     features_cli_options *options, features_match_options *match)
+{
+    const char *option = argv[*i];
+    if (option[0] != '-') {
+        if (paths[1])
+            return -cli_error(CLI_EXIT_USAGE, "%s: only two inputs A and B (see 'voxlabel %s --help')", option,
+                              argv[0]);
+        paths[paths[0] ? 1 : 0] = option;
+        return 1;
+    }
+    const int taken = features_cli_parse_option(argc, argv, i, options);
+    return taken ? taken : features_cli_parse_match_option(argc, argv, i, match);
+}
+
 void features_cli_options_default(features_cli_options *options)
 {
     memset(options, 0, sizeof *options);
@@ -326,6 +341,25 @@ int features_cli_run_sift(const features_input *input, const features_cli_option
         return cli_status_error(status);
     cli_report_device(&outcome, "SIFT", !options->quiet);
     return 0;
+}
+
+int features_cli_load_pair(const char *const paths[2], const features_cli_options *options,
+                           features_cli_options per_input[2], features_input inputs[2])
+{
+    per_input[0] = per_input[1] = *options;
+    memset(inputs, 0, 2 * sizeof *inputs);
+    int code;
+    if ((code = features_input_load(paths[0], &per_input[0], &inputs[0])) ||
+        (code = features_input_load(paths[1], &per_input[1], &inputs[1])))
+        features_input_free(&inputs[0]);
+    return code;
+}
+
+int features_cli_run_sift_pair(const features_input inputs[2], const features_cli_options per_input[2],
+                               vl_sift_features features[2])
+{
+    int code = features_cli_run_sift(&inputs[0], &per_input[0], &features[0]);
+    return code ? code : features_cli_run_sift(&inputs[1], &per_input[1], &features[1]);
 }
 
 vl_status features_write_npy(const char *path, const float *descriptors, int64_t rows, int as_uint8)
