@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_image_grey.h"
 #include "features_cli.h"
 #include "voxlabel/atomic_file.h"
 #include "voxlabel/preview.h"
@@ -208,17 +209,6 @@ int features_cli_parse_option(int argc, char **argv, int *i, features_cli_option
     return code ? -code : 1;
 }
 
-static int is_image_file(const char *path)
-{
-    unsigned char magic[4] = {0};
-    FILE *file = fopen(path, "rb");
-    if (!file)
-        return 0;
-    size_t got = fread(magic, 1, sizeof magic, file);
-    fclose(file);
-    return got == 4 && ((magic[0] == 0x89 && magic[1] == 'P') || (magic[0] == 0xff && magic[1] == 0xd8));
-}
-
 static int has_image_name(const char *path)
 {
     const char *dot = strrchr(path, '.');
@@ -270,7 +260,7 @@ int features_input_load(const char *path, features_cli_options *options, feature
     memset(input, 0, sizeof *input);
     input->path = path;
     int code;
-    if (is_image_file(path) || has_image_name(path)) {
+    if (cli_looks_like_image_file(path) || has_image_name(path)) {
         input->is_image = 1;
         input->uses_display = 1;
         vl_status status = image_grey(path, &input->display);
