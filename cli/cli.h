@@ -38,6 +38,9 @@ int cli_parse_double(const char *option, const char *text, double *value);
 /* A byte count: a whole number with an optional K, M or G (powers of 1024), e.g. 512M or 8G. */
 int cli_parse_bytes(const char *option, const char *text, uint64_t *bytes);
 
+/* Parses --threads: a whole number from 1 to 64 into *threads, also the cap on the whole process's worker
+ * threads (vl_set_thread_limit). Returns 0, or prints the usage error and returns its code. */
+int cli_parse_threads(const char *text, int *threads);
 /* Parses --device: auto, cpu, gpu or gpu:N (kind and index; the memory budget is kept). */
 int cli_parse_device(const char *text, vl_device *device);
 /* Prints what the device policy's `outcome` of `stage` ("labelled", ...) tells the user: a note when AUTO

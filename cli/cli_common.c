@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "voxlabel/threads.h"
 
 static int progress_enabled;
 static int quiet_mode;
@@ -233,6 +234,16 @@ int cli_parse_run_flag(const char *option, int *force, int *quiet, int *progress
     if (flag)
         *flag = 1;
     return flag != NULL;
+}
+
+int cli_parse_threads(const char *text, int *threads)
+{
+    int64_t value = 0;
+    if (cli_parse_int64("--threads", text, 1, 64, &value))
+        return CLI_EXIT_USAGE;
+    *threads = (int)value;
+    vl_set_thread_limit(*threads);
+    return 0;
 }
 
 int cli_parse_device(const char *text, vl_device *device)

@@ -12,7 +12,6 @@
 #include "voxlabel/forest.h"
 #include "voxlabel/io.h"
 #include "voxlabel/preview.h"
-#include "voxlabel/threads.h"
 
 /* class map, preview, and one probability file per class */
 #define MAX_PROBABILITY_FILES (CLI_MAX_OUTPUTS - 2)
@@ -78,6 +77,11 @@ static int parse_arguments(int argc, char **argv, classify_arguments *args)
         } else if (option[0] == '-' && option[1]) {
             if (!(value = cli_option_value(argc, argv, &i)))
                 return CLI_EXIT_USAGE;
+            const int run_option = cli_forest_parse_run_option(option, value, &args->forest, &args->input);
+            if (run_option < 0)
+                return -run_option;
+            if (run_option)
+                continue;
             if (strcmp(option, "-o") == 0 || strcmp(option, "--output") == 0) {
                 args->output_directory = value;
             } else if (strcmp(option, "--model") == 0) {
@@ -90,14 +94,6 @@ static int parse_arguments(int argc, char **argv, classify_arguments *args)
                 if (cli_parse_int64(option, value, 8, 4096, &number))
                     return CLI_EXIT_USAGE;
                 args->forest.tile = (int)number;
-            } else if (strcmp(option, "--device") == 0) {
-                if (cli_parse_device(value, &args->forest.device))
-                    return CLI_EXIT_USAGE;
-            } else if (strcmp(option, "--threads") == 0) {
-                if (cli_parse_int64(option, value, 1, 64, &number))
-                    return CLI_EXIT_USAGE;
-                args->forest.threads = args->input.threads = (int)number;
-                vl_set_thread_limit((int)number);
             } else {
                 return cli_error(CLI_EXIT_USAGE, "%s: unknown option (see 'voxlabel classify --help')", option);
             }

@@ -2,7 +2,6 @@
 
 #include "cli.h"
 #include "label_options.h"
-#include "voxlabel/threads.h"
 
 int label_parse_shared_option(const char *option, const char *value, vl_label_options *label,
                               cli_input_options *input, vl_file_format *format)
@@ -24,11 +23,9 @@ int label_parse_shared_option(const char *option, const char *value, vl_label_op
         if (cli_parse_bytes("--gpu-memory", value, &label->device.gpu_memory))
             return -CLI_EXIT_USAGE;
     } else if (strcmp(option, "--threads") == 0) {
-        int64_t threads;
-        if (cli_parse_int64("--threads", value, 1, 64, &threads))
+        if (cli_parse_threads(value, &label->threads))
             return -CLI_EXIT_USAGE;
-        label->threads = input->threads = (int)threads;
-        vl_set_thread_limit((int)threads);
+        input->threads = label->threads;
     } else if (strcmp(option, "--format") == 0) {
         if (vl_file_format_parse(value, format) != VL_OK)
             return -cli_error(CLI_EXIT_USAGE, "--format: '%s' is not one of nii.gz, nii, nrrd, mha, mat, raw", value);
