@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cli_clock.h"
 #include "cli_image_grey.h"
 #include "cli_input.h"
 #include "cli_outputs.h"
@@ -141,13 +142,6 @@ static int parse_arguments(int argc, char **argv, cut_arguments *args)
     return 0;
 }
 
-static double seconds_since(const struct timespec *start)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - start->tv_sec) + 1e-9 * (double)(now.tv_nsec - start->tv_nsec);
-}
-
 static vl_status write_summary(const char *path, const cut_arguments *args, const cli_input *input,
                                const vl_cut_result *r, uint32_t components, double seconds)
 {
@@ -263,7 +257,7 @@ int cmd_cut(int argc, char **argv)
     }
     if (status == VL_OK)
         status = write_summary(cli_outputs_staged(&outputs, 2), &args, &input, &result, labelled.count,
-                               seconds_since(&start));
+                               cli_seconds_since(&start));
     if (status != VL_OK) {
         code = cli_status_error(status);
         cli_outputs_abort(&outputs);

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cli_clock.h"
 #include "cli_forest.h"
 #include "cli_gpu_warm_up.h"
 #include "cli_input.h"
@@ -103,13 +104,6 @@ static int parse_threshold(const char *text, double *lo, double *hi)
     if (*lo > *hi)
         return cli_error(CLI_EXIT_USAGE, "--threshold: %g:%g is empty (LO must not exceed HI)", *lo, *hi);
     return 0;
-}
-
-static double seconds_since(const struct timespec *start)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) * 1e-9;
 }
 
 static void mark(struct timespec *start)
@@ -314,7 +308,7 @@ int label_run(const label_arguments *arguments, label_run_batch *batch)
         cli_outputs_abort(&outputs);
         return code;
     }
-    timings.read = seconds_since(&start);
+    timings.read = cli_seconds_since(&start);
     /* NIfTI-1 keeps each axis in a 16-bit header field: refuse before any work (issue 16 A6). */
     if ((args.format == VL_FORMAT_NIFTI || args.format == VL_FORMAT_NIFTI_GZ) &&
         (input.volume.nx > 32767 || input.volume.ny > 32767 || input.volume.nz > 32767)) {
@@ -354,7 +348,7 @@ int label_run(const label_arguments *arguments, label_run_batch *batch)
     if (args.close_radius && (status = vl_morphology_apply(&mask, VL_MORPH_CLOSE, VL_SE_BALL,
                                                            (int)args.close_radius, per_slice, &args.label.device, &morphology_outcome)) != VL_OK)
         goto failed;
-    timings.threshold = seconds_since(&start);
+    timings.threshold = cli_seconds_since(&start);
     cli_report_device(&morphology_outcome, "morphology ran", 0);
 
     cli_gpu_warm_up_finish(&gpu_warm_up);
@@ -362,7 +356,7 @@ int label_run(const label_arguments *arguments, label_run_batch *batch)
     mark(&start);
     if ((status = vl_label_volume(&mask, &labels, &args.label, &result)) != VL_OK)
         goto failed;
-    timings.label = seconds_since(&start);
+    timings.label = cli_seconds_since(&start);
     cli_report_device(&result.outcome, "labelled", 1);
     if (result.count == 0)
         cli_warning("%s %g:%g selects no voxels of %s: the outputs hold no components", args.threshold_source,
@@ -373,7 +367,7 @@ int label_run(const label_arguments *arguments, label_run_batch *batch)
     const uint32_t labelled = result.count;
     if ((status = vl_label_filter(&labels, &result, (uint64_t)args.min_size, (uint32_t)args.largest)) != VL_OK)
         goto failed;
-    timings.filter = seconds_since(&start);
+    timings.filter = cli_seconds_since(&start);
 
     vl_stats_options stats_options;
     vl_stats_options_default(&stats_options);
@@ -386,7 +380,7 @@ int label_run(const label_arguments *arguments, label_run_batch *batch)
     mark(&start);
     if ((status = vl_component_stats_compute(&labels, &input.volume, result.count, &stats_options, &stats)) != VL_OK)
         goto failed;
-    timings.stats = seconds_since(&start);
+    timings.stats = cli_seconds_since(&start);
     cli_report_device(&stats_outcome, "statistics computed", 0);
 
     mark(&start);
@@ -419,8 +413,8 @@ int label_run(const label_arguments *arguments, label_run_batch *batch)
                 VL_OK)
             goto failed;
     }
-    timings.write = seconds_since(&start);
-    timings.total = seconds_since(&total_start);
+    timings.write = cli_seconds_since(&start);
+    timings.total = cli_seconds_since(&total_start);
 
     label_summary summary = {
         .input_path = args.input_path,

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cli_clock.h"
 #include "cli_gpu_warm_up.h"
 #include "cli_input.h"
 #include "label_options.h"
@@ -403,13 +404,6 @@ static int place_seg(const multilabel_arguments *args, vl_seg_class_map *seg, co
     return 0;
 }
 
-static double seconds_since(const struct timespec *start)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) * 1e-9;
-}
-
 /* A copy of the result's sizes and classes, for the per-class counts before the clean-up. */
 static vl_status copy_result(const vl_label_result *from, vl_label_result *to)
 {
@@ -503,7 +497,7 @@ int label_multilabel_run(int argc, char **argv)
     clock_gettime(CLOCK_MONOTONIC, &start);
     if ((status = vl_label_multilabel(&input.volume, &labels, &args.label, &result)) != VL_OK)
         goto failed;
-    const double label_seconds = seconds_since(&start);
+    const double label_seconds = cli_seconds_since(&start);
     cli_report_device(&result.outcome, "labelled", 1);
     if (result.count == 0)
         cli_warning("%s holds no class (every voxel is 0): the outputs hold no components", args.input_path);
@@ -564,7 +558,7 @@ int label_multilabel_run(int argc, char **argv)
                                     seg.segment_count, voxel_volume)) != VL_OK)
         goto failed;
     run_report report = {&args,       &input,         &result,       classes,       class_total,
-                         labelled,    min_size,       label_seconds, seconds_since(&total_start),
+                         labelled,    min_size,       label_seconds, cli_seconds_since(&total_start),
                          names[0],    cleans(&args) ? names[4] : NULL, seg.names, seg.segment_count};
     if ((status = write_summary(cli_outputs_staged(&outputs, 2), &report)) != VL_OK)
         goto failed;
