@@ -262,6 +262,15 @@ static void write_csv_text(FILE *out, const char *text)
     fputc('"', out);
 }
 
+/* The class_name field and its comma, when the class names are known (names[c - 1] names class c). */
+static void write_class_name(FILE *out, char (*names)[65], uint32_t name_count, uint32_t cls)
+{
+    if (!names)
+        return;
+    write_csv_text(out, cls >= 1 && cls <= name_count ? names[cls - 1] : "");
+    fputc(',', out);
+}
+
 /* names[c - 1] is the name of class c (a SEG's SegmentLabel) for c <= name_count; NULL when none are known. */
 static vl_status write_csv(const char *path, const vl_label_result *result, const vl_component_stats *stats,
                            char (*names)[65], uint32_t name_count, int intensity)
@@ -277,10 +286,7 @@ static vl_status write_csv(const char *path, const vl_label_result *result, cons
     for (uint32_t k = 0; k < result->count; k++) {
         const vl_component_stats *c = &stats[k];
         fprintf(out, "%u,%u,", k + 1, result->classes[k]);
-        if (names) {
-            write_csv_text(out, result->classes[k] <= name_count ? names[result->classes[k] - 1] : "");
-            fputc(',', out);
-        }
+        write_class_name(out, names, name_count, result->classes[k]);
         fprintf(out, "%llu,%.6f,%.4f,%.4f,%.4f,%lld,%lld,%lld,%lld,%lld,%lld",
                 (unsigned long long)result->sizes[k], c->volume_mm3, c->centroid_lps[0], c->centroid_lps[1],
                 c->centroid_lps[2], (long long)c->bbox_min[0], (long long)c->bbox_min[1], (long long)c->bbox_min[2],
@@ -307,10 +313,7 @@ static vl_status write_classes_csv(const char *path, const class_count *classes,
     for (uint32_t k = 0; k < classes_present; k++) {
         const class_count *c = &classes[k];
         fprintf(out, "%u,", c->cls);
-        if (names) {
-            write_csv_text(out, c->cls >= 1 && c->cls <= name_count ? names[c->cls - 1] : "");
-            fputc(',', out);
-        }
+        write_class_name(out, names, name_count, c->cls);
         fprintf(out, "%u,%llu,%.6f,%u,%llu,%.6f,%u,%llu\n", c->components, (unsigned long long)c->voxels,
                 (double)c->voxels * voxel_volume, c->kept_components, (unsigned long long)c->kept_voxels,
                 (double)c->kept_voxels * voxel_volume, c->components - c->kept_components,
