@@ -219,28 +219,6 @@ static int has_image_name(const char *path)
     return 0;
 }
 
-/* Grey levels of an image as a one-slice U8 volume: grey as stored (16-bit keeps its high byte), colour
- * through OpenCV's BGR2GRAY weights in its fixed point (R 4899, G 9617, B 1868, shift 14). */
-static vl_status image_grey(const char *path, vl_volume *grey)
-{
-    vl_image image;
-    vl_status status = vl_image_read(path, &image);
-    if (status != VL_OK)
-        return status;
-    status = vl_volume_create(grey, image.width, image.height, 1, VL_U8);
-    uint8_t *out = status == VL_OK ? grey->data : NULL;
-    for (int64_t i = 0; out && i < image.width * image.height; i++) {
-        int s[3];
-        for (int c = 0; c < image.channels; c++) {
-            int64_t k = i * image.channels + c;
-            s[c] = image.bit_depth == 8 ? ((uint8_t *)image.data)[k] : ((uint16_t *)image.data)[k] >> 8;
-        }
-        out[i] = image.channels == 1 ? (uint8_t)s[0] : (uint8_t)((s[0] * 4899 + s[1] * 9617 + s[2] * 1868 + 8192) >> 14);
-    }
-    vl_image_free(&image);
-    return status;
-}
-
 /* Refuses slices SIFT cannot use: too small, or without any variation at all. */
 static int check_usable(const char *path, const vl_volume *volume)
 {
@@ -263,7 +241,7 @@ int features_input_load(const char *path, features_cli_options *options, feature
     if (cli_looks_like_image_file(path) || has_image_name(path)) {
         input->is_image = 1;
         input->uses_display = 1;
-        vl_status status = image_grey(path, &input->display);
+        vl_status status = cli_image_read_grey(path, &input->display);
         if (status != VL_OK)
             return cli_status_error(status);
         if (options->hu || options->window_given)
