@@ -2,6 +2,7 @@
 #ifndef VL_CLI_H
 #define VL_CLI_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -37,6 +38,9 @@ int cli_parse_double(const char *option, const char *text, double *value);
 /* A byte count: a whole number with an optional K, M or G (powers of 1024), e.g. 512M or 8G. */
 int cli_parse_bytes(const char *option, const char *text, uint64_t *bytes);
 
+/* Parses --threads: a whole number from 1 to 64 into *threads, also the cap on the whole process's worker
+ * threads (vl_set_thread_limit). Returns 0, or prints the usage error and returns its code. */
+int cli_parse_threads(const char *text, int *threads);
 /* Parses --device: auto, cpu, gpu or gpu:N (kind and index; the memory budget is kept). */
 int cli_parse_device(const char *text, vl_device *device);
 /* Prints what the device policy's `outcome` of `stage` ("labelled", ...) tells the user: a note when AUTO
@@ -45,6 +49,11 @@ void cli_report_device(const vl_device_outcome *outcome, const char *stage, int 
 
 /* Returns the option's value (argv[*i + 1]) and advances *i, or NULL after printing a usage error. */
 const char *cli_option_value(int argc, char **argv, int *i);
+/* The index of `option` in names[0..count), or -1 when it is none of them. */
+int cli_option_index(const char *option, const char *const *names, size_t count);
+/* The flags most commands share: --force, --quiet (-q) and --progress set *force, *quiet or *progress to 1.
+ * Returns 1 when `option` was one of them, 0 otherwise. */
+int cli_parse_run_flag(const char *option, int *force, int *quiet, int *progress);
 
 typedef int (*cli_command_fn)(int argc, char **argv);
 

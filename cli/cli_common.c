@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "voxlabel/threads.h"
 
 static int progress_enabled;
 static int quiet_mode;
@@ -214,6 +215,35 @@ const char *cli_option_value(int argc, char **argv, int *i)
     }
     *i += 1;
     return argv[*i];
+}
+
+int cli_option_index(const char *option, const char *const *names, size_t count)
+{
+    for (size_t k = 0; k < count; k++)
+        if (strcmp(option, names[k]) == 0)
+            return (int)k;
+    return -1;
+}
+
+int cli_parse_run_flag(const char *option, int *force, int *quiet, int *progress)
+{
+    int *flag = strcmp(option, "--force") == 0                               ? force
+                : strcmp(option, "--quiet") == 0 || strcmp(option, "-q") == 0 ? quiet
+                : strcmp(option, "--progress") == 0                          ? progress
+                                                                              : NULL;
+    if (flag)
+        *flag = 1;
+    return flag != NULL;
+}
+
+int cli_parse_threads(const char *text, int *threads)
+{
+    int64_t value = 0;
+    if (cli_parse_int64("--threads", text, 1, 64, &value))
+        return CLI_EXIT_USAGE;
+    *threads = (int)value;
+    vl_set_thread_limit(*threads);
+    return 0;
 }
 
 int cli_parse_device(const char *text, vl_device *device)

@@ -82,6 +82,22 @@ int cli_forest_load_model(const char *path, vl_forest *forest)
     return status == VL_OK ? 0 : cli_status_error(status);
 }
 
+int cli_forest_parse_run_option(const char *option, const char *value, vl_forest_options *forest,
+                                cli_input_options *input)
+{
+    if (strcmp(option, "--device") == 0) {
+        if (cli_parse_device(value, &forest->device))
+            return -CLI_EXIT_USAGE;
+    } else if (strcmp(option, "--threads") == 0) {
+        if (cli_parse_threads(value, &forest->threads))
+            return -CLI_EXIT_USAGE;
+        input->threads = forest->threads;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
 int cli_forest_label_option(const char *option, const char *value, cli_forest_label *label)
 {
     if (strcmp(option, "--model") == 0) {

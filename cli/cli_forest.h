@@ -11,6 +11,11 @@ int cli_forest_load_scribbles(const char *path, vl_volume *scribbles);
 /* Loads the model, prints an error and returns its exit code on failure. */
 int cli_forest_load_model(const char *path, vl_forest *forest);
 
+/* --device and --threads of train and classify: 1 when `option` is one of them (its value parsed into
+ * `forest`; --threads also caps the input reader), 0 when not, -exit code on a bad value (printed). */
+int cli_forest_parse_run_option(const char *option, const char *value, vl_forest_options *forest,
+                                cli_input_options *input);
+
 /* `voxlabel label --model M --class K`: options and the mask they make. */
 typedef struct cli_forest_label {
     const char *model_path;

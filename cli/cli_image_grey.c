@@ -2,16 +2,32 @@
 
 #include "cli_image_grey.h"
 
-int cli_is_image_file(const char *path)
+/* The first four bytes of `path`: 1 when it has them. */
+static int read_signature(const char *path, unsigned char magic[4])
 {
-    unsigned char magic[4] = {0};
     FILE *file = fopen(path, "rb");
     if (!file)
         return 0;
-    size_t got = fread(magic, 1, sizeof magic, file);
+    size_t got = fread(magic, 1, 4, file);
     fclose(file);
-    return got == 4 && ((magic[0] == 0x89 && magic[1] == 'P' && magic[2] == 'N' && magic[3] == 'G') ||
-                        (magic[0] == 0xff && magic[1] == 0xd8));
+    return got == 4;
+}
+
+int cli_is_image_file(const char *path)
+{
+    unsigned char magic[4] = {0};
+    if (!read_signature(path, magic))
+        return 0;
+    return (magic[0] == 0x89 && magic[1] == 'P' && magic[2] == 'N' && magic[3] == 'G') ||
+           (magic[0] == 0xff && magic[1] == 0xd8);
+}
+
+int cli_looks_like_image_file(const char *path)
+{
+    unsigned char magic[4] = {0};
+    if (!read_signature(path, magic))
+        return 0;
+    return (magic[0] == 0x89 && magic[1] == 'P') || (magic[0] == 0xff && magic[1] == 0xd8);
 }
 
 uint8_t cli_image_grey8(const vl_image *image, int64_t i)

@@ -80,18 +80,8 @@ static int parse_arguments(int argc, char **argv, background_arguments *args)
             printf(background_help, cli_input_help);
             return -1;
         }
-        if (strcmp(option, "--force") == 0) {
-            args->force = 1;
+        if (cli_parse_run_flag(option, &args->force, &args->quiet, &args->progress))
             continue;
-        }
-        if (strcmp(option, "--quiet") == 0 || strcmp(option, "-q") == 0) {
-            args->quiet = 1;
-            continue;
-        }
-        if (strcmp(option, "--progress") == 0) {
-            args->progress = 1;
-            continue;
-        }
         if (option[0] != '-') {
             if (args->input_path)
                 return cli_error(CLI_EXIT_USAGE, "%s: unexpected extra argument (one INPUT only)", option);
@@ -101,10 +91,7 @@ static int parse_arguments(int argc, char **argv, background_arguments *args)
         static const char *const valued[] = {"-o", "--output", "--history", "--var-threshold", "--mixtures",
                                              "--background-ratio", "--learning-rate", "--conn", "--frames",
                                              "--device"};
-        size_t k = 0;
-        while (k < sizeof valued / sizeof valued[0] && strcmp(option, valued[k]) != 0)
-            k++;
-        if (k == sizeof valued / sizeof valued[0])
+        if (cli_option_index(option, valued, sizeof valued / sizeof valued[0]) < 0)
             return cli_error(CLI_EXIT_USAGE, "%s: unknown option (see 'voxlabel background --help')", option);
         if (!(value = cli_option_value(argc, argv, &i)))
             return CLI_EXIT_USAGE;

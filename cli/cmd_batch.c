@@ -74,14 +74,8 @@ static int hash_skips(const char *option, int *with_value)
 {
     static const char *const valued[] = {"--device", "--gpu-memory", "--threads"};
     static const char *const flags[] = {"--progress", "--quiet", "-q"};
-    *with_value = 0;
-    for (size_t i = 0; i < sizeof valued / sizeof valued[0]; i++)
-        if (strcmp(option, valued[i]) == 0)
-            return *with_value = 1;
-    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
-        if (strcmp(option, flags[i]) == 0)
-            return 1;
-    return 0;
+    *with_value = cli_option_index(option, valued, sizeof valued / sizeof valued[0]) >= 0;
+    return *with_value || cli_option_index(option, flags, sizeof flags / sizeof flags[0]) >= 0;
 }
 
 static int parse_shard(const char *text, int *shard, int *shards)

@@ -12,7 +12,6 @@
 #include "voxlabel/forest.h"
 #include "voxlabel/io.h"
 #include "voxlabel/preview.h"
-#include "voxlabel/threads.h"
 
 /* class map, preview, and one probability file per class */
 #define MAX_PROBABILITY_FILES (CLI_MAX_OUTPUTS - 2)
@@ -70,19 +69,19 @@ static int parse_arguments(int argc, char **argv, classify_arguments *args)
         if (strcmp(option, "--help") == 0 || strcmp(option, "-h") == 0) {
             printf(classify_help, cli_input_help);
             exit(CLI_EXIT_OK);
-        } else if (strcmp(option, "--force") == 0) {
-            args->force = 1;
+        } else if (cli_parse_run_flag(option, &args->force, &quiet, &progress)) {
         } else if (strcmp(option, "--preview") == 0) {
             args->preview = 1;
         } else if (strcmp(option, "--no-probabilities") == 0) {
             args->probabilities = 0;
-        } else if (strcmp(option, "--progress") == 0) {
-            progress = 1;
-        } else if (strcmp(option, "--quiet") == 0 || strcmp(option, "-q") == 0) {
-            quiet = 1;
         } else if (option[0] == '-' && option[1]) {
             if (!(value = cli_option_value(argc, argv, &i)))
                 return CLI_EXIT_USAGE;
+            const int run_option = cli_forest_parse_run_option(option, value, &args->forest, &args->input);
+            if (run_option < 0)
+                return -run_option;
+            if (run_option)
+                continue;
             if (strcmp(option, "-o") == 0 || strcmp(option, "--output") == 0) {
                 args->output_directory = value;
             } else if (strcmp(option, "--model") == 0) {
@@ -95,14 +94,6 @@ static int parse_arguments(int argc, char **argv, classify_arguments *args)
                 if (cli_parse_int64(option, value, 8, 4096, &number))
                     return CLI_EXIT_USAGE;
                 args->forest.tile = (int)number;
-            } else if (strcmp(option, "--device") == 0) {
-                if (cli_parse_device(value, &args->forest.device))
-                    return CLI_EXIT_USAGE;
-            } else if (strcmp(option, "--threads") == 0) {
-                if (cli_parse_int64(option, value, 1, 64, &number))
-                    return CLI_EXIT_USAGE;
-                args->forest.threads = args->input.threads = (int)number;
-                vl_set_thread_limit((int)number);
             } else {
                 return cli_error(CLI_EXIT_USAGE, "%s: unknown option (see 'voxlabel classify --help')", option);
             }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_image_grey.h"
 #include "cli_outputs.h"
 #include "voxlabel/error.h"
 #include "voxlabel/color.h"
@@ -126,10 +127,7 @@ static int parse_arguments(int argc, char **argv, color_arguments *args)
         static const char *const valued[] = {"-o", "--output", "--mode", "--hue", "--hue-tol", "--hue-range",
                                              "--smin", "--smax", "--vmin", "--vmax", "--morph", "--se", "--conn",
                                              "--frame", "--device"};
-        int known = 0;
-        for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
-            known |= strcmp(option, valued[k]) == 0;
-        if (!known)
+        if (cli_option_index(option, valued, sizeof valued / sizeof valued[0]) < 0)
             return cli_error(CLI_EXIT_USAGE, "%s: unknown option (see 'voxlabel color --help')", option);
         if (!(value = cli_option_value(argc, argv, &i)))
             return CLI_EXIT_USAGE;
@@ -200,21 +198,10 @@ static int parse_arguments(int argc, char **argv, color_arguments *args)
     return 0;
 }
 
-static int is_png_or_jpeg(const char *path)
-{
-    unsigned char magic[4] = {0};
-    FILE *file = fopen(path, "rb");
-    if (!file)
-        return 0;
-    size_t got = fread(magic, 1, sizeof magic, file);
-    fclose(file);
-    return got == 4 && ((magic[0] == 0x89 && magic[1] == 'P') || (magic[0] == 0xff && magic[1] == 0xd8));
-}
-
 /* Reads INPUT as 8-bit RGB: PNG/JPEG directly, anything else through the colour DICOM reader. */
 static vl_status read_rgb(const char *path, int64_t frame, vl_image *image)
 {
-    if (is_png_or_jpeg(path))
+    if (cli_looks_like_image_file(path))
         return vl_image_read_rgb8(path, image);
     vl_dicom_rgb dicom;
     vl_status status = vl_dicom_read_rgb(path, &dicom);

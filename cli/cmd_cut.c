@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cli_clock.h"
 #include "cli_image_grey.h"
 #include "cli_input.h"
 #include "cli_outputs.h"
@@ -81,18 +82,8 @@ static int parse_arguments(int argc, char **argv, cut_arguments *args)
             printf(cut_help, cli_input_help);
             return -1;
         }
-        if (strcmp(option, "--force") == 0) {
-            args->force = 1;
+        if (cli_parse_run_flag(option, &args->force, &args->quiet, &args->progress))
             continue;
-        }
-        if (strcmp(option, "--quiet") == 0 || strcmp(option, "-q") == 0) {
-            args->quiet = 1;
-            continue;
-        }
-        if (strcmp(option, "--progress") == 0) {
-            args->progress = 1;
-            continue;
-        }
         if (option[0] != '-') {
             if (args->input_path)
                 return cli_error(CLI_EXIT_USAGE, "%s: unexpected extra argument (one INPUT only)", option);
@@ -101,10 +92,7 @@ static int parse_arguments(int argc, char **argv, cut_arguments *args)
         }
         static const char *const valued[] = {"--seeds", "-o", "--output", "--conn", "--components", "--lambda",
                                              "--gamma", "--beta", "--rounds", "--prior", "--prior-weight", "--device"};
-        size_t k = 0;
-        while (k < sizeof valued / sizeof valued[0] && strcmp(option, valued[k]) != 0)
-            k++;
-        if (k == sizeof valued / sizeof valued[0])
+        if (cli_option_index(option, valued, sizeof valued / sizeof valued[0]) < 0)
             return cli_error(CLI_EXIT_USAGE, "%s: unknown option (see 'voxlabel cut --help')", option);
         if (!(value = cli_option_value(argc, argv, &i)))
             return CLI_EXIT_USAGE;
@@ -152,13 +140,6 @@ static int parse_arguments(int argc, char **argv, cut_arguments *args)
     if (!args->output_directory)
         return cli_error(CLI_EXIT_USAGE, "cut: missing -o DIR (where labels.nii.gz, components.csv and summary.json go)");
     return 0;
-}
-
-static double seconds_since(const struct timespec *start)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - start->tv_sec) + 1e-9 * (double)(now.tv_nsec - start->tv_nsec);
 }
 
 static vl_status write_summary(const char *path, const cut_arguments *args, const cli_input *input,
@@ -276,7 +257,7 @@ int cmd_cut(int argc, char **argv)
     }
     if (status == VL_OK)
         status = write_summary(cli_outputs_staged(&outputs, 2), &args, &input, &result, labelled.count,
-                               seconds_since(&start));
+                               cli_seconds_since(&start));
     if (status != VL_OK) {
         code = cli_status_error(status);
         cli_outputs_abort(&outputs);

@@ -7,9 +7,11 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cli_clock.h"
 #include "cli_forest.h"
 #include "cli_gpu_warm_up.h"
 #include "cli_input.h"
+#include "label_options.h"
 #include "cli_nifti_shear.h"
 #include "cli_outputs.h"
 #include "label_run.h"
@@ -21,7 +23,6 @@
 #include "voxlabel/morphology.h"
 #include "voxlabel/preview.h"
 #include "voxlabel/stats.h"
-#include "voxlabel/threads.h"
 
 static const char label_help[] =
     "usage: voxlabel label INPUT -o DIR [options]\n"
@@ -105,13 +106,6 @@ static int parse_threshold(const char *text, double *lo, double *hi)
     return 0;
 }
 
-static double seconds_since(const struct timespec *start)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) * 1e-9;
-}
-
 static void mark(struct timespec *start)
 {
     clock_gettime(CLOCK_MONOTONIC, start);
@@ -138,10 +132,7 @@ static int takes_value(const char *option)
                                              "--conn",     "--order",  "--min-size",  "--largest",
                                              "--device",   "--threads", "--format",   "--stats", "--gpu-memory",
                                              "--open",     "--close",  "--mat-class", "--model", "--class"};
-    for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
-        if (strcmp(option, with_value[i]) == 0)
-            return 1;
-    return 0;
+    return cli_option_index(option, with_value, sizeof with_value / sizeof with_value[0]) >= 0;
 }
 
 static int parse_arguments(int argc, char **argv, label_arguments *args)
@@ -162,12 +153,7 @@ static int parse_arguments(int argc, char **argv, label_arguments *args)
         if (strcmp(option, "--help") == 0 || strcmp(option, "-h") == 0) {
             printf(label_help, cli_input_help);
             exit(CLI_EXIT_OK);
-        } else if (strcmp(option, "--force") == 0) {
-            args->force = 1;
-        } else if (strcmp(option, "--quiet") == 0 || strcmp(option, "-q") == 0) {
-            quiet = 1;
-        } else if (strcmp(option, "--progress") == 0) {
-            progress = 1;
+        } else if (cli_parse_run_flag(option, &args->force, &quiet, &progress)) {
         } else if (strcmp(option, "--matlab") == 0) {
             args->matlab_columns = 1;
         } else if (strcmp(option, "--preview") == 0) {
@@ -180,7 +166,11 @@ static int parse_arguments(int argc, char **argv, label_arguments *args)
             const int model_option = cli_forest_label_option(option, value, &args->model);
             if (model_option < 0)
                 return -model_option;
-            if (model_option) {
+            const int shared_option =
+                label_parse_shared_option(option, value, &args->label, &args->input, &args->format);
+            if (shared_option < 0)
+                return -shared_option;
+            if (model_option || shared_option) {
             } else if (strcmp(option, "-o") == 0 || strcmp(option, "--output") == 0) {
                 args->output_directory = value;
             } else if (strcmp(option, "--threshold") == 0 || strcmp(option, "--preset") == 0) {
@@ -202,17 +192,6 @@ static int parse_arguments(int argc, char **argv, label_arguments *args)
                     args->lo = presets[p].lo;
                     args->hi = presets[p].hi;
                 }
-            } else if (strcmp(option, "--conn") == 0) {
-                int64_t connectivity;
-                if (cli_parse_int64("--conn", value, 1, 26, &connectivity))
-                    return CLI_EXIT_USAGE;
-                if (!vl_connectivity_is_valid((int)connectivity))
-                    return cli_error(CLI_EXIT_USAGE, "--conn: %s is not one of 6, 18, 26 (3D) or 4, 8 (per slice)",
-                                     value);
-                args->label.connectivity = (int)connectivity;
-            } else if (strcmp(option, "--order") == 0) {
-                if (vl_label_order_parse(value, &args->label.order) != VL_OK)
-                    return cli_error(CLI_EXIT_USAGE, "%s", vl_last_error());
             } else if (strcmp(option, "--open") == 0 || strcmp(option, "--close") == 0) {
                 if (cli_parse_int64(option, value, 1, 64,
                                     option[2] == 'o' ? &args->open_radius : &args->close_radius))
@@ -223,22 +202,6 @@ static int parse_arguments(int argc, char **argv, label_arguments *args)
             } else if (strcmp(option, "--largest") == 0) {
                 if (cli_parse_int64("--largest", value, 1, UINT32_MAX, &args->largest))
                     return CLI_EXIT_USAGE;
-            } else if (strcmp(option, "--device") == 0) {
-                if (cli_parse_device(value, &args->label.device))
-                    return CLI_EXIT_USAGE;
-            } else if (strcmp(option, "--gpu-memory") == 0) {
-                if (cli_parse_bytes("--gpu-memory", value, &args->label.device.gpu_memory))
-                    return CLI_EXIT_USAGE;
-            } else if (strcmp(option, "--threads") == 0) {
-                int64_t threads;
-                if (cli_parse_int64("--threads", value, 1, 64, &threads))
-                    return CLI_EXIT_USAGE;
-                args->label.threads = args->input.threads = (int)threads;
-                vl_set_thread_limit((int)threads);
-            } else if (strcmp(option, "--format") == 0) {
-                if (vl_file_format_parse(value, &args->format) != VL_OK)
-                    return cli_error(CLI_EXIT_USAGE, "--format: '%s' is not one of nii.gz, nii, nrrd, mha, mat, raw",
-                                     value);
             } else if (strcmp(option, "--mat-class") == 0) {
                 if (strcmp(value, "double") == 0)
                     args->mat_class = VL_MAT_DOUBLE;
@@ -345,7 +308,7 @@ int label_run(const label_arguments *arguments, label_run_batch *batch)
         cli_outputs_abort(&outputs);
         return code;
     }
-    timings.read = seconds_since(&start);
+    timings.read = cli_seconds_since(&start);
     /* NIfTI-1 keeps each axis in a 16-bit header field: refuse before any work (issue 16 A6). */
     if ((args.format == VL_FORMAT_NIFTI || args.format == VL_FORMAT_NIFTI_GZ) &&
         (input.volume.nx > 32767 || input.volume.ny > 32767 || input.volume.nz > 32767)) {
@@ -385,7 +348,7 @@ int label_run(const label_arguments *arguments, label_run_batch *batch)
     if (args.close_radius && (status = vl_morphology_apply(&mask, VL_MORPH_CLOSE, VL_SE_BALL,
                                                            (int)args.close_radius, per_slice, &args.label.device, &morphology_outcome)) != VL_OK)
         goto failed;
-    timings.threshold = seconds_since(&start);
+    timings.threshold = cli_seconds_since(&start);
     cli_report_device(&morphology_outcome, "morphology ran", 0);
 
     cli_gpu_warm_up_finish(&gpu_warm_up);
@@ -393,7 +356,7 @@ int label_run(const label_arguments *arguments, label_run_batch *batch)
     mark(&start);
     if ((status = vl_label_volume(&mask, &labels, &args.label, &result)) != VL_OK)
         goto failed;
-    timings.label = seconds_since(&start);
+    timings.label = cli_seconds_since(&start);
     cli_report_device(&result.outcome, "labelled", 1);
     if (result.count == 0)
         cli_warning("%s %g:%g selects no voxels of %s: the outputs hold no components", args.threshold_source,
@@ -404,7 +367,7 @@ int label_run(const label_arguments *arguments, label_run_batch *batch)
     const uint32_t labelled = result.count;
     if ((status = vl_label_filter(&labels, &result, (uint64_t)args.min_size, (uint32_t)args.largest)) != VL_OK)
         goto failed;
-    timings.filter = seconds_since(&start);
+    timings.filter = cli_seconds_since(&start);
 
     vl_stats_options stats_options;
     vl_stats_options_default(&stats_options);
@@ -417,7 +380,7 @@ int label_run(const label_arguments *arguments, label_run_batch *batch)
     mark(&start);
     if ((status = vl_component_stats_compute(&labels, &input.volume, result.count, &stats_options, &stats)) != VL_OK)
         goto failed;
-    timings.stats = seconds_since(&start);
+    timings.stats = cli_seconds_since(&start);
     cli_report_device(&stats_outcome, "statistics computed", 0);
 
     mark(&start);
@@ -450,8 +413,8 @@ int label_run(const label_arguments *arguments, label_run_batch *batch)
                 VL_OK)
             goto failed;
     }
-    timings.write = seconds_since(&start);
-    timings.total = seconds_since(&total_start);
+    timings.write = cli_seconds_since(&start);
+    timings.total = cli_seconds_since(&total_start);
 
     label_summary summary = {
         .input_path = args.input_path,

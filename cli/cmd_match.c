@@ -153,15 +153,7 @@ int cmd_match(int argc, char **argv)
             printf(match_help, features_cli_match_help, features_cli_help, cli_input_help);
             return CLI_EXIT_OK;
         }
-        if (option[0] != '-') {
-            if (paths[1])
-                return cli_error(CLI_EXIT_USAGE, "%s: only two inputs A and B (see 'voxlabel match --help')", option);
-            paths[paths[0] ? 1 : 0] = option;
-            continue;
-        }
-        int taken = features_cli_parse_option(argc, argv, &i, &options);
-        if (!taken)
-            taken = features_cli_parse_match_option(argc, argv, &i, &match);
+        const int taken = features_cli_parse_pair_argument(argc, argv, &i, paths, &options, &match);
         if (taken < 0)
             return -taken;
         if (taken)
@@ -189,11 +181,8 @@ int cmd_match(int argc, char **argv)
     if ((code = cli_outputs_prepare(&outputs, output, names, 4, options.force)))
         return code;
     features_input inputs[2];
-    features_cli_options per_input[2] = {options, options};
-    memset(inputs, 0, sizeof inputs);
-    if ((code = features_input_load(paths[0], &per_input[0], &inputs[0])) ||
-        (code = features_input_load(paths[1], &per_input[1], &inputs[1]))) {
-        features_input_free(&inputs[0]);
+    features_cli_options per_input[2];
+    if ((code = features_cli_load_pair(paths, &options, per_input, inputs))) {
         cli_outputs_abort(&outputs);
         return code;
     }
@@ -210,9 +199,7 @@ int cmd_match(int argc, char **argv)
     memset(features, 0, sizeof features);
     pair_result *results = NULL;
     if (!code)
-        code = features_cli_run_sift(&inputs[0], &per_input[0], &features[0]);
-    if (!code)
-        code = features_cli_run_sift(&inputs[1], &per_input[1], &features[1]);
+        code = features_cli_run_sift_pair(inputs, per_input, features);
     if (!code) {
         count = pair_a >= 0 ? 1 : na;
         results = calloc((size_t)count, sizeof *results);

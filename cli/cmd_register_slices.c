@@ -102,16 +102,7 @@ int cmd_register_slices(int argc, char **argv)
             printf(register_help, features_cli_match_help, features_cli_help, cli_input_help);
             return CLI_EXIT_OK;
         }
-        if (option[0] != '-') {
-            if (paths[1])
-                return cli_error(CLI_EXIT_USAGE, "%s: only two inputs A and B (see 'voxlabel register-slices --help')",
-                                 option);
-            paths[paths[0] ? 1 : 0] = option;
-            continue;
-        }
-        int taken = features_cli_parse_option(argc, argv, &i, &options);
-        if (!taken)
-            taken = features_cli_parse_match_option(argc, argv, &i, &match);
+        const int taken = features_cli_parse_pair_argument(argc, argv, &i, paths, &options, &match);
         if (taken < 0)
             return -taken;
         if (taken)
@@ -138,11 +129,8 @@ int cmd_register_slices(int argc, char **argv)
     if (output && (code = cli_outputs_prepare(&outputs, output, names, 2, options.force)))
         return code;
     features_input inputs[2];
-    features_cli_options per_input[2] = {options, options};
-    memset(inputs, 0, sizeof inputs);
-    if ((code = features_input_load(paths[0], &per_input[0], &inputs[0])) ||
-        (code = features_input_load(paths[1], &per_input[1], &inputs[1]))) {
-        features_input_free(&inputs[0]);
+    features_cli_options per_input[2];
+    if ((code = features_cli_load_pair(paths, &options, per_input, inputs))) {
         if (output)
             cli_outputs_abort(&outputs);
         return code;
@@ -164,9 +152,7 @@ int cmd_register_slices(int argc, char **argv)
         last[z] = search >= b->nz - 1 - e ? b->nz - 1 : e + search;
     }
     if (!code)
-        code = features_cli_run_sift(&inputs[0], &per_input[0], &features[0]);
-    if (!code)
-        code = features_cli_run_sift(&inputs[1], &per_input[1], &features[1]);
+        code = features_cli_run_sift_pair(inputs, per_input, features);
     if (!code) {
         vl_progress progress = cli_progress();
         vl_status status = vl_register_slices(&features[0], &features[1], first, last, expected, match.ratio,

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "cli_image_grey.h"
 #include "voxlabel/atomic_file.h"
 #include "voxlabel/error.h"
 #include "voxlabel/image2d.h"
@@ -41,17 +42,6 @@ static const char shapes_help[] =
     "  voxlabel shapes red/mask.png -o red/shapes.csv --conn 4 --match-ref circle.png\n"
     "  voxlabel shapes out/labels.nii.gz -o out/ --match-ref 120:1\n"
     "  voxlabel shapes mask.png --matlab -o regionprops.csv\n";
-
-static int is_image_file(const char *path)
-{
-    unsigned char magic[4] = {0};
-    FILE *file = fopen(path, "rb");
-    if (!file)
-        return 0;
-    size_t got = fread(magic, 1, sizeof magic, file);
-    fclose(file);
-    return got == 4 && ((magic[0] == 0x89 && magic[1] == 'P') || (magic[0] == 0xff && magic[1] == 0xd8));
-}
 
 /* Nonzero pixels of any channel of an image become a one-slice U8 mask. */
 static vl_status image_mask(const char *path, vl_volume *mask)
@@ -216,7 +206,7 @@ int cmd_shapes(int argc, char **argv)
     if (status == VL_OK && stat(input, &input_info) != 0)
         status = vl_fail(VL_ERR_INPUT, "%s: %s", input, strerror(errno)); /* before any guess at the format */
     if (status == VL_OK) {
-        if (is_image_file(input)) {
+        if (cli_looks_like_image_file(input)) {
             status = image_mask(input, &mask);
         } else {
             vl_read_options read;

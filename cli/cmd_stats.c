@@ -10,7 +10,6 @@
 #include "cli_input.h"
 #include "voxlabel/io.h"
 #include "voxlabel/stats.h"
-#include "voxlabel/threads.h"
 
 static const char stats_help[] =
     "usage: voxlabel stats LABELS -o OUTPUT [options]\n"
@@ -146,11 +145,8 @@ static int parse_arguments(int argc, char **argv, stats_arguments *args)
                 if (cli_parse_device(value, &args->stats.device))
                     return CLI_EXIT_USAGE;
             } else if (strcmp(option, "--threads") == 0) {
-                int64_t threads = 0;
-                if (cli_parse_int64("--threads", value, 1, 64, &threads))
+                if (cli_parse_threads(value, &args->stats.threads))
                     return CLI_EXIT_USAGE;
-                args->stats.threads = (int)threads;
-                vl_set_thread_limit((int)threads);
             } else if (parse_dtype(option, value, &args->intensity_raw_type))
                 return CLI_EXIT_USAGE;
         } else if (option[0] == '-' && option[1] != '\0')

@@ -11,7 +11,6 @@
 #include "cli_input.h"
 #include "voxlabel/atomic_file.h"
 #include "voxlabel/forest.h"
-#include "voxlabel/threads.h"
 
 static const char train_help[] =
     "usage: voxlabel train IMAGE SCRIBBLES -o MODEL.vlrf [options]\n"
@@ -98,15 +97,15 @@ static int parse_arguments(int argc, char **argv, train_arguments *args)
         if (strcmp(option, "--help") == 0 || strcmp(option, "-h") == 0) {
             printf(train_help, cli_input_help);
             exit(CLI_EXIT_OK);
-        } else if (strcmp(option, "--force") == 0) {
-            args->force = 1;
-        } else if (strcmp(option, "--progress") == 0) {
-            progress = 1;
-        } else if (strcmp(option, "--quiet") == 0 || strcmp(option, "-q") == 0) {
-            quiet = 1;
+        } else if (cli_parse_run_flag(option, &args->force, &quiet, &progress)) {
         } else if (option[0] == '-' && option[1]) {
             if (!(value = cli_option_value(argc, argv, &i)))
                 return CLI_EXIT_USAGE;
+            const int run_option = cli_forest_parse_run_option(option, value, &args->forest, &args->input);
+            if (run_option < 0)
+                return -run_option;
+            if (run_option)
+                continue;
             if (strcmp(option, "-o") == 0 || strcmp(option, "--output") == 0) {
                 args->model_path = value;
             } else if (strcmp(option, "--features") == 0) {
@@ -145,14 +144,6 @@ static int parse_arguments(int argc, char **argv, train_arguments *args)
             } else if (strcmp(option, "--max-samples") == 0) {
                 if (cli_parse_int64(option, value, 2, (int64_t)1 << 24, &args->forest.max_samples))
                     return CLI_EXIT_USAGE;
-            } else if (strcmp(option, "--device") == 0) {
-                if (cli_parse_device(value, &args->forest.device))
-                    return CLI_EXIT_USAGE;
-            } else if (strcmp(option, "--threads") == 0) {
-                if (cli_parse_int64(option, value, 1, 64, &number))
-                    return CLI_EXIT_USAGE;
-                args->forest.threads = args->input.threads = (int)number;
-                vl_set_thread_limit((int)number);
             } else {
                 return cli_error(CLI_EXIT_USAGE, "%s: unknown option (see 'voxlabel train --help')", option);
             }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_image_grey.h"
 #include "features_cli.h"
 #include "voxlabel/atomic_file.h"
 #include "voxlabel/preview.h"
@@ -51,10 +52,7 @@ int features_cli_parse_match_option(int argc, char **argv, int *i, features_matc
     const char *option = argv[*i];
     static const char *const valued[] = {"--ratio", "--model", "--inlier-threshold", "--iterations", "--seed",
                                          "--min-inliers", "--scale-range"};
-    int which = -1;
-    for (int k = 0; k < (int)(sizeof valued / sizeof valued[0]); k++)
-        if (strcmp(option, valued[k]) == 0)
-            which = k;
+    const int which = cli_option_index(option, valued, sizeof valued / sizeof valued[0]);
     if (which < 0)
         return 0;
     const char *text = cli_option_value(argc, argv, i);
@@ -111,6 +109,21 @@ int features_cli_parse_match_option(int argc, char **argv, int *i, features_matc
     return 1;
 }
 
+int features_cli_parse_pair_argument(int argc, char **argv, int *i, const char *paths[2],
+                                     features_cli_options *options, features_match_options *match)
+{
+    const char *option = argv[*i];
+    if (option[0] != '-') {
+        if (paths[1])
+            return -cli_error(CLI_EXIT_USAGE, "%s: only two inputs A and B (see 'voxlabel %s --help')", option,
+                              argv[0]);
+        paths[paths[0] ? 1 : 0] = option;
+        return 1;
+    }
+    const int taken = features_cli_parse_option(argc, argv, i, options);
+    return taken ? taken : features_cli_parse_match_option(argc, argv, i, match);
+}
+
 void features_cli_options_default(features_cli_options *options)
 {
     memset(options, 0, sizeof *options);
@@ -144,21 +157,14 @@ int features_cli_parse_option(int argc, char **argv, int *i, features_cli_option
     const char *option = argv[*i];
     if (strcmp(option, "--hu") == 0)
         return options->hu = 1;
-    if (strcmp(option, "--force") == 0)
-        return options->force = 1;
-    if (strcmp(option, "--progress") == 0)
-        return options->progress = 1;
-    if (strcmp(option, "--quiet") == 0 || strcmp(option, "-q") == 0)
-        return options->quiet = 1;
+    if (cli_parse_run_flag(option, &options->force, &options->quiet, &options->progress))
+        return 1;
     int taken = cli_input_parse_option(argc, argv, i, &options->input);
     if (taken)
         return taken;
     static const char *const valued[] = {"--window", "--contrast-threshold", "--edge-threshold", "--sigma",
                                          "--octave-layers", "--max-keypoints", "--threads", "--device"};
-    int which = -1;
-    for (int k = 0; k < (int)(sizeof valued / sizeof valued[0]); k++)
-        if (strcmp(option, valued[k]) == 0)
-            which = k;
+    const int which = cli_option_index(option, valued, sizeof valued / sizeof valued[0]);
     if (which < 0)
         return 0;
     const char *text = cli_option_value(argc, argv, i);
@@ -203,17 +209,6 @@ int features_cli_parse_option(int argc, char **argv, int *i, features_cli_option
     return code ? -code : 1;
 }
 
-static int is_image_file(const char *path)
-{
-    unsigned char magic[4] = {0};
-    FILE *file = fopen(path, "rb");
-    if (!file)
-        return 0;
-    size_t got = fread(magic, 1, sizeof magic, file);
-    fclose(file);
-    return got == 4 && ((magic[0] == 0x89 && magic[1] == 'P') || (magic[0] == 0xff && magic[1] == 0xd8));
-}
-
 static int has_image_name(const char *path)
 {
     const char *dot = strrchr(path, '.');
@@ -222,28 +217,6 @@ static int has_image_name(const char *path)
         if (strcmp(dot, endings[i]) == 0)
             return 1;
     return 0;
-}
-
-/* Grey levels of an image as a one-slice U8 volume: grey as stored (16-bit keeps its high byte), colour
- * through OpenCV's BGR2GRAY weights in its fixed point (R 4899, G 9617, B 1868, shift 14). */
-static vl_status image_grey(const char *path, vl_volume *grey)
-{
-    vl_image image;
-    vl_status status = vl_image_read(path, &image);
-    if (status != VL_OK)
-        return status;
-    status = vl_volume_create(grey, image.width, image.height, 1, VL_U8);
-    uint8_t *out = status == VL_OK ? grey->data : NULL;
-    for (int64_t i = 0; out && i < image.width * image.height; i++) {
-        int s[3];
-        for (int c = 0; c < image.channels; c++) {
-            int64_t k = i * image.channels + c;
-            s[c] = image.bit_depth == 8 ? ((uint8_t *)image.data)[k] : ((uint16_t *)image.data)[k] >> 8;
-        }
-        out[i] = image.channels == 1 ? (uint8_t)s[0] : (uint8_t)((s[0] * 4899 + s[1] * 9617 + s[2] * 1868 + 8192) >> 14);
-    }
-    vl_image_free(&image);
-    return status;
 }
 
 /* Refuses slices SIFT cannot use: too small, or without any variation at all. */
@@ -265,10 +238,10 @@ int features_input_load(const char *path, features_cli_options *options, feature
     memset(input, 0, sizeof *input);
     input->path = path;
     int code;
-    if (is_image_file(path) || has_image_name(path)) {
+    if (cli_looks_like_image_file(path) || has_image_name(path)) {
         input->is_image = 1;
         input->uses_display = 1;
-        vl_status status = image_grey(path, &input->display);
+        vl_status status = cli_image_read_grey(path, &input->display);
         if (status != VL_OK)
             return cli_status_error(status);
         if (options->hu || options->window_given)
@@ -336,6 +309,25 @@ int features_cli_run_sift(const features_input *input, const features_cli_option
         return cli_status_error(status);
     cli_report_device(&outcome, "SIFT", !options->quiet);
     return 0;
+}
+
+int features_cli_load_pair(const char *const paths[2], const features_cli_options *options,
+                           features_cli_options per_input[2], features_input inputs[2])
+{
+    per_input[0] = per_input[1] = *options;
+    memset(inputs, 0, 2 * sizeof *inputs);
+    int code;
+    if ((code = features_input_load(paths[0], &per_input[0], &inputs[0])) ||
+        (code = features_input_load(paths[1], &per_input[1], &inputs[1])))
+        features_input_free(&inputs[0]);
+    return code;
+}
+
+int features_cli_run_sift_pair(const features_input inputs[2], const features_cli_options per_input[2],
+                               vl_sift_features features[2])
+{
+    int code = features_cli_run_sift(&inputs[0], &per_input[0], &features[0]);
+    return code ? code : features_cli_run_sift(&inputs[1], &per_input[1], &features[1]);
 }
 
 vl_status features_write_npy(const char *path, const float *descriptors, int64_t rows, int as_uint8)

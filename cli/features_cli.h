@@ -32,6 +32,11 @@ typedef struct features_match_options {
 void features_match_options_default(features_match_options *options);
 /* As features_cli_parse_option, for the matching options. */
 int features_cli_parse_match_option(int argc, char **argv, int *i, features_match_options *options);
+/* An argument that match and register-slices share: an input (A, then B), one of the shared options or one
+ * of the matching options. 1 when taken (advancing *i past a value), 0 when it is the command's own option,
+ * -exit_code on a third input or a bad value (printed). argv[0] is the command's name. */
+int features_cli_parse_pair_argument(int argc, char **argv, int *i, const char *paths[2],
+                                     features_cli_options *options, features_match_options *match);
 /* "similarity" or "affine". */
 const char *features_model_name(vl_transform_model model);
 
@@ -58,6 +63,14 @@ void features_input_free(features_input *input);
 
 /* SIFT on every slice with progress and the device notice; prints the error and returns its exit code. */
 int features_cli_run_sift(const features_input *input, const features_cli_options *options, vl_sift_features *out);
+
+/* The inputs A and B of match and register-slices: loads both, each with its own copy of `options`
+ * (per_input[k]), as features_input_load; on an error A is freed. Returns 0 or the printed error's exit code. */
+int features_cli_load_pair(const char *const paths[2], const features_cli_options *options,
+                           features_cli_options per_input[2], features_input inputs[2]);
+/* SIFT on A, then on B, as features_cli_run_sift; stops at the first error and returns its exit code. */
+int features_cli_run_sift_pair(const features_input inputs[2], const features_cli_options per_input[2],
+                               vl_sift_features features[2]);
 
 /* A NumPy .npy (format 1.0, little endian) of rows x 128 float32 or uint8. */
 vl_status features_write_npy(const char *path, const float *descriptors, int64_t rows, int as_uint8);

@@ -9,8 +9,10 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cli_clock.h"
 #include "cli_gpu_warm_up.h"
 #include "cli_input.h"
+#include "label_options.h"
 #include "cli_outputs.h"
 #include "label_multilabel.h"
 #include "voxlabel/atomic_file.h"
@@ -18,7 +20,6 @@
 #include "voxlabel/label.h"
 #include "voxlabel/seg_read.h"
 #include "voxlabel/stats.h"
-#include "voxlabel/threads.h"
 #include "voxlabel/voxlabel.h"
 
 static const char multilabel_help[] =
@@ -95,10 +96,7 @@ static int takes_value(const char *option)
                                              "--min-size", "--min-volume", "--largest-per-class", "--fill",
                                              "--intensity",
                                              "--device", "--gpu-memory", "--threads",     "--format"};
-    for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
-        if (strcmp(option, with_value[i]) == 0)
-            return 1;
-    return 0;
+    return cli_option_index(option, with_value, sizeof with_value / sizeof with_value[0]) >= 0;
 }
 
 /* Options of the mask path that mean nothing for a class map: named in the error rather than "unknown". */
@@ -106,10 +104,7 @@ static int mask_only(const char *option)
 {
     static const char *const options[] = {"--threshold", "--preset", "--open", "--close", "--largest",
                                           "--stats", "--matlab", "--preview", "--mat-class"};
-    for (size_t i = 0; i < sizeof options / sizeof options[0]; i++)
-        if (strcmp(option, options[i]) == 0)
-            return 1;
-    return 0;
+    return cli_option_index(option, options, sizeof options / sizeof options[0]) >= 0;
 }
 
 static int parse_arguments(int argc, char **argv, multilabel_arguments *args)
@@ -132,12 +127,7 @@ static int parse_arguments(int argc, char **argv, multilabel_arguments *args)
             exit(CLI_EXIT_OK);
         } else if (strcmp(option, "--multilabel") == 0) {
             continue;
-        } else if (strcmp(option, "--force") == 0) {
-            args->force = 1;
-        } else if (strcmp(option, "--quiet") == 0 || strcmp(option, "-q") == 0) {
-            quiet = 1;
-        } else if (strcmp(option, "--progress") == 0) {
-            progress = 1;
+        } else if (cli_parse_run_flag(option, &args->force, &quiet, &progress)) {
         } else if (mask_only(option)) {
             return cli_error(CLI_EXIT_USAGE,
                              "%s: not used with --multilabel (the class map's values are the classes; per-class "
@@ -149,19 +139,13 @@ static int parse_arguments(int argc, char **argv, multilabel_arguments *args)
                                  option);
             if (!(value = cli_option_value(argc, argv, &i)))
                 return CLI_EXIT_USAGE;
-            if (strcmp(option, "-o") == 0 || strcmp(option, "--output") == 0) {
+            const int shared_option =
+                label_parse_shared_option(option, value, &args->label, &args->input, &args->format);
+            if (shared_option < 0)
+                return -shared_option;
+            if (shared_option) {
+            } else if (strcmp(option, "-o") == 0 || strcmp(option, "--output") == 0) {
                 args->output_directory = value;
-            } else if (strcmp(option, "--conn") == 0) {
-                int64_t connectivity;
-                if (cli_parse_int64("--conn", value, 1, 26, &connectivity))
-                    return CLI_EXIT_USAGE;
-                if (!vl_connectivity_is_valid((int)connectivity))
-                    return cli_error(CLI_EXIT_USAGE, "--conn: %s is not one of 6, 18, 26 (3D) or 4, 8 (per slice)",
-                                     value);
-                args->label.connectivity = (int)connectivity;
-            } else if (strcmp(option, "--order") == 0) {
-                if (vl_label_order_parse(value, &args->label.order) != VL_OK)
-                    return cli_error(CLI_EXIT_USAGE, "%s", vl_last_error());
             } else if (strcmp(option, "--min-size") == 0) {
                 if (cli_parse_int64("--min-size", value, 0, INT64_MAX, &args->min_size))
                     return CLI_EXIT_USAGE;
@@ -182,22 +166,6 @@ static int parse_arguments(int argc, char **argv, multilabel_arguments *args)
                     args->fill = VL_FILL_NEIGHBOUR;
                 else
                     return cli_error(CLI_EXIT_USAGE, "--fill: '%s' is not one of background, neighbour", value);
-            } else if (strcmp(option, "--device") == 0) {
-                if (cli_parse_device(value, &args->label.device))
-                    return CLI_EXIT_USAGE;
-            } else if (strcmp(option, "--gpu-memory") == 0) {
-                if (cli_parse_bytes("--gpu-memory", value, &args->label.device.gpu_memory))
-                    return CLI_EXIT_USAGE;
-            } else if (strcmp(option, "--threads") == 0) {
-                int64_t threads;
-                if (cli_parse_int64("--threads", value, 1, 64, &threads))
-                    return CLI_EXIT_USAGE;
-                args->label.threads = args->input.threads = (int)threads;
-                vl_set_thread_limit((int)threads);
-            } else if (strcmp(option, "--format") == 0) {
-                if (vl_file_format_parse(value, &args->format) != VL_OK)
-                    return cli_error(CLI_EXIT_USAGE, "--format: '%s' is not one of nii.gz, nii, nrrd, mha, mat, raw",
-                                     value);
             }
         } else if (!args->input_path) {
             args->input_path = option;
@@ -294,6 +262,15 @@ static void write_csv_text(FILE *out, const char *text)
     fputc('"', out);
 }
 
+/* The class_name field and its comma, when the class names are known (names[c - 1] names class c). */
+static void write_class_name(FILE *out, char (*names)[65], uint32_t name_count, uint32_t cls)
+{
+    if (!names)
+        return;
+    write_csv_text(out, cls >= 1 && cls <= name_count ? names[cls - 1] : "");
+    fputc(',', out);
+}
+
 /* names[c - 1] is the name of class c (a SEG's SegmentLabel) for c <= name_count; NULL when none are known. */
 static vl_status write_csv(const char *path, const vl_label_result *result, const vl_component_stats *stats,
                            char (*names)[65], uint32_t name_count, int intensity)
@@ -309,10 +286,7 @@ static vl_status write_csv(const char *path, const vl_label_result *result, cons
     for (uint32_t k = 0; k < result->count; k++) {
         const vl_component_stats *c = &stats[k];
         fprintf(out, "%u,%u,", k + 1, result->classes[k]);
-        if (names) {
-            write_csv_text(out, result->classes[k] <= name_count ? names[result->classes[k] - 1] : "");
-            fputc(',', out);
-        }
+        write_class_name(out, names, name_count, result->classes[k]);
         fprintf(out, "%llu,%.6f,%.4f,%.4f,%.4f,%lld,%lld,%lld,%lld,%lld,%lld",
                 (unsigned long long)result->sizes[k], c->volume_mm3, c->centroid_lps[0], c->centroid_lps[1],
                 c->centroid_lps[2], (long long)c->bbox_min[0], (long long)c->bbox_min[1], (long long)c->bbox_min[2],
@@ -339,10 +313,7 @@ static vl_status write_classes_csv(const char *path, const class_count *classes,
     for (uint32_t k = 0; k < classes_present; k++) {
         const class_count *c = &classes[k];
         fprintf(out, "%u,", c->cls);
-        if (names) {
-            write_csv_text(out, c->cls >= 1 && c->cls <= name_count ? names[c->cls - 1] : "");
-            fputc(',', out);
-        }
+        write_class_name(out, names, name_count, c->cls);
         fprintf(out, "%u,%llu,%.6f,%u,%llu,%.6f,%u,%llu\n", c->components, (unsigned long long)c->voxels,
                 (double)c->voxels * voxel_volume, c->kept_components, (unsigned long long)c->kept_voxels,
                 (double)c->kept_voxels * voxel_volume, c->components - c->kept_components,
@@ -434,13 +405,6 @@ static int place_seg(const multilabel_arguments *args, vl_seg_class_map *seg, co
         return cli_error(CLI_EXIT_INPUT, "%s: not on the grid of %s: %s", args->input_path, args->intensity_path,
                          vl_last_error());
     return 0;
-}
-
-static double seconds_since(const struct timespec *start)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) * 1e-9;
 }
 
 /* A copy of the result's sizes and classes, for the per-class counts before the clean-up. */
@@ -536,7 +500,7 @@ int label_multilabel_run(int argc, char **argv)
     clock_gettime(CLOCK_MONOTONIC, &start);
     if ((status = vl_label_multilabel(&input.volume, &labels, &args.label, &result)) != VL_OK)
         goto failed;
-    const double label_seconds = seconds_since(&start);
+    const double label_seconds = cli_seconds_since(&start);
     cli_report_device(&result.outcome, "labelled", 1);
     if (result.count == 0)
         cli_warning("%s holds no class (every voxel is 0): the outputs hold no components", args.input_path);
@@ -597,7 +561,7 @@ int label_multilabel_run(int argc, char **argv)
                                     seg.segment_count, voxel_volume)) != VL_OK)
         goto failed;
     run_report report = {&args,       &input,         &result,       classes,       class_total,
-                         labelled,    min_size,       label_seconds, seconds_since(&total_start),
+                         labelled,    min_size,       label_seconds, cli_seconds_since(&total_start),
                          names[0],    cleans(&args) ? names[4] : NULL, seg.names, seg.segment_count};
     if ((status = write_summary(cli_outputs_staged(&outputs, 2), &report)) != VL_OK)
         goto failed;
