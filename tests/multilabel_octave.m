@@ -41,7 +41,7 @@ for k = 1:24
       % Every class's components with their minimum key and size.
       keys = []; sizes = []; pieces = zeros(size(image));
       present = unique(image(image > 0));
-      for c = present'
+      for c = present(:)'                               % a row image gives a row of classes: one class a turn
         L = bwlabeln(image == c, conn);
         idx = find(L(:));
         lab = L(idx);
