@@ -8,7 +8,7 @@
 # gitignored .whl/ (how to fill it: docs/python.md, Benchmarks; a device call must carry it), installed here
 # with --no-deps into a temporary folder put last on PYTHONPATH, only those the device's python lacks; without
 # .whl/ the bkeccl column stays empty and the Dask step is skipped, with a message. About 4 minutes (the
-# step limits add up to 235 s; the Dask step took 61 s on the H200).
+# step limits add up to 235 s; the Dask step, the longest, has 90 s).
 # usage: bench/python_device_run.sh BIN_DIR OUT_DIR
 set -uo pipefail
 bin=$(cd "$1" && pwd) out=$2

@@ -46,9 +46,9 @@ cases = {
 }
 
 
-# Files the CLI fuzz campaign (fuzz/cli_campaign.py) found, on which libmatio allocated 12 GB (Mat_VarRead,
-# dims from a corrupt compressed header), 7 GB (the headers of an element running past the end) and 8.5 GB (a
-# dims tag claiming 4 GB behind corrupt array flags).
+# Files whose corrupt headers make libmatio allocate, unless checked first, 12 GB (Mat_VarRead, dims from a
+# corrupt compressed header), 7 GB (the headers of an element running past the end) and 8.5 GB (a dims tag
+# claiming 4 GB behind corrupt array flags).
 here = os.path.dirname(os.path.abspath(__file__))
 for name in ('corrupt_deflate_dims.mat', 'element_past_end_info.mat', 'dims_tag_4gb.mat'):
     cases['fuzz_' + name] = (open(os.path.join(here, '..', 'test-data', 'mat_fuzz', name), 'rb').read(), 3)
