@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "image2d/shape_hull.h"
 #include "image2d/shape_matlab.h"
 
 static const double pi = 3.14159265358979323846;
@@ -86,17 +87,6 @@ static double perimeter(const vl_shape_mask *m)
     return 0.980 * (double)even + 1.406 * (double)odd - 0.091 * (double)corners;
 }
 
-static int64_t cross(const int64_t *o, const int64_t *a, const int64_t *b)
-{
-    return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]);
-}
-
-static int compare_points(const void *pa, const void *pb)
-{
-    const int64_t *a = pa, *b = pb;
-    return a[0] != b[0] ? (a[0] < b[0] ? -1 : 1) : (a[1] < b[1] ? -1 : a[1] > b[1]);
-}
-
 /* [lo, hi]: the integer X with (X, Y) inside or on the counter-clockwise hull; lo > hi when none. */
 static void hull_row(const int64_t *hull, int64_t k, int64_t Y, int64_t *lo, int64_t *hi)
 {
@@ -147,19 +137,7 @@ static int64_t convex_area(const vl_shape_mask *m)
                 points[2 * n] = add[i][0], points[2 * n + 1] = add[i][1], n++;
         }
     }
-    qsort(points, (size_t)n, 2 * sizeof *points, compare_points);
-    int64_t k = 0;
-    for (int64_t i = 0; i < n; i++) {
-        while (k >= 2 && cross(&hull[2 * (k - 2)], &hull[2 * (k - 1)], &points[2 * i]) <= 0)
-            k--;
-        hull[2 * k] = points[2 * i], hull[2 * k + 1] = points[2 * i + 1], k++;
-    }
-    for (int64_t i = n - 2, lower = k + 1; i >= 0; i--) {
-        while (k >= lower && cross(&hull[2 * (k - 2)], &hull[2 * (k - 1)], &points[2 * i]) <= 0)
-            k--;
-        hull[2 * k] = points[2 * i], hull[2 * k + 1] = points[2 * i + 1], k++;
-    }
-    k--; /* counter-clockwise in (x, y), the last point repeats the first */
+    const int64_t k = vl_shape_convex_hull(points, n, hull); /* counter-clockwise, as hull_row needs */
     int64_t count = 0;
     for (int64_t y = 0; y < m->h; y++) {
         for (int64_t x = 0; x < m->w; x++)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "voxlabel/error.h"
+#include "image2d/shape_hull.h"
 #include "image2d/shape_matlab.h"
 #include "voxlabel/shape.h"
 
@@ -209,17 +210,6 @@ static int euler_number(const crop *c)
     return (int)((ones - threes - 2 * diagonals) / 4);
 }
 
-static int64_t cross(const int64_t *o, const int64_t *a, const int64_t *b)
-{
-    return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]);
-}
-
-static int compare_points(const void *pa, const void *pb)
-{
-    const int64_t *a = pa, *b = pb;
-    return a[0] != b[0] ? (a[0] < b[0] ? -1 : 1) : (a[1] < b[1] ? -1 : a[1] > b[1]);
-}
-
 static int64_t gcd64(int64_t a, int64_t b)
 {
     a = a < 0 ? -a : a;
@@ -253,19 +243,7 @@ static int64_t convex_area(const crop *c, int64_t *points, int64_t *hull)
     }
     if (n == 1)
         return 1;
-    qsort(points, (size_t)n, 2 * sizeof *points, compare_points);
-    int64_t k = 0;
-    for (int64_t i = 0; i < n; i++) {
-        while (k >= 2 && cross(&hull[2 * (k - 2)], &hull[2 * (k - 1)], &points[2 * i]) <= 0)
-            k--;
-        hull[2 * k] = points[2 * i], hull[2 * k + 1] = points[2 * i + 1], k++;
-    }
-    for (int64_t i = n - 2, lower = k + 1; i >= 0; i--) {
-        while (k >= lower && cross(&hull[2 * (k - 2)], &hull[2 * (k - 1)], &points[2 * i]) <= 0)
-            k--;
-        hull[2 * k] = points[2 * i], hull[2 * k + 1] = points[2 * i + 1], k++;
-    }
-    k--; /* the last point repeats the first */
+    const int64_t k = vl_shape_convex_hull(points, n, hull);
     int64_t twice_area = 0, boundary = 0;
     for (int64_t i = 0; i < k; i++) {
         const int64_t *p = &hull[2 * i], *q = &hull[2 * ((i + 1) % k)];

@@ -241,6 +241,15 @@ static size_t format_double(char *out, double value, const char *missing)
     return isnan(value) || isinf(value) ? format_text(out, missing) : vl_format_g12(out, value);
 }
 
+/* KIND_BOX_WIDTH: `at` points at bbox_min[axis]; bbox_max[axis] lies at the same distance into bbox_max. */
+static int64_t box_width(const char *at)
+{
+    const int64_t min = *(const int64_t *)at;
+    const int64_t max = *(const int64_t *)(at + offsetof(vl_component_stats, bbox_max) -
+                                           offsetof(vl_component_stats, bbox_min));
+    return max - min + 1;
+}
+
 size_t vl_stats_column_format(char *out, const vl_stats_column *column, const vl_component_stats *stats,
                               const char *missing)
 {
@@ -253,12 +262,7 @@ size_t vl_stats_column_format(char *out, const vl_stats_column *column, const vl
     case KIND_F64: return format_double(out, *(const double *)at, missing);
     case KIND_F64_PLUS_ONE: return format_double(out, *(const double *)at + 1, missing);
     case KIND_BOX_CORNER: return format_double(out, present ? (double)*(const int64_t *)at + 0.5 : NAN, missing);
-    case KIND_BOX_WIDTH: {
-        const int64_t min = *(const int64_t *)at;
-        const int64_t max = *(const int64_t *)(at + offsetof(vl_component_stats, bbox_max) -
-                                               offsetof(vl_component_stats, bbox_min));
-        return vl_format_unsigned(out, present ? (unsigned long long)(max - min + 1) : 0);
-    }
+    case KIND_BOX_WIDTH: return vl_format_unsigned(out, present ? (unsigned long long)box_width(at) : 0);
     }
     return 0;
 }
@@ -272,13 +276,7 @@ int vl_stats_column_value(const vl_stats_column *column, const vl_component_stat
     case KIND_U32: *integer = *(const uint32_t *)at; return 1;
     case KIND_U64: *integer = (int64_t)*(const uint64_t *)at; return 1;
     case KIND_I64: *integer = present ? *(const int64_t *)at : -1; return 1;
-    case KIND_BOX_WIDTH: {
-        const int64_t min = *(const int64_t *)at;
-        const int64_t max = *(const int64_t *)(at + offsetof(vl_component_stats, bbox_max) -
-                                               offsetof(vl_component_stats, bbox_min));
-        *integer = present ? max - min + 1 : 0;
-        return 1;
-    }
+    case KIND_BOX_WIDTH: *integer = present ? box_width(at) : 0; return 1;
     case KIND_F64: *real = *(const double *)at; return 0;
     case KIND_F64_PLUS_ONE: *real = *(const double *)at + 1; return 0;
     case KIND_BOX_CORNER: *real = present ? (double)*(const int64_t *)at + 0.5 : NAN; return 0;
