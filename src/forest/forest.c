@@ -45,6 +45,20 @@ typedef struct sample_job {
     char error[256];
 } sample_job;
 
+/* The first of the ascending sample voxels[0..samples) that is not below `key` (samples when none). */
+static int64_t first_sample_from(const int64_t *voxels, int64_t samples, int64_t key)
+{
+    int64_t lo = 0, hi = samples;
+    while (lo < hi) {
+        const int64_t mid = (lo + hi) / 2;
+        if (voxels[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static void *sample_work(void *arg)
 {
     sample_job *job = arg;
@@ -74,16 +88,8 @@ static void *sample_work(void *arg)
         for (int64_t z = tile.lo[2]; z < tile.hi[2]; z++)
             for (int64_t y = tile.lo[1]; y < tile.hi[1]; y++) {
                 const int64_t row = nx * (y + ny * z);
-                /* the samples of this row segment: binary search for its start */
-                int64_t lo = 0, hi = job->samples;
-                while (lo < hi) {
-                    const int64_t mid = (lo + hi) / 2;
-                    if (job->voxels[mid] < row + tile.lo[0])
-                        lo = mid + 1;
-                    else
-                        hi = mid;
-                }
-                for (int64_t s = lo; s < job->samples && job->voxels[s] < row + tile.hi[0]; s++) {
+                /* the samples of this row segment */
+                for (int64_t s = first_sample_from(job->voxels, job->samples, row + tile.lo[0]); s < job->samples && job->voxels[s] < row + tile.hi[0]; s++) {
                     const int64_t x = job->voxels[s] - row;
                     const int64_t p[3] = {x, y, z};
                     for (int a = 0; a < 3; a++) {
@@ -113,15 +119,7 @@ static void *sample_work(void *arg)
         for (int64_t z = box.lo[2]; z < box.hi[2]; z++)
             for (int64_t y = box.lo[1]; y < box.hi[1]; y++) {
                 const int64_t row = nx * (y + ny * z);
-                int64_t lo = 0, hi = job->samples;
-                while (lo < hi) {
-                    const int64_t mid = (lo + hi) / 2;
-                    if (job->voxels[mid] < row + box.lo[0])
-                        lo = mid + 1;
-                    else
-                        hi = mid;
-                }
-                for (int64_t s = lo; s < job->samples && job->voxels[s] < row + box.hi[0]; s++) {
+                for (int64_t s = first_sample_from(job->voxels, job->samples, row + box.lo[0]); s < job->samples && job->voxels[s] < row + box.hi[0]; s++) {
                     const int64_t local = (job->voxels[s] - row - box.lo[0]) + bx * ((y - box.lo[1]) + by * (z - box.lo[2]));
                     for (int f = 0; f < job->feature_count; f++)
                         job->features[s * job->feature_count + f] = channels[(int64_t)f * box_voxels + local];

@@ -88,36 +88,15 @@ static int steps_below(int connectivity, int steps[9][2])
     return count; /* 0 for 4 and 8: slices are labelled on their own */
 }
 
-/* Unites every piece on slab `s`'s first slice with the pieces of the slice below it that it touches. */
-static void join_face(uint32_t *parent, const vl_volume *labels, const slab *below, const slab *above,
-                      int steps[9][2], int step_count)
+/* Unites every piece on slab `s`'s first slice with the pieces of the slice below it that it touches; for a
+ * class map (table->classes set) only pieces of the same class. */
+static void join_face(uint32_t *parent, const vl_volume *labels, const slab_table *table, const slab *below,
+                      const slab *above, int steps[9][2], int step_count)
 {
     const int64_t nx = labels->nx, ny = labels->ny, slice = nx * ny;
     const uint32_t *lower = (const uint32_t *)labels->data + (above->z0 - 1) * slice;
     const uint32_t *upper = (const uint32_t *)labels->data + above->z0 * slice;
-    for (int64_t y = 0; y < ny; y++)
-        for (int64_t x = 0; x < nx; x++) {
-            const uint32_t a = upper[x + nx * y];
-            if (!a)
-                continue;
-            for (int n = 0; n < step_count; n++) {
-                const int64_t xb = x + steps[n][0], yb = y + steps[n][1];
-                if (xb < 0 || xb >= nx || yb < 0 || yb >= ny)
-                    continue;
-                const uint32_t b = lower[xb + nx * yb];
-                if (b)
-                    vl_unite(parent, (uint32_t)(above->base + a - 1), (uint32_t)(below->base + b - 1));
-            }
-        }
-}
-
-/* join_face for a class map: pieces join only when their voxels hold the same class. */
-static void join_face_by_class(uint32_t *parent, const vl_volume *labels, const slab_table *table, const slab *below,
-                               const slab *above, int steps[9][2], int step_count)
-{
-    const int64_t nx = labels->nx, ny = labels->ny, slice = nx * ny;
-    const uint32_t *lower = (const uint32_t *)labels->data + (above->z0 - 1) * slice;
-    const uint32_t *upper = (const uint32_t *)labels->data + above->z0 * slice;
+    const uint32_t *classes = table->classes;
     for (int64_t y = 0; y < ny; y++)
         for (int64_t x = 0; x < nx; x++) {
             const uint32_t a = upper[x + nx * y];
@@ -129,8 +108,11 @@ static void join_face_by_class(uint32_t *parent, const vl_volume *labels, const 
                 if (xb < 0 || xb >= nx || yb < 0 || yb >= ny)
                     continue;
                 const uint32_t b = lower[xb + nx * yb];
-                if (b && table->classes[below->base + b - 1] == table->classes[id_a])
-                    vl_unite(parent, (uint32_t)id_a, (uint32_t)(below->base + b - 1));
+                if (!b)
+                    continue;
+                const uint64_t id_b = below->base + b - 1;
+                if (!classes || classes[id_b] == classes[id_a])
+                    vl_unite(parent, (uint32_t)id_a, (uint32_t)id_b);
             }
         }
 }
@@ -225,12 +207,8 @@ static vl_status merge_slabs(const slab_table *table, int connectivity, vl_label
         parent[id] = (uint32_t)id;
     int steps[9][2];
     const int step_count = steps_below(connectivity, steps);
-    for (int64_t s = 1; s < table->count && step_count; s++) {
-        if (table->classes)
-            join_face_by_class(parent, labels, table, &table->slabs[s - 1], &table->slabs[s], steps, step_count);
-        else
-            join_face(parent, labels, &table->slabs[s - 1], &table->slabs[s], steps, step_count);
-    }
+    for (int64_t s = 1; s < table->count && step_count; s++)
+        join_face(parent, labels, table, &table->slabs[s - 1], &table->slabs[s], steps, step_count);
     vl_status status = number_components(parent, table, order, result);
     if (status == VL_OK) {
         threads = vl_cpu_thread_count(threads);
