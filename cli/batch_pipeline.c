@@ -11,6 +11,7 @@
 #include "batch_events.h"
 #include "batch_pipeline.h"
 #include "cli.h"
+#include "cli_clock.h"
 #include "voxlabel/atomic_file.h"
 
 typedef struct loaded_series {
@@ -31,13 +32,6 @@ typedef struct pipeline {
     pthread_cond_t changed;
 } pipeline;
 
-static double now_seconds(void)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
-}
-
 static void load_series(const batch_work *work, size_t index, loaded_series *slot)
 {
     const batch_series *series = &work->list->items[index];
@@ -50,10 +44,11 @@ static void load_series(const batch_work *work, size_t index, loaded_series *slo
     slot->index = index;
     slot->input.kind = "dicom";
     slot->input.has_report = 1;
-    const double start = now_seconds();
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
     slot->status = vl_dicom_read_series_files((const char *const *)series->info->paths, series->info->path_count,
                                               series->source, &read, &slot->input.volume, &slot->input.report);
-    slot->read_seconds = now_seconds() - start;
+    slot->read_seconds = cli_seconds_since(&start);
     if (slot->status != VL_OK) {
         snprintf(slot->error, sizeof slot->error, "%s", vl_last_error());
         vl_volume_free(&slot->input.volume);
@@ -121,7 +116,7 @@ static int exit_code_of(vl_status status)
 }
 
 /* Labels one loaded series (or records why it could not be read); returns 0 or the failure's exit code. */
-static int process(const batch_work *work, loaded_series *loaded, size_t position, double started)
+static int process(const batch_work *work, loaded_series *loaded, size_t position, const struct timespec *started)
 {
     const batch_series *series = &work->list->items[loaded->index];
     char directory[VL_PATH_MAX];
@@ -202,7 +197,7 @@ static int process(const batch_work *work, loaded_series *loaded, size_t positio
     free(warnings);
     if (!work->quiet) {
         /* The rest at this worker's pace so far. */
-        const double left = (now_seconds() - started) / (double)(position + 1) *
+        const double left = cli_seconds_since(started) / (double)(position + 1) *
                             (double)(work->pending_count - position - 1);
         char eta[32] = "";
         if (position + 1 < work->pending_count)
@@ -235,14 +230,15 @@ int batch_work_run(const batch_work *work)
         return cli_error(CLI_EXIT_DEVICE, "batch: cannot start the reader thread");
     }
     int worst = 0;
-    const double started = now_seconds();
+    struct timespec started;
+    clock_gettime(CLOCK_MONOTONIC, &started);
     for (size_t position = 0; position < work->pending_count; position++) {
         pthread_mutex_lock(&p.lock);
         while (p.count == 0)
             pthread_cond_wait(&p.changed, &p.lock);
         loaded_series *loaded = &p.slots[p.head];
         pthread_mutex_unlock(&p.lock);
-        const int code = process(work, loaded, position, started);
+        const int code = process(work, loaded, position, &started);
         worst = code > worst ? code : worst;
         pthread_mutex_lock(&p.lock);
         p.head = (p.head + 1) % p.capacity;

@@ -142,6 +142,16 @@ static int parse_arguments(int argc, char **argv, cut_arguments *args)
     return 0;
 }
 
+/* A seed or prior map: a PNG or JPEG as its grey samples, anything else through the volume readers. */
+static vl_status read_map(const char *path, vl_volume *map)
+{
+    if (cli_is_image_file(path))
+        return cli_image_read_grey(path, map);
+    vl_read_options read;
+    vl_read_options_default(&read);
+    return vl_read_volume(path, &read, map);
+}
+
 static vl_status write_summary(const char *path, const cut_arguments *args, const cli_input *input,
                                const vl_cut_result *r, uint32_t components, double seconds)
 {
@@ -173,8 +183,8 @@ static vl_status write_summary(const char *path, const cut_arguments *args, cons
     }
     fprintf(out, ",\n  \"parameters\": {\"connectivity\": %d, \"components\": %d, \"lambda\": %.17g, "
                  "\"gamma\": %.17g, \"beta\": %.17g, \"rounds\": %d, \"units_per_nat\": %d},\n",
-            o->connectivity ? o->connectivity : v->nz == 1 ? 8 : 6, o->components, o->unary_weight,
-            o->boundary_weight, r->beta, o->rounds, VL_CUT_UNITS_PER_NAT);
+            o->connectivity, o->components, o->unary_weight, o->boundary_weight, r->beta, o->rounds,
+            VL_CUT_UNITS_PER_NAT);
     fprintf(out, "  \"result\": {\"energy\": %lld, \"energy_nats\": %.17g, \"cut_value\": %lld, \"iterations\": %lld, "
                  "\"rounds_run\": %d, \"object_voxels\": %lld, \"components\": %u},\n",
             (long long)r->energy, (double)r->energy / VL_CUT_UNITS_PER_NAT, (long long)r->cut_value,
@@ -211,17 +221,15 @@ int cmd_cut(int argc, char **argv)
         cli_outputs_abort(&outputs);
         return code;
     }
+    if (!args.cut.connectivity) /* the cut's default, resolved once for the labelling and the summary */
+        args.cut.connectivity = input.volume.nz == 1 ? 8 : 6;
     vl_volume seeds = {0}, prior = {0}, object = {0}, labels = {0};
     vl_label_result labelled = {0};
     vl_component_stats *stats = NULL;
     vl_cut_result result;
-    vl_read_options read;
-    vl_read_options_default(&read);
-    vl_status status = cli_is_image_file(args.seeds_path) ? cli_image_read_grey(args.seeds_path, &seeds)
-                                                          : vl_read_volume(args.seeds_path, &read, &seeds);
+    vl_status status = read_map(args.seeds_path, &seeds);
     if (status == VL_OK && args.prior_path) {
-        status = cli_is_image_file(args.prior_path) ? cli_image_read_grey(args.prior_path, &prior)
-                                                    : vl_read_volume(args.prior_path, &read, &prior);
+        status = read_map(args.prior_path, &prior);
         args.cut.prior = &prior;
     }
     if (status == VL_OK)
@@ -230,8 +238,7 @@ int cmd_cut(int argc, char **argv)
         cli_report_device(&result.outcome, "max-flow ran", 1);
         vl_label_options label;
         vl_label_options_default(&label);
-        int connectivity = args.cut.connectivity ? args.cut.connectivity : input.volume.nz == 1 ? 8 : 6;
-        label.connectivity = connectivity;
+        label.connectivity = args.cut.connectivity;
         label.device = args.cut.maxflow.device;
         status = vl_label_volume(&object, &labels, &label, &labelled);
     }
