@@ -31,25 +31,34 @@ namespace {
 constexpr const char *kSegmentationStorage = "1.2.840.10008.5.1.4.1.1.66.4";
 constexpr const char *kLabelMapSegmentationStorage = "1.2.840.10008.5.1.4.1.1.66.7";
 
-std::string sop_class_of(const char *path)
+std::string sop_class_in(DcmFileFormat &format)
 {
-    DcmFileFormat format;
-    if (format.loadFileUntilTag(path, EXS_Unknown, EGL_noChange, 4096, ERM_autoDetect, DCM_SOPClassUID).bad())
-        return "";
     OFString uid;
     if (format.getDataset()->findAndGetOFString(DCM_SOPClassUID, uid).bad())
         format.getMetaInfo()->findAndGetOFString(DCM_MediaStorageSOPClassUID, uid);
     return uid.c_str();
 }
 
-/* Rows and Columns from the header (dcmseg keeps its image pixel module protected). */
-bool frame_size_of(const char *path, Uint16 &rows, Uint16 &columns)
+std::string sop_class_of(const char *path)
 {
     DcmFileFormat format;
-    if (format.loadFileUntilTag(path, EXS_Unknown, EGL_noChange, 4096, ERM_autoDetect, DCM_PixelData).bad())
-        return false;
-    return format.getDataset()->findAndGetUint16(DCM_Rows, rows).good() &&
-           format.getDataset()->findAndGetUint16(DCM_Columns, columns).good();
+    if (format.loadFileUntilTag(path, EXS_Unknown, EGL_noChange, 4096, ERM_autoDetect, DCM_SOPClassUID).bad())
+        return "";
+    return sop_class_in(format);
+}
+
+/* The SOP class, Rows and Columns from one read of the header (dcmseg keeps its image pixel module protected);
+ * rows and columns stay 0 when the header up to the pixel data cannot be read. */
+void header_of(const char *path, std::string &sop_class, Uint16 &rows, Uint16 &columns)
+{
+    DcmFileFormat format;
+    if (format.loadFileUntilTag(path, EXS_Unknown, EGL_noChange, 4096, ERM_autoDetect, DCM_PixelData).bad()) {
+        sop_class = sop_class_of(path);
+        return;
+    }
+    sop_class = sop_class_in(format);
+    if (format.getDataset()->findAndGetUint16(DCM_Rows, rows).good())
+        format.getDataset()->findAndGetUint16(DCM_Columns, columns);
 }
 
 struct Frame {
@@ -91,7 +100,10 @@ extern "C" vl_status vl_read_dicom_seg(const char *path, vl_seg_class_map *map)
 {
     std::memset(map, 0, sizeof *map);
     vl_dicom_initialise();
-    if (sop_class_of(path) == kLabelMapSegmentationStorage)
+    std::string sop_class;
+    Uint16 rows = 0, columns = 0;
+    header_of(path, sop_class, rows, columns);
+    if (sop_class == kLabelMapSegmentationStorage)
         return input_error(path, "a LABELMAP segmentation, which DCMTK 3.6.7 cannot read (binary SEGs are read)");
     DcmSegmentation *loaded = nullptr;
     OFCondition condition = DcmSegmentation::loadFile(path, loaded);
@@ -100,8 +112,6 @@ extern "C" vl_status vl_read_dicom_seg(const char *path, vl_seg_class_map *map)
         return input_error(path, "not a DICOM Segmentation DCMTK can read: %s", condition.text());
     if (seg->getSegmentationType() != DcmSegTypes::ST_BINARY)
         return input_error(path, "a fractional segmentation; only binary SEGs are read as class maps");
-    Uint16 rows = 0, columns = 0;
-    frame_size_of(path, rows, columns);
     const size_t frame_count = seg->getNumberOfFrames(), segment_count = seg->getNumberOfSegments();
     if (rows == 0 || columns == 0 || frame_count == 0 || segment_count == 0)
         return input_error(path, "%ux%u pixels, %zu frames, %zu segments: nothing to read", rows, columns,
