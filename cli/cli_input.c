@@ -16,7 +16,7 @@ const char cli_input_help[] =
     "  --on-irregular POLICY      error|warn|resample for gaps, duplicates, variable spacing and tilt\n"
     "                             (default: warn for tilt and variable spacing, error for gaps and duplicates)\n"
     "  --raw-dims X,Y,Z           raw input dimensions (x fastest)\n"
-    "  --raw-type u8|i16|u16|f32  raw voxel type (little endian)\n";
+    "  --raw-type u8|i16|u16|u32|f32  raw voxel type (little endian)\n";
 
 void cli_input_options_default(cli_input_options *options)
 {

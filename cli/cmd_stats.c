@@ -168,6 +168,18 @@ static int parse_arguments(int argc, char **argv, stats_arguments *args)
     return 0;
 }
 
+/* One row per label 1..largest (as regionprops3 gives) is only sane when there are at most as many labels
+ * as voxels; beyond that the table would be mostly empty rows and its buffers could not be allocated. */
+static int check_label_range(const char *path, uint64_t largest, int64_t voxels)
+{
+    if (largest <= (uint64_t)voxels)
+        return 0;
+    return cli_error(CLI_EXIT_INPUT,
+                     "%s: the largest label is %llu but the volume has only %lld voxels: statistics give one row "
+                     "per label 1..%llu, so number the labels densely first",
+                     path, (unsigned long long)largest, (long long)voxels, (unsigned long long)largest);
+}
+
 /* Labels as U8/U16/U32 with their largest value; other dtypes are accepted when every voxel is a
  * non-negative integer (MATLAB doubles, Slicer's int16 segmentations), and converted to U32. */
 static int prepare_labels(const char *path, vl_volume *labels, uint32_t *count)
@@ -182,7 +194,7 @@ static int prepare_labels(const char *path, vl_volume *labels, uint32_t *count)
             largest = v > largest ? v : largest;
         }
         *count = (uint32_t)largest;
-        return 0;
+        return check_label_range(path, largest, n);
     }
     vl_volume converted;
     if (vl_volume_create_uninitialised(&converted, labels->nx, labels->ny, labels->nz, VL_U32) != VL_OK)
@@ -202,7 +214,7 @@ static int prepare_labels(const char *path, vl_volume *labels, uint32_t *count)
     vl_volume_free(labels);
     *labels = converted;
     *count = (uint32_t)largest;
-    return 0;
+    return check_label_range(path, largest, n);
 }
 
 int cmd_stats(int argc, char **argv)

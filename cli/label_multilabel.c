@@ -34,7 +34,7 @@ static const char multilabel_help[] =
     "components, voxels and volume before and after the clean-up), DIR/summary.json and, with a clean-up\n"
     "option, DIR/cleaned.nii.gz. docs/multilabel.md has the details.\n"
     "\n"
-    "The class map is NIfTI, NRRD, MHA, MAT or raw (--raw-dims, --raw-type u8|u16|i16), with unsigned\n"
+    "The class map is NIfTI, NRRD, MHA, MAT or raw (--raw-dims, --raw-type u8|u16|u32|i16), with unsigned\n"
     "integer classes (i16 is taken when it has no negative voxel); a float map or a negative class is refused.\n"
     "A binary DICOM SEG is read as a class map too: class = segment number, on the grid of its frames (on the\n"
     "CT's grid with --intensity CT_DIR, which must be the series the SEG references), the SegmentLabel as\n"

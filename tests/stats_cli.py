@@ -43,6 +43,9 @@ def main():
     negative = labels.copy()
     negative[1, 1, 1] = -1
     save(p("negative.nii.gz"), negative)
+    sparse = np.zeros((2, 2, 2), np.uint32)  # one voxel holding the largest u32 label: far more labels than voxels
+    sparse[1, 1, 1] = 4294967295
+    save(p("sparse.nii.gz"), sparse)
     for name in ("out.csv", "out.json", "other.json"):
         if os.path.exists(p(name)):
             os.remove(p(name))
@@ -52,6 +55,7 @@ def main():
     expect(run(p("seg.nii.gz"), "-o", p("x.csv"), "--stats", "fast"), 2, "bad --stats")
     expect(run(p("missing.nii.gz"), "-o", p("x.csv")), 3, "missing input")
     expect(run(p("negative.nii.gz"), "-o", p("x.csv")), 3, "negative label")
+    expect(run(p("sparse.nii.gz"), "-o", p("x.csv")), 3, "largest label above the voxel count")
     expect(run(p("seg.nii.gz"), "--intensity", p("hu_small.nii.gz"), "-o", p("x.csv")), 3, "intensity size mismatch")
     expect(run(p("seg.nii.gz"), "-o", p("no_such_dir/x.csv")), 4, "missing output directory")
     expect(run(p("seg.nii.gz"), "--intensity", p("hu.nii.gz"), "--stats", "full", "--matlab", "--device", "cpu",
