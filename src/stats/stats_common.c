@@ -133,6 +133,11 @@ vl_status vl_stats_begin(const vl_stats_options **options, vl_stats_options *def
     if (!*options) {
         vl_stats_options_default(defaults);
         *options = defaults;
+    } else if ((*options)->connectivity == 0) {
+        /* 0 means the default (26) for both backends, so the GPU counts the Euler number too. */
+        *defaults = **options;
+        defaults->connectivity = 26;
+        *options = defaults;
     }
     if (!stats)
         return vl_fail(VL_ERR_ARGUMENT, "statistics: no output pointer");

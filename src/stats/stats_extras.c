@@ -29,7 +29,7 @@ vl_status vl_stats_extras(const vl_volume *labels, const vl_volume *intensity, u
     vl_status status = VL_OK;
     if (options->extras & VL_STATS_EXTRA_VOXEL)
         status = vl_stats_voxel_moments(labels, intensity, count, threads, stats);
-    const int connectivity = options->connectivity ? options->connectivity : 26;
+    const int connectivity = options->connectivity; /* vl_stats_begin resolved 0 to 26 */
     if (status == VL_OK && (options->extras & VL_STATS_EXTRA_EULER) && (connectivity == 6 || connectivity == 26)) {
         if (euler)
             for (uint32_t k = 0; k < count; k++)
