@@ -50,7 +50,7 @@ int64_t vl_grid_cut_energy(const vl_grid_graph *graph, const uint8_t *segment);
 
 typedef struct vl_maxflow_options {
     vl_device device;     /* default AUTO */
-    int64_t gpu_relabel_interval; /* GPU: fewest sweeps between global relabels (more after deep searches);
+    int64_t gpu_relabel_interval; /* GPU: fewest sweeps between global relabels (more after a relabel of many passes);
                                    * 0 = VL_MAXFLOW_RELABEL_INTERVAL */
 } vl_maxflow_options;
 
