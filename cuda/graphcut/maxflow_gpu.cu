@@ -10,11 +10,15 @@
  *
  * Invariants between phases: heights are valid (h(u) <= h(v) + 1 for every residual arc u -> v, h = 1 for
  * a node with residual to the sink); a node is active when it has excess and h < unreachable.
- * - push: an active node sends excess along admissible arcs (h(u) == h(v) + 1). Heights do not change during
- *   the phase, so the opposite arc v -> u is never admissible at the same time: each arc pair has one
- *   writer. Excess is received with 64-bit atomics.
- * - relabel: an active node takes min(h(v) + 1) over its residual arcs. Neighbours may relabel at the same
- *   time; heights only grow, so whichever value is read keeps the labelling valid.
+ * - sweep: every active node pushes, then relabels if excess is left, in one phase. Heights are double-
+ *   buffered: the phase reads h and writes h'. Pushes follow admissible arcs of h (h(u) == h(v) + 1), so the
+ *   opposite arc v -> u is never admissible at the same time: each arc pair has one writer, and a residual
+ *   u -> v only falls by u's own pushes. Excess is received with 64-bit atomics.
+ *   A node with excess left after its pushes has no admissible arc, and takes h'(u) = min(h(v) + 1) over its
+ *   residual arcs (at least h(u) + 1). An arc u -> v that a neighbour's push opens during the phase has
+ *   h(v) == h(u) + 1, so every neighbour at h(u) + 1 counts as a candidate too: h'(u) <= h(u) + 2 <= h'(v) + 1
+ *   then holds for it. An arc residual at the scan stays seen (only u lowers it, before the scan), and heights
+ *   only grow, so h' is valid.
  * - global relabel: exact distances to the sink in the residual graph; unreachable nodes are parked at the
  *   `unreachable` height for good (their excess can never reach the sink). The distances are found by
  *   relaxation, h(u) = min(h(u), h(v) + 1) over residual arcs u -> v, from h = 1 at nodes with residual to the
@@ -25,7 +29,7 @@
  *
  * Two drivers run these phases. Where the whole grid is co-resident (cooperative launch), one persistent kernel
  * runs the entire solve and separates the phases with grid-wide barriers: a small grid is bound by the cost
- * of a launch, not by its work, and a solve takes about a thousand phases. Otherwise each phase is one launch,
+ * of a launch or a barrier, not by its work, and a solve takes several hundred phases. Otherwise each phase is one launch,
  * and the host checks for convergence every few passes. Both run the same phase code. */
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
@@ -64,7 +68,8 @@ struct pr_state {
     long long *sweeps;    /* persistent solve: sweeps run */
     int *vote;            /* [3] grid-wide votes (persistent) or [0] the launched passes' change flag */
     int *bad;             /* build: a capacity out of range */
-    int32_t *residual, *to_sink, *height;
+    int32_t *residual, *to_sink;
+    int32_t *height, *height_next; /* a global relabel writes height; sweeps alternate between the two */
     const int32_t *source_cap, *sink_cap, *arc_cap; /* the caller's graph, unpadded */
     uint8_t *segment;
 };
@@ -78,56 +83,49 @@ static int blocks_for(int64_t n)
 /* ---- phases, one node (or one tile) at a time. Mutable arrays are read and written at L2 (ld/st.cg):
  * the persistent kernel exchanges them between blocks within one launch. */
 
-__device__ static void push_node(const pr_grid &g, const pr_state &s, int64_t u)
+/* One sweep of node u: reads heights from `height`, writes u's new height to `next`. */
+__device__ static void sweep_node(const pr_grid &g, const pr_state &s, const int32_t *height, int32_t *next, int64_t u)
 {
+    const int32_t h = __ldcg(&height[u]);
+    int32_t new_height = h;
     const long long e = __ldcg(&s.excess[u]);
-    if (e <= 0)
-        return;
-    const int32_t h = __ldcg(&s.height[u]);
-    if (h >= g.unreachable)
-        return;
-    long long sent = 0;
-    if (h == 1) {
-        const int32_t t = __ldcg(&s.to_sink[u]);
-        if (t > 0) {
-            const long long delta = e < t ? e : t;
-            __stcg(&s.to_sink[u], t - (int32_t)delta);
+    if (e > 0 && h < g.unreachable) {
+        long long sent = 0;
+        if (h == 1) {
+            const int32_t t = __ldcg(&s.to_sink[u]);
+            if (t > 0) {
+                const long long delta = e < t ? e : t;
+                __stcg(&s.to_sink[u], t - (int32_t)delta);
+                sent += delta;
+            }
+        }
+        for (int d = 0; d < g.directions && sent < e; d++) {
+            const int32_t r = __ldcg(&s.residual[d * g.nodes + u]);
+            if (r <= 0)
+                continue;
+            const int64_t v = u + g.offset[d];
+            if (__ldcg(&height[v]) != h - 1)
+                continue;
+            const long long delta = e - sent < r ? e - sent : r;
+            __stcg(&s.residual[d * g.nodes + u], r - (int32_t)delta);
+            int32_t *reverse = &s.residual[(d ^ 1) * g.nodes + v];
+            __stcg(reverse, __ldcg(reverse) + (int32_t)delta);
+            atomicAdd((unsigned long long *)&s.excess[v], (unsigned long long)delta);
             sent += delta;
         }
-    }
-    for (int d = 0; d < g.directions && sent < e; d++) {
-        const int32_t r = __ldcg(&s.residual[d * g.nodes + u]);
-        if (r <= 0)
-            continue;
-        const int64_t v = u + g.offset[d];
-        if (__ldcg(&s.height[v]) != h - 1)
-            continue;
-        const long long delta = e - sent < r ? e - sent : r;
-        __stcg(&s.residual[d * g.nodes + u], r - (int32_t)delta);
-        int32_t *reverse = &s.residual[(d ^ 1) * g.nodes + v];
-        __stcg(reverse, __ldcg(reverse) + (int32_t)delta);
-        atomicAdd((unsigned long long *)&s.excess[v], (unsigned long long)delta);
-        sent += delta;
-    }
-    if (sent)
-        atomicAdd((unsigned long long *)&s.excess[u], (unsigned long long)(-sent));
-}
-
-__device__ static void relabel_node(const pr_grid &g, const pr_state &s, int64_t u)
-{
-    if (__ldcg(&s.excess[u]) <= 0)
-        return;
-    const int32_t h = __ldcg(&s.height[u]);
-    if (h >= g.unreachable)
-        return;
-    int32_t lowest = __ldcg(&s.to_sink[u]) > 0 ? 1 : g.unreachable;
-    for (int d = 0; d < g.directions; d++)
-        if (__ldcg(&s.residual[d * g.nodes + u]) > 0) {
-            const int32_t neighbour = __ldcg(&s.height[u + g.offset[d]]);
-            if (neighbour < lowest - 1)
-                lowest = neighbour + 1;
+        if (sent)
+            atomicAdd((unsigned long long *)&s.excess[u], (unsigned long long)(-sent));
+        if (sent < e) {
+            int32_t lowest = __ldcg(&s.to_sink[u]) > 0 ? 1 : g.unreachable;
+            for (int d = 0; d < g.directions; d++) {
+                const int32_t neighbour = __ldcg(&height[u + g.offset[d]]);
+                if ((neighbour == h + 1 || __ldcg(&s.residual[d * g.nodes + u]) > 0) && neighbour < lowest - 1)
+                    lowest = neighbour + 1;
+            }
+            new_height = lowest;
         }
-    __stcg(&s.height[u], lowest);
+    }
+    __stcg(&next[u], new_height);
 }
 
 __device__ static int is_active(const pr_grid &g, const pr_state &s, int64_t u)
@@ -237,13 +235,13 @@ __global__ static void __launch_bounds__(THREADS, 2)
         if (!grid_any(grid, s.vote, epoch, __syncthreads_or(active)))
             break;
         const int64_t round = passes > interval ? passes : interval;
+        int32_t *height = s.height, *next = s.height_next;
         for (int64_t i = 0; i < round; i++) {
             for (int64_t u = first; u < g.nodes; u += stride)
-                push_node(g, s, u);
+                sweep_node(g, s, height, next, u);
             grid.sync();
-            for (int64_t u = first; u < g.nodes; u += stride)
-                relabel_node(g, s, u);
-            grid.sync();
+            int32_t *swap = height;
+            height = next, next = swap;
         }
         sweeps += round;
     }
@@ -253,16 +251,10 @@ __global__ static void __launch_bounds__(THREADS, 2)
 
 /* ---- the launched driver: one phase per launch */
 
-__global__ static void push_kernel(pr_grid g, pr_state s)
+__global__ static void sweep_kernel(pr_grid g, pr_state s, const int32_t *height, int32_t *next)
 {
     for (int64_t u = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; u < g.nodes; u += (int64_t)gridDim.x * blockDim.x)
-        push_node(g, s, u);
-}
-
-__global__ static void relabel_kernel(pr_grid g, pr_state s)
-{
-    for (int64_t u = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; u < g.nodes; u += (int64_t)gridDim.x * blockDim.x)
-        relabel_node(g, s, u);
+        sweep_node(g, s, height, next, u);
 }
 
 __global__ static void start_height_kernel(pr_grid g, pr_state s)
@@ -336,9 +328,11 @@ static vl_status solve_launched(const pr_grid &g, const pr_state &s, int64_t int
         if (!active)
             return VL_OK;
         const int64_t round = passes > interval ? passes : interval;
+        int32_t *height = s.height, *next = s.height_next;
         for (int64_t i = 0; i < round; i++) {
-            push_kernel<<<blocks, THREADS>>>(g, s);
-            relabel_kernel<<<blocks, THREADS>>>(g, s);
+            sweep_kernel<<<blocks, THREADS>>>(g, s, height, next);
+            int32_t *swap = height;
+            height = next, next = swap;
         }
         *sweeps += round;
         VL_CUDA_TRY(cudaGetLastError(), "max-flow: push-relabel sweep");
@@ -488,7 +482,7 @@ extern "C" vl_status vl_maxflow_gpu(const vl_grid_graph *graph, uint8_t *segment
 
     /* One allocation: 8-byte arrays first, then the padded graph (zeroed), then the caller's graph. */
     const size_t small = align_up(3 * sizeof(long long) + 4 * sizeof(int) + sizeof direction_xyz);
-    const size_t excess_bytes = align_up(P * sizeof(long long)), padded_bytes = align_up(P * (D + 2) * sizeof(int32_t));
+    const size_t excess_bytes = align_up(P * sizeof(long long)), padded_bytes = align_up(P * (D + 3) * sizeof(int32_t));
     const size_t input_bytes = align_up(n * (D + 2) * sizeof(int32_t));
     char *memory = NULL;
     VL_CUDA_TRY(cudaMalloc(&memory, small + excess_bytes + padded_bytes + input_bytes + n),
@@ -503,6 +497,7 @@ extern "C" vl_status vl_maxflow_gpu(const vl_grid_graph *graph, uint8_t *segment
     s.residual = (int32_t *)(memory + small + excess_bytes);
     s.to_sink = s.residual + P * D;
     s.height = s.to_sink + P;
+    s.height_next = s.height + P;
     int32_t *input = (int32_t *)(memory + small + excess_bytes + padded_bytes);
     s.source_cap = input;
     s.sink_cap = input + n;
