@@ -166,10 +166,14 @@ static int bench_maxflow(int argc, char **argv)
         snprintf(name, sizeof name, !gpu ? "cpu (BK, 1 core)" : launched ? "gpu launched (relabel every %lld)" : "gpu (relabel every %lld)",
                  (long long)(interval > 0 ? interval : VL_MAXFLOW_RELABEL_INTERVAL));
         medians[gpu][0] = total[repeat / 2], medians[gpu][1] = solve[repeat / 2];
-        printf("maxflow %lldx%lldx%lld c%d %s: flow %lld, total %.3f ms, solve %.3f ms (median of %d), %lld %s\n",
+        printf("maxflow %lldx%lldx%lld c%d %s: flow %lld, total %.3f ms, solve %.3f ms (median of %d), %lld %s",
                (long long)nx, (long long)ny, (long long)nz, connectivity, name,
                (long long)result.flow, 1e3 * total[repeat / 2], 1e3 * solve[repeat / 2], repeat,
                (long long)result.iterations, gpu ? "sweeps" : "augmenting paths");
+        if (gpu)
+            printf(", %lld global relabels, %lld kernel launches", (long long)result.gpu_relabels,
+                   (long long)result.gpu_launches);
+        printf("\n");
         free(total), free(solve);
     }
     vl_grid_graph_free(&g);

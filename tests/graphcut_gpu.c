@@ -69,9 +69,10 @@ static void compare_driver(int64_t nx, int64_t ny, int64_t nz, int connectivity,
               (long long)nz, connectivity, blobs ? "blobs" : "uniform", (long long)got.flow, (long long)want.flow);
         CHECK(energy == got.flow, "%lldx%lldx%lld c%d: GPU cut energy %lld != flow %lld", (long long)nx, (long long)ny,
               (long long)nz, connectivity, (long long)energy, (long long)got.flow);
-        printf("%lldx%lldx%lld c%-2d %-7s %-8s flow %lld (CPU %lld), %lld sweeps\n", (long long)nx, (long long)ny,
-               (long long)nz, connectivity, blobs ? "blobs" : "uniform", persistent ? "auto" : "launched",
-               (long long)got.flow, (long long)want.flow, (long long)got.iterations);
+        printf("%lldx%lldx%lld c%-2d %-7s %-8s flow %lld (CPU %lld), %lld sweeps, %lld global relabels, %lld launches\n",
+               (long long)nx, (long long)ny, (long long)nz, connectivity, blobs ? "blobs" : "uniform",
+               persistent ? "auto" : "launched", (long long)got.flow, (long long)want.flow, (long long)got.iterations,
+               (long long)got.gpu_relabels, (long long)got.gpu_launches);
     }
     free(segment);
     vl_grid_graph_free(&g);

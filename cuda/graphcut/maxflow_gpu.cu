@@ -65,7 +65,7 @@ struct pr_grid {
 struct pr_state {
     long long *excess;
     long long *flow;      /* finish: total flow into the sink */
-    long long *sweeps;    /* persistent solve: sweeps run */
+    long long *counts;    /* persistent solve: [0] sweeps, [1] global relabels */
     int *vote;            /* [3] grid-wide votes (persistent) or [0] the launched passes' change flag */
     int *bad;             /* build: a capacity out of range */
     int32_t *residual, *to_sink;
@@ -215,8 +215,9 @@ __global__ static void __launch_bounds__(THREADS, 2)
     cg::grid_group grid = cg::this_grid();
     const int64_t first = blockIdx.x * (int64_t)blockDim.x + threadIdx.x, stride = (int64_t)gridDim.x * blockDim.x;
     int epoch = 0;
-    int64_t sweeps = 0;
+    int64_t sweeps = 0, relabels = 0;
     for (;;) {
+        relabels++;
         for (int64_t u = first; u < g.nodes; u += stride)
             start_height(g, s, u);
         grid.sync();
@@ -246,7 +247,7 @@ __global__ static void __launch_bounds__(THREADS, 2)
         sweeps += round;
     }
     if (first == 0)
-        *s.sweeps = sweeps;
+        s.counts[0] = sweeps, s.counts[1] = relabels;
 }
 
 /* ---- the launched driver: one phase per launch */
@@ -282,6 +283,11 @@ __global__ static void active_kernel(pr_grid g, pr_state s)
         atomicOr(&s.vote[0], 1);
 }
 
+/* What a solve did, for vl_maxflow_result. */
+struct pr_counts {
+    int64_t sweeps, relabels, launches;
+};
+
 static vl_status read_vote(const pr_state &s, int *value, const char *what)
 {
     VL_CUDA_TRY(cudaGetLastError(), what);
@@ -290,10 +296,12 @@ static vl_status read_vote(const pr_state &s, int *value, const char *what)
 }
 
 /* Exact distances to the sink; *passes receives the passes run. */
-static vl_status global_relabel(const pr_grid &g, const pr_state &s, int64_t *passes)
+static vl_status global_relabel(const pr_grid &g, const pr_state &s, int64_t *passes, pr_counts *counts)
 {
     const char *what = "max-flow: global relabel";
     start_height_kernel<<<blocks_for(g.nodes), THREADS>>>(g, s);
+    counts->launches++;
+    counts->relabels++;
     const int tile_blocks = (int)(g.tiles < INT32_MAX ? g.tiles : INT32_MAX);
     *passes = 0;
     for (int changed = 1; changed;) {
@@ -301,6 +309,7 @@ static vl_status global_relabel(const pr_grid &g, const pr_state &s, int64_t *pa
         for (int i = 0; i < RELAX_BATCH; i++)
             relax_kernel<<<tile_blocks, THREADS>>>(g, s);
         *passes += RELAX_BATCH;
+        counts->launches += RELAX_BATCH;
         vl_status status = read_vote(s, &changed, what);
         if (status != VL_OK)
             return status;
@@ -311,17 +320,18 @@ static vl_status global_relabel(const pr_grid &g, const pr_state &s, int64_t *pa
 /* Alternates global relabels with rounds of push/relabel sweeps. A round has at least `interval` sweeps and at
  * least as many as the last relabel had passes, so relabelling stays a minor share of the launches however
  * deep the residual graph gets in the tail (few active nodes, long paths). */
-static vl_status solve_launched(const pr_grid &g, const pr_state &s, int64_t interval, int64_t *sweeps)
+static vl_status solve_launched(const pr_grid &g, const pr_state &s, int64_t interval, pr_counts *counts)
 {
     const int blocks = blocks_for(g.nodes);
     for (;;) {
         int64_t passes = 0;
-        vl_status status = global_relabel(g, s, &passes);
+        vl_status status = global_relabel(g, s, &passes, counts);
         if (status != VL_OK)
             return status;
         int active = 0;
         VL_CUDA_TRY(cudaMemsetAsync(s.vote, 0, sizeof(int)), "max-flow: counting active nodes");
         active_kernel<<<blocks, THREADS>>>(g, s);
+        counts->launches++;
         status = read_vote(s, &active, "max-flow: counting active nodes");
         if (status != VL_OK)
             return status;
@@ -334,7 +344,8 @@ static vl_status solve_launched(const pr_grid &g, const pr_state &s, int64_t int
             int32_t *swap = height;
             height = next, next = swap;
         }
-        *sweeps += round;
+        counts->sweeps += round;
+        counts->launches += round;
         VL_CUDA_TRY(cudaGetLastError(), "max-flow: push-relabel sweep");
     }
 }
@@ -360,7 +371,7 @@ static int persistent_blocks(const pr_grid &g)
 /* Runs the persistent kernel; *ran = 0 (and no error) when the cooperative launch is refused, e.g. under a tool
  * that takes resources from the kernel. */
 static vl_status solve_persistent(const pr_grid &g, const pr_state &s, int blocks, int64_t interval,
-                                  int64_t *sweeps, int *ran)
+                                  pr_counts *counts, int *ran)
 {
     *ran = 0;
     pr_grid grid = g;
@@ -374,9 +385,9 @@ static vl_status solve_persistent(const pr_grid &g, const pr_state &s, int block
         return VL_OK;
     }
     VL_CUDA_TRY(error, "max-flow: persistent solve");
-    long long count = 0;
-    VL_CUDA_TRY(cudaMemcpy(&count, s.sweeps, sizeof count, cudaMemcpyDeviceToHost), "max-flow: persistent solve");
-    *sweeps = count;
+    long long done[2] = {0, 0};
+    VL_CUDA_TRY(cudaMemcpy(done, s.counts, sizeof done, cudaMemcpyDeviceToHost), "max-flow: persistent solve");
+    counts->sweeps = done[0], counts->relabels = done[1], counts->launches = 1;
     *ran = 1;
     return VL_OK;
 }
@@ -489,7 +500,7 @@ extern "C" vl_status vl_maxflow_gpu(const vl_grid_graph *graph, uint8_t *segment
                 "max-flow: device memory for the graph");
     pr_state s;
     s.flow = (long long *)memory;
-    s.sweeps = s.flow + 1;
+    s.counts = s.flow + 1;
     s.vote = (int *)(s.flow + 3);
     s.bad = s.vote + 3;
     int8_t *directions = (int8_t *)(s.bad + 1);
@@ -524,7 +535,7 @@ extern "C" vl_status vl_maxflow_gpu(const vl_grid_graph *graph, uint8_t *segment
     if (status == VL_OK && bad)
         status = vl_fail(VL_ERR_ARGUMENT, "max-flow: capacities must lie in 0..1073741823");
 
-    int64_t sweeps = 0;
+    pr_counts counts = {0, 0, 0};
     cudaEvent_t start = NULL, stop = NULL;
     if (status == VL_OK && (cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&stop) != cudaSuccess))
         status = vl_fail(VL_ERR_DEVICE, "max-flow: cannot create CUDA events");
@@ -533,9 +544,9 @@ extern "C" vl_status vl_maxflow_gpu(const vl_grid_graph *graph, uint8_t *segment
         const int blocks = allow_persistent ? persistent_blocks(g) : 0;
         int ran = 0;
         if (blocks)
-            status = solve_persistent(g, s, blocks, interval, &sweeps, &ran);
+            status = solve_persistent(g, s, blocks, interval, &counts, &ran);
         if (status == VL_OK && !ran)
-            status = solve_launched(g, s, interval, &sweeps);
+            status = solve_launched(g, s, interval, &counts);
         cudaEventRecord(stop);
         cudaEventSynchronize(stop);
         float milliseconds = 0;
@@ -559,7 +570,9 @@ extern "C" vl_status vl_maxflow_gpu(const vl_grid_graph *graph, uint8_t *segment
         result->flow = flow;
     }
     if (status == VL_OK) {
-        result->iterations = sweeps;
+        result->iterations = counts.sweeps;
+        result->gpu_relabels = counts.relabels;
+        result->gpu_launches = counts.launches;
         result->outcome.used = VL_DEVICE_GPU;
     }
     cudaFree(memory);

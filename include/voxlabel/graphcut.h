@@ -57,6 +57,8 @@ typedef struct vl_maxflow_options {
 typedef struct vl_maxflow_result {
     int64_t flow;          /* maximum flow = minimum cut value */
     int64_t iterations;    /* CPU: augmenting paths; GPU: push/relabel sweeps */
+    int64_t gpu_relabels;  /* GPU: global relabels */
+    int64_t gpu_launches;  /* GPU: kernel launches of the solve, 1 where it ran as one persistent kernel */
     double solve_seconds;  /* the solver proper, without building or copying the graph (GPU: CUDA events) */
     vl_device_outcome outcome;
 } vl_maxflow_result;
