@@ -43,6 +43,7 @@ for stage in $stages; do
         step maxflow_512_c4_launched 20 "$bin/graphcut_bench" maxflow 512 512 1 4 11 launched
         step maxflow_512_c8 30 "$bin/graphcut_bench" maxflow 512 512 1 8 5 both
         step maxflow_1024_c4 40 "$bin/graphcut_bench" maxflow 1024 1024 1 4 3 both
+        step maxflow_1024_c4_launched 20 "$bin/graphcut_bench" maxflow 1024 1024 1 4 3 launched
         step mog2_gpu 30 "$bin/graphcut_bench" mog2 512 512 2000 gpu
         step mog2_cpu 30 "$bin/graphcut_bench" mog2 512 512 500 cpu
         step mog2_opencv 40 "${PYTHON:-python3}" "$here/graphcut_peers.py" mog2 512 512 500
