@@ -16,6 +16,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
 log=$out/graphcut.log
 status=0
+work=$(mktemp -d) # the MOG2 oracle's frames and masks: scratch, kept out of OUT_DIR so that OUT_DIR stays small
+trap 'rm -rf "$work"' EXIT
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee -a "$log"
 
 step_dir=$out step_show="FAIL|ERROR|error|flow|speed-up|frames/s|agreement|G2"
@@ -27,7 +29,7 @@ for stage in $stages; do
         step graphcut_gpu 60 "$bin/graphcut_gpu"
         step background_gpu 30 "$bin/background_gpu"
         step background_opencv_gpu 40 "${PYTHON:-python3}" "$here/../tests/background_oracle_mog2.py" "$bin/background_tool" \
-            "$out/background_work" gpu
+            "$work/background" gpu
         ;;
     sanitizer)
         for tool in memcheck racecheck; do
