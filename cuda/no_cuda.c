@@ -104,10 +104,10 @@ vl_status vl_color_threshold_device(const uint8_t *rgb_device, uint8_t *mask_dev
     return no_cuda();
 }
 
-vl_status vl_maxflow_gpu(const vl_grid_graph *graph, uint8_t *segment, int64_t relabel_interval,
+vl_status vl_maxflow_gpu(const vl_grid_graph *graph, uint8_t *segment, int64_t relabel_interval, int allow_persistent,
                          vl_maxflow_result *result)
 {
-    (void)graph, (void)segment, (void)relabel_interval, (void)result;
+    (void)graph, (void)segment, (void)relabel_interval, (void)allow_persistent, (void)result;
     return no_cuda();
 }
 

@@ -1,11 +1,13 @@
 /* GPU == CPU for the max-flow solvers (label gpu; exit 77 without a usable device): on random grid graphs of
  * every connectivity, uniform and segmentation-like, the GPU's flow equals the CPU's (Boykov-Kolmogorov)
- * exactly and the GPU's cut has energy equal to that flow. Sizes up to 512^2 and 64^3.
+ * exactly and the GPU's cut has energy equal to that flow, with both GPU drivers (one persistent cooperative
+ * launch where the grid fits, one launch per phase otherwise). Sizes up to 1024^2 and 64^3.
  * usage: graphcut_gpu [quick] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "graphcut/maxflow_internal.h"
 #include "test_check.h"
 #include "voxlabel/graphcut.h"
 
@@ -42,7 +44,8 @@ static void fill(vl_grid_graph *g, int blobs)
     }
 }
 
-static void compare(int64_t nx, int64_t ny, int64_t nz, int connectivity, int blobs)
+/* persistent: 1 = vl_maxflow's choice (persistent where the grid fits), 0 = one launch per phase. */
+static void compare_driver(int64_t nx, int64_t ny, int64_t nz, int connectivity, int blobs, int persistent)
 {
     vl_grid_graph g;
     if (vl_grid_graph_create(&g, nx, ny, nz, connectivity) != VL_OK) {
@@ -58,7 +61,7 @@ static void compare(int64_t nx, int64_t ny, int64_t nz, int connectivity, int bl
     gpu.device.kind = VL_DEVICE_GPU;
     vl_maxflow_result want, got;
     CHECK(vl_maxflow(&g, NULL, &cpu, &want) == VL_OK, "CPU max-flow");
-    vl_status status = vl_maxflow(&g, segment, &gpu, &got);
+    vl_status status = persistent ? vl_maxflow(&g, segment, &gpu, &got) : vl_maxflow_gpu(&g, segment, 0, 0, &got);
     CHECK(status == VL_OK, "GPU max-flow");
     if (status == VL_OK) {
         int64_t energy = vl_grid_cut_energy(&g, segment);
@@ -66,12 +69,18 @@ static void compare(int64_t nx, int64_t ny, int64_t nz, int connectivity, int bl
               (long long)nz, connectivity, blobs ? "blobs" : "uniform", (long long)got.flow, (long long)want.flow);
         CHECK(energy == got.flow, "%lldx%lldx%lld c%d: GPU cut energy %lld != flow %lld", (long long)nx, (long long)ny,
               (long long)nz, connectivity, (long long)energy, (long long)got.flow);
-        printf("%lldx%lldx%lld c%-2d %-7s flow %lld (CPU %lld), %lld sweeps\n", (long long)nx, (long long)ny,
-               (long long)nz, connectivity, blobs ? "blobs" : "uniform", (long long)got.flow, (long long)want.flow,
-               (long long)got.iterations);
+        printf("%lldx%lldx%lld c%-2d %-7s %-8s flow %lld (CPU %lld), %lld sweeps, %lld global relabels, %lld launches\n",
+               (long long)nx, (long long)ny, (long long)nz, connectivity, blobs ? "blobs" : "uniform",
+               persistent ? "auto" : "launched", (long long)got.flow, (long long)want.flow, (long long)got.iterations,
+               (long long)got.gpu_relabels, (long long)got.gpu_launches);
     }
     free(segment);
     vl_grid_graph_free(&g);
+}
+
+static void compare(int64_t nx, int64_t ny, int64_t nz, int connectivity, int blobs)
+{
+    compare_driver(nx, ny, nz, connectivity, blobs, 1);
 }
 
 int main(int argc, char **argv)
@@ -89,7 +98,15 @@ int main(int argc, char **argv)
     compare(16, 16, 16, 6, 0);
     compare(16, 16, 16, 26, 0);
     compare(40, 30, 20, 26, 1);
+    compare_driver(100, 37, 1, 8, 1, 0);
+    compare_driver(40, 30, 20, 26, 1, 0);
     if (!quick) {
+        compare_driver(512, 512, 1, 4, 1, 0);
+        compare_driver(64, 64, 64, 6, 1, 0);
+        compare(1024, 1024, 1, 4, 1);
+        compare(300, 200, 1, 8, 0);
+        compare(33, 65, 17, 6, 0);
+        compare(96, 96, 96, 6, 1);
         compare(512, 512, 1, 4, 1);
         compare(512, 512, 1, 8, 1);
         compare(256, 256, 1, 4, 0);

@@ -50,13 +50,15 @@ int64_t vl_grid_cut_energy(const vl_grid_graph *graph, const uint8_t *segment);
 
 typedef struct vl_maxflow_options {
     vl_device device;     /* default AUTO */
-    int64_t gpu_relabel_interval; /* GPU: fewest sweeps between global relabels (more after deep searches);
+    int64_t gpu_relabel_interval; /* GPU: fewest sweeps between global relabels (more after a relabel of many passes);
                                    * 0 = VL_MAXFLOW_RELABEL_INTERVAL */
 } vl_maxflow_options;
 
 typedef struct vl_maxflow_result {
     int64_t flow;          /* maximum flow = minimum cut value */
     int64_t iterations;    /* CPU: augmenting paths; GPU: push/relabel sweeps */
+    int64_t gpu_relabels;  /* GPU: global relabels */
+    int64_t gpu_launches;  /* GPU: kernel launches of the solve, 1 where it ran as one persistent kernel */
     double solve_seconds;  /* the solver proper, without building or copying the graph (GPU: CUDA events) */
     vl_device_outcome outcome;
 } vl_maxflow_result;

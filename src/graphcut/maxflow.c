@@ -22,7 +22,7 @@ typedef struct maxflow_call {
 static vl_status maxflow_gpu(void *context)
 {
     maxflow_call *c = context;
-    return vl_maxflow_gpu(c->graph, c->segment, c->options->gpu_relabel_interval, c->result);
+    return vl_maxflow_gpu(c->graph, c->segment, c->options->gpu_relabel_interval, 1, c->result);
 }
 
 static vl_status maxflow_cpu(void *context)

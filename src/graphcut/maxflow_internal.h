@@ -9,8 +9,10 @@
 extern "C" {
 #endif
 
-/* Push-relabel with global relabelling; host pointers in and out, VL_ERR_DEVICE when it cannot run. */
-vl_status vl_maxflow_gpu(const vl_grid_graph *graph, uint8_t *segment, int64_t relabel_interval,
+/* Push-relabel with global relabelling; host pointers in and out, VL_ERR_DEVICE when it cannot run.
+ * allow_persistent = 0 forces one launch per phase (the driver for grids that are not co-resident); 1 lets
+ * small grids run in one cooperative launch. The flow is the same either way. */
+vl_status vl_maxflow_gpu(const vl_grid_graph *graph, uint8_t *segment, int64_t relabel_interval, int allow_persistent,
                          vl_maxflow_result *result);
 
 #ifdef __cplusplus
