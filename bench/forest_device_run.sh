@@ -5,7 +5,8 @@
 #              (scikit-learn's predict_proba on the GPU within 1e-6)
 #   sanitizer  compute-sanitizer memcheck and racecheck on forest_gpu --quick
 #   bench      forest_bench 512x512x600, 61 features, 100 trees on the GPU (R5), peak device memory sampled by
-#              nvidia-smi every 50 ms, beside scikit-learn on the same samples with all cores (bench/forest_peers.py)
+#              nvidia-smi every 50 ms, the time to read the CT as a DICOM series (written by voxlabel, read back
+#              by voxlabel's reader), beside scikit-learn on the same samples with all cores (bench/forest_peers.py)
 # usage: bench/forest_device_run.sh BIN_DIR OUT_DIR [STAGE...]   (default: tests sanitizer bench)
 #   BIN_DIR  the package's bin/ (forest_gpu, forest_tool, forest_bench); voxlabel in BIN_DIR/.. or BIN_DIR
 # Logs go to OUT_DIR/forest.log; stdout carries the summaries.
@@ -48,7 +49,7 @@ for stage in $stages; do
         echo "peak device memory: ${peak:-?} MiB used on the GPU during the bench (${before:-?} MiB before it)" |
             tee -a "$log"
         step peers 200 python3 "$here/forest_peers.py" "$out/samples" $((512 * 512 * 600)) 100
-        rm -f "$out"/samples_*
+        rm -rf "$out"/samples_*
         ;;
     esac
 done
