@@ -53,26 +53,76 @@ __device__ int64_t reflect(int64_t i, int64_t n)
     return m < n ? m : period - 1 - m;
 }
 
-/* out[p] = sum_{x=-r..r} w[r + x] * in[reflect(p_axis - x)], in that order, as the CPU's line loop. */
+/* Outputs per thread along the pass axis: each input value read once serves them all. */
+const int PASS_OUTPUTS = 4;
+
+/* out[p] = sum_{x=-r..r} w[r + x] * in[reflect(p_axis - x)], in that order, each product and sum rounded on its
+ * own, as the CPU's line loop. A thread computes PASS_OUTPUTS consecutive outputs along the axis: where none of
+ * their taps leaves the volume it walks the input line once, from the last tap down to the first, adding each
+ * value to every output whose window holds it (so each output still sums x = -r .. r in order); near the
+ * volume's border each output takes the reflected taps one by one. I: index type of the output box. */
+template <typename I>
 __global__ void pass_kernel(const double *in, dbox in_box, double *out, dbox out_box, int axis, const double *w,
                             int r, int64_t n_axis)
 {
-    const int64_t sx = out_box.hi[0] - out_box.lo[0], sy = out_box.hi[1] - out_box.lo[1];
-    const int64_t total = sx * sy * (out_box.hi[2] - out_box.lo[2]);
+    __shared__ double weights[2 * VL_KERNEL_MAX_RADIUS + 1];
+    for (int k = threadIdx.x; k <= 2 * r; k += blockDim.x)
+        weights[k] = w[k];
+    __syncthreads();
+    I size[3], groups[3];
+    for (int a = 0; a < 3; a++)
+        groups[a] = size[a] = (I)(out_box.hi[a] - out_box.lo[a]);
+    groups[axis] = (size[axis] + PASS_OUTPUTS - 1) / PASS_OUTPUTS;
+    const I total = groups[0] * groups[1] * groups[2];
     const int64_t in_sx = in_box.hi[0] - in_box.lo[0], in_sy = in_box.hi[1] - in_box.lo[1];
     const int64_t stride[3] = {1, in_sx, in_sx * in_sy};
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
-        int64_t p[3] = {out_box.lo[0] + i % sx, out_box.lo[1] + (i / sx) % sy, out_box.lo[2] + i / (sx * sy)};
-        int64_t base = 0;
-        for (int a = 0; a < 3; a++)
+    const int64_t out_step = axis == 0 ? 1 : axis == 1 ? (int64_t)size[0] : (int64_t)size[0] * size[1];
+    for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < total; i += (I)gridDim.x * blockDim.x) {
+        I c[3];
+        c[0] = i % groups[0];
+        const I rest = i / groups[0];
+        c[1] = rest % groups[1];
+        c[2] = rest / groups[1];
+        c[axis] *= PASS_OUTPUTS;
+        const int count = size[axis] - c[axis] < (I)PASS_OUTPUTS ? (int)(size[axis] - c[axis]) : PASS_OUTPUTS;
+        int64_t p[3], base = 0;
+        for (int a = 0; a < 3; a++) {
+            p[a] = out_box.lo[a] + (int64_t)c[a];
             if (a != axis)
                 base += (p[a] - in_box.lo[a]) * stride[a];
-        double sum = 0;
-        for (int x = -r; x <= r; x++) {
-            const int64_t q = reflect(p[axis] - x, n_axis) - in_box.lo[axis];
-            sum = __dadd_rn(sum, __dmul_rn(w[r + x], in[base + q * stride[axis]]));
         }
-        out[i] = sum;
+        double *target = out + (int64_t)c[0] + (int64_t)size[0] * ((int64_t)c[1] + (int64_t)size[1] * c[2]);
+        const int64_t first = p[axis] - r, last = p[axis] + count - 1 + r;
+        if (first >= 0 && last < n_axis) {
+            double sum[PASS_OUTPUTS];
+            for (int j = 0; j < PASS_OUTPUTS; j++)
+                sum[j] = 0;
+            const int64_t step = stride[axis];
+            const double *source = in + base + (last - in_box.lo[axis]) * step;
+            /* k-th value read: position last - k, tap j - count + 1 + k of output j (tap 0 is x = -r) */
+            for (int k = 0; k <= count - 1 + 2 * r; k++, source -= step) {
+                const double v = *source;
+#pragma unroll
+                for (int j = 0; j < PASS_OUTPUTS; j++) {
+                    const int tap = j - count + 1 + k;
+                    if (j < count && tap >= 0 && tap <= 2 * r)
+                        sum[j] = __dadd_rn(sum[j], __dmul_rn(weights[tap], v));
+                }
+            }
+#pragma unroll
+            for (int j = 0; j < PASS_OUTPUTS; j++)
+                if (j < count)
+                    target[j * out_step] = sum[j];
+        } else {
+            for (int j = 0; j < count; j++) {
+                double sum = 0;
+                for (int x = -r; x <= r; x++) {
+                    const int64_t q = reflect(p[axis] + j - x, n_axis) - in_box.lo[axis];
+                    sum = __dadd_rn(sum, __dmul_rn(weights[r + x], in[base + q * stride[axis]]));
+                }
+                target[j * out_step] = sum;
+            }
+        }
     }
 }
 
@@ -151,9 +201,14 @@ void field_free(const tile_context &cx, dfield *f)
 
 cudaError_t pass(const tile_context &cx, const dfield &in, dfield &out, int axis, const dkernel &k)
 {
-    const int64_t total = voxels_of(out.box);
-    pass_kernel<<<blocks_for(total), 256, 0, cx.stream>>>(in.v, in.box, out.v, out.box, axis, k.w, k.radius,
-                                                          cx.f->n[axis]);
+    /* a thread per PASS_OUTPUTS outputs; 32-bit indices when the box allows */
+    const int64_t total = voxels_of(out.box) / PASS_OUTPUTS + voxels_of(out.box) / size_of(out.box, axis) + 1;
+    if (voxels_of(out.box) < ((int64_t)1 << 31))
+        pass_kernel<uint32_t><<<blocks_for(total), 256, 0, cx.stream>>>(in.v, in.box, out.v, out.box, axis, k.w,
+                                                                        k.radius, cx.f->n[axis]);
+    else
+        pass_kernel<uint64_t><<<blocks_for(total), 256, 0, cx.stream>>>(in.v, in.box, out.v, out.box, axis, k.w,
+                                                                        k.radius, cx.f->n[axis]);
     return cudaGetLastError();
 }
 
