@@ -429,7 +429,7 @@ vl_status setup(const vl_forest_binned *data, int64_t group, device_state *d, ho
 
 /* Grows trees [first, first + count), whose entries, weights and totals the device holds, level by level. */
 vl_status grow_group(const vl_forest_binned *data, const vl_forest_plan *plan, int first, int count, device_state *d,
-                     host_state *h, vl_tree *trees)
+                     host_state *h, const vl_progress *progress, vl_tree *trees)
 {
     const int64_t n = data->samples;
     const int F = data->features, C = data->classes, m = plan->candidates;
@@ -454,7 +454,7 @@ vl_status grow_group(const vl_forest_binned *data, const vl_forest_plan *plan, i
         h->tail[t] = 1;
     }
     int64_t frontier_count = count;
-    int current = 0;
+    int current = 0, level = 0;
     while (frontier_count > 0) {
         /* the nodes that search for a split, as slots */
         HOST(grow_host(&h->slot_of, &h->cap_slot_of, (size_t)frontier_count));
@@ -594,6 +594,10 @@ vl_status grow_group(const vl_forest_binned *data, const vl_forest_plan *plan, i
         h->cap_totals = h->cap_next_totals;
         h->cap_next_totals = swap_cap;
         frontier_count = 2 * splits;
+        level++;
+        /* a level's share of the group, as if every tree grew to the depth limit */
+        vl_progress_report(progress, "training",
+                           (first + count * (double)level / (plan->max_depth + 1)) / plan->trees);
     }
     return VL_OK;
 }
@@ -630,7 +634,7 @@ vl_status vl_forest_train_gpu(const vl_forest_binned *data, const vl_forest_plan
     vl_status status = setup(data, group, &d, &h);
     for (int first = 0; status == VL_OK && first < T; first += (int)group) {
         const int count = first + group < T ? (int)group : T - first;
-        status = grow_group(data, plan, first, count, &d, &h, trees);
+        status = grow_group(data, plan, first, count, &d, &h, progress, trees);
         vl_progress_report(progress, "training", (double)(first + count) / T);
     }
     release(&d);
