@@ -99,8 +99,26 @@ __global__ void pass_kernel(const double *in, dbox in_box, double *out, dbox out
                 sum[j] = 0;
             const int64_t step = stride[axis];
             const double *source = in + base + (last - in_box.lo[axis]) * step;
-            /* k-th value read: position last - k, tap j - count + 1 + k of output j (tap 0 is x = -r) */
-            for (int k = 0; k <= count - 1 + 2 * r; k++, source -= step) {
+            /* k-th value read: position last - k, tap j - count + 1 + k of output j (tap 0 is x = -r); for k in
+             * [count - 1, 2 r] every output's tap is in its window, so that stretch needs no test */
+            const int full_from = count - 1, full_to = 2 * r, end = count - 1 + 2 * r;
+            int k = 0;
+            for (; k < full_from || (k <= end && count < PASS_OUTPUTS); k++, source -= step) {
+                const double v = *source;
+#pragma unroll
+                for (int j = 0; j < PASS_OUTPUTS; j++) {
+                    const int tap = j - count + 1 + k;
+                    if (j < count && tap >= 0 && tap <= 2 * r)
+                        sum[j] = __dadd_rn(sum[j], __dmul_rn(weights[tap], v));
+                }
+            }
+            for (; k <= full_to; k++, source -= step) {
+                const double v = *source;
+#pragma unroll
+                for (int j = 0; j < PASS_OUTPUTS; j++)
+                    sum[j] = __dadd_rn(sum[j], __dmul_rn(weights[j - (PASS_OUTPUTS - 1) + k], v));
+            }
+            for (; k <= end; k++, source -= step) {
                 const double v = *source;
 #pragma unroll
                 for (int j = 0; j < PASS_OUTPUTS; j++) {
