@@ -13,6 +13,7 @@
  *   come from the page cache, the fastest a read can be, which the whole-volume prediction is set against.
  * Prints one line per measurement, accuracy beside every time. */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,6 +171,25 @@ int main(int argc, char **argv)
     printf("voxlabel train   %-3s %d trees, %lld samples: %.3f s; out-of-bag accuracy %.4f, test accuracy %.4f\n",
            vl_device_kind_name(outcome.used), trees, (long long)n_train, t_train, forest.oob_accuracy,
            (double)right / (double)n_test);
+    /* Bytes a level-wise trainer moves per tree, from the samples' mean depth (first 10 trees): every level reads
+     * its live in-bag samples (about 0.632 n of them in a bootstrap) once per candidate. The GPU trainer reads per
+     * live sample and candidate an 8-byte entry and a 2-byte bin (and 10 + 8 bytes to partition it); the floor
+     * reads each live sample's candidate bins once per level, 1 byte each (bins of at most 256 values). */
+    {
+        const int probe = trees < 10 ? trees : 10, m = (int)floor(sqrt((double)F));
+        double depth = 0;
+        for (int t = 0; t < probe; t++) {
+            const vl_forest_node *nodes = forest.nodes + forest.tree_node_start[t];
+            for (int64_t i = 0; i < n_train; i++)
+                for (int32_t k = 0; nodes[k].feature >= 0; depth++)
+                    k = x_train[i * F + nodes[k].feature] <= nodes[k].threshold ? nodes[k].left : nodes[k].right;
+        }
+        depth /= (double)probe * (double)n_train;
+        const double live = 0.632 * (double)n_train * depth; /* sample-levels per tree */
+        printf("training data per tree (model): mean sample depth %.1f, %.3g in-bag sample-levels; GPU trainer reads "
+               "%.1f MB (%d candidates x 10 B + 18 B each), floor %.1f MB (%d x 1 B)\n",
+               depth, live, live * (m * 10.0 + 18.0) / 1e6, m, live * m / 1e6, m);
+    }
 
     vl_volume map;
     t0 = now();
