@@ -13,12 +13,19 @@
 
 namespace {
 
+/* Classes whose sums a thread keeps in registers; more classes sum in the output buffer. */
+const int REGISTER_CLASSES = 8;
+
 __global__ void predict_kernel(const vl_forest_node *nodes, const int64_t *tree_node_start, const float *leaf_values,
                                const int64_t *tree_leaf_start, int trees, int classes, const float *channels,
                                int64_t voxels, float *probabilities, uint8_t *class_map)
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < voxels; i += (int64_t)gridDim.x * blockDim.x) {
-        for (int c = 0; c < classes; c++)
+        float sum[REGISTER_CLASSES];
+#pragma unroll
+        for (int c = 0; c < REGISTER_CLASSES; c++)
+            sum[c] = 0;
+        for (int c = REGISTER_CLASSES; c < classes; c++)
             probabilities[c * voxels + i] = 0;
         for (int t = 0; t < trees; t++) {
             const vl_forest_node *tree = nodes + tree_node_start[t];
@@ -26,15 +33,30 @@ __global__ void predict_kernel(const vl_forest_node *nodes, const int64_t *tree_
             while (tree[n].feature >= 0)
                 n = channels[(int64_t)tree[n].feature * voxels + i] <= tree[n].threshold ? tree[n].left : tree[n].right;
             const float *leaf = leaf_values + (tree_leaf_start[t] + tree[n].left) * classes;
-            for (int c = 0; c < classes; c++)
+#pragma unroll
+            for (int c = 0; c < REGISTER_CLASSES; c++)
+                if (c < classes)
+                    sum[c] += leaf[c];
+            for (int c = REGISTER_CLASSES; c < classes; c++)
                 probabilities[c * voxels + i] += leaf[c];
         }
+        /* the same float operations as vl_forest_eval and vl_forest_argmax: sums in tree order, then / trees */
         int best = 0;
+        float top = 0;
         for (int c = 0; c < classes; c++) {
-            const float p = probabilities[c * voxels + i] / (float)trees;
+            float p = 0;
+#pragma unroll
+            for (int k = 0; k < REGISTER_CLASSES; k++)
+                if (k == c)
+                    p = sum[k];
+            if (c >= REGISTER_CLASSES)
+                p = probabilities[c * voxels + i];
+            p /= (float)trees;
             probabilities[c * voxels + i] = p;
-            if (p > probabilities[best * voxels + i])
+            if (c == 0 || p > top) {
                 best = c;
+                top = p;
+            }
         }
         class_map[i] = (uint8_t)(best + 1);
     }
