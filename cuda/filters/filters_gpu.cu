@@ -259,15 +259,26 @@ cudaError_t yz_pass(const tile_context &cx, const dfield &xf, const dbox &out_bo
     return e;
 }
 
+/* The (ox, oy, oz) derivative of `in` on out_box: the x pass kept in xcache[ox] and, in 3D when ycache is given,
+ * the y pass after it in ycache[ox][oy] (derivatives that differ only in z order share both). */
 cudaError_t derivative(const tile_context &cx, const dfield &in, const dbox &out_box, const dkernel_set &ks,
-                       dfield xcache[3], int ox, int oy, int oz, dfield *out)
+                       dfield xcache[3], dfield (*ycache)[3], int ox, int oy, int oz, dfield *out)
 {
-    if (!xcache[ox].v) {
-        const cudaError_t e = x_pass(cx, in, out_box, ks.k[0][ox], ks.radius, &xcache[ox]);
-        if (e != cudaSuccess)
+    cudaError_t e;
+    if (!xcache[ox].v && (e = x_pass(cx, in, out_box, ks.k[0][ox], ks.radius, &xcache[ox])) != cudaSuccess)
+        return e;
+    if (!ycache || cx.f->bank.dims == 2)
+        return yz_pass(cx, xcache[ox], out_box, ks.k[1][oy], ks.k[2][oz], out);
+    dfield &yf = ycache[ox][oy];
+    if (!yf.v) {
+        const int64_t grow_z[3] = {0, 0, ks.radius[2]};
+        if ((e = field_alloc(cx, &yf, grow(out_box, grow_z, cx.f->n))) != cudaSuccess ||
+            (e = pass(cx, xcache[ox], yf, 1, ks.k[1][oy])) != cudaSuccess)
             return e;
     }
-    return yz_pass(cx, xcache[ox], out_box, ks.k[1][oy], ks.k[2][oz], out);
+    if ((e = field_alloc(cx, out, out_box)) != cudaSuccess)
+        return e;
+    return pass(cx, yf, *out, 2, ks.k[2][oz]);
 }
 
 /* Per-voxel combinations, in the CPU's order of operations. */
@@ -387,7 +398,7 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
     }
     need[7] = (families & VL_FAMILY_HESSIAN) != 0;
     need[8] = need[9] = dims == 3 && need[7];
-    dfield d[10] = {}, xc[3] = {}, dog_x[3] = {}, smooth = {}, g[3] = {}, xi[3] = {}, tensor[6] = {};
+    dfield d[10] = {}, xc[3] = {}, yc[3][3] = {}, dog_x[3] = {}, smooth = {}, g[3] = {}, xi[3] = {}, tensor[6] = {};
     cudaError_t error = cudaSuccess;
     const int blocks = blocks_for(voxels);
     combine_args args = {};
@@ -397,9 +408,12 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
         args.sp[a] = f->spacing[a];
     for (int i = 0; i < 10; i++)
         if (need[i])
-            TRY(derivative(cx, f->image, box, ks, xc, orders[i][0], orders[i][1], orders[i][2], &d[i]));
-    for (int o = 0; o < 3; o++)
+            TRY(derivative(cx, f->image, box, ks, xc, yc, orders[i][0], orders[i][1], orders[i][2], &d[i]));
+    for (int o = 0; o < 3; o++) {
         field_free(cx, &xc[o]);
+        for (int q = 0; q < 3; q++)
+            field_free(cx, &yc[o][q]);
+    }
     for (int i = 0; i < 10; i++)
         args.d[i] = d[i].v;
     if (families & VL_FAMILY_SMOOTHING) {
@@ -417,7 +431,7 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
         TRY(cudaGetLastError());
     }
     if (families & VL_FAMILY_DOG) {
-        TRY(derivative(cx, f->image, box, dog, dog_x, 0, 0, 0, &smooth));
+        TRY(derivative(cx, f->image, box, dog, dog_x, NULL, 0, 0, 0, &smooth));
         difference_kernel<<<blocks, 256, 0, cx.stream>>>(d[0].v, smooth.v, channels + (int64_t)(*channel)++ * voxels,
                                                          voxels);
         TRY(cudaGetLastError());
@@ -426,7 +440,7 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
         const dbox grown = grow(box, ks.radius, f->n);
         const int64_t grown_voxels = voxels_of(grown);
         for (int a = 0; a < dims; a++)
-            TRY(derivative(cx, f->image, grown, inner, xi, a == 0, a == 1, a == 2, &g[a]));
+            TRY(derivative(cx, f->image, grown, inner, xi, NULL, a == 0, a == 1, a == 2, &g[a]));
         static const int pair[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
         for (int p = 0; p < 6; p++) {
             const int a = pair[p][0], b = pair[p][1];
@@ -440,7 +454,7 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
                 error = cudaGetLastError();
             }
             if (error == cudaSuccess)
-                error = derivative(cx, product, box, ks, px, 0, 0, 0, &tensor[p]);
+                error = derivative(cx, product, box, ks, px, NULL, 0, 0, 0, &tensor[p]);
             field_free(cx, &product);
             field_free(cx, &px[0]);
             if (error != cudaSuccess)
@@ -465,6 +479,8 @@ done:
         field_free(cx, &d[i]);
     for (int o = 0; o < 3; o++) {
         field_free(cx, &xc[o]);
+        for (int q = 0; q < 3; q++)
+            field_free(cx, &yc[o][q]);
         field_free(cx, &dog_x[o]);
         field_free(cx, &xi[o]);
         field_free(cx, &g[o]);
