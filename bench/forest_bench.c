@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "voxlabel/device.h"
 #include "voxlabel/dicom.h"
 #include "voxlabel/forest.h"
 #include "voxlabel/phantom.h"
@@ -125,8 +126,16 @@ int main(int argc, char **argv)
     const int gpu = strcmp(argv[5], "gpu") == 0;
     const int64_t cpu_box = atoll(argv[6]);
     const char *prefix = argv[7];
-    vl_volume ct, other;
     double t0 = now();
+    if (gpu) {
+        /* the CUDA context is created once per process: outside the timings, reported on its own */
+        char why[256] = "";
+        const int usable = vl_device_gpu_usable(0, why, sizeof why);
+        printf("gpu start-up (CUDA context, before the timings): %.3f s%s%s\n", now() - t0, usable ? "" : "; ",
+               usable ? "" : why);
+    }
+    vl_volume ct, other;
+    t0 = now();
     if (vl_phantom_generate(&phantom, &ct) != VL_OK)
         return fail("phantom");
     const int64_t n = vl_volume_voxels(&ct), nx = ct.nx, ny = ct.ny, nz = ct.nz;
