@@ -135,8 +135,13 @@ __global__ void pass_kernel(const double *in, dbox in_box, double *out, dbox out
             for (int j = 0; j < count; j++) {
                 double sum = 0;
                 for (int x = -r; x <= r; x++) {
-                    const int64_t q = reflect(p[axis] + j - x, n_axis) - in_box.lo[axis];
-                    sum = __dadd_rn(sum, __dmul_rn(weights[r + x], in[base + q * stride[axis]]));
+                    int64_t q = p[axis] + j - x;
+                    /* one reflection covers [-n, 2 n); beyond, the periodic rule */
+                    q = q < -n_axis || q >= 2 * n_axis ? reflect(q, n_axis)
+                        : q < 0                          ? -q - 1
+                        : q >= n_axis                    ? 2 * n_axis - 1 - q
+                                                         : q;
+                    sum = __dadd_rn(sum, __dmul_rn(weights[r + x], in[base + (q - in_box.lo[axis]) * stride[axis]]));
                 }
                 target[j * out_step] = sum;
             }
