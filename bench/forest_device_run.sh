@@ -3,7 +3,9 @@
 #   tests      forest_gpu (channels, same seed -> same forest on both backends, also streamed, probabilities
 #              and class maps: all bit for bit the CPU's) and forest_sklearn_export.py --device gpu
 #              (scikit-learn's predict_proba on the GPU within 1e-6)
-#   sanitizer  compute-sanitizer memcheck and racecheck on forest_gpu --quick
+#   sanitizer  compute-sanitizer memcheck on forest_gpu --quick
+#   racecheck  compute-sanitizer racecheck on forest_gpu --quick, its own stage and not a default one: it tracks
+#              every shared-memory read of the filter passes (one per tap), so it is slow
 #   bench      forest_bench 512x512x600, 61 features, 100 trees on the GPU (R5), peak device memory sampled by
 #              nvidia-smi every 50 ms, the time to read the CT as a DICOM series (written by voxlabel, read back
 #              by voxlabel's reader), beside scikit-learn on the same samples with all cores (bench/forest_peers.py)
@@ -24,7 +26,7 @@ log=$out/forest.log
 status=0
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee -a "$log"
 
-step_dir=$out step_show="FAIL|ERROR|error|passed|failed|voxlabel|scikit|cpu reference|peak|max "
+step_dir=$out step_show="FAIL|ERROR|error|passed|failed|voxlabel|scikit|cpu reference|peak|max |training data|start-up"
 . "$here/device_step.sh"
 
 for stage in $stages; do
@@ -36,7 +38,9 @@ for stage in $stages; do
         ;;
     sanitizer)
         step memcheck 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/forest_gpu" --quick
-        step racecheck 150 compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/forest_gpu" --quick
+        ;;
+    racecheck)
+        step racecheck 200 compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/forest_gpu" --quick
         ;;
     bench)
         nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 50 > "$out/memory.csv" &
