@@ -6,6 +6,8 @@
 #   sanitizer  compute-sanitizer memcheck on forest_gpu --quick
 #   racecheck  compute-sanitizer racecheck on forest_gpu --quick, its own stage and not a default one: it tracks
 #              every shared-memory read of the filter passes (one per tap), so it is slow
+#   profile    ncu on the training kernels of forest_bench 256x256x120 (10 trees, then 1): launches, time and DRAM
+#              bytes per kernel and per tree (bench/forest_ncu_summary.py); not a default stage
 #   bench      forest_bench 512x512x600, 61 features, 100 trees on the GPU (R5), peak device memory sampled by
 #              nvidia-smi every 50 ms, the time to read the CT as a DICOM series (written by voxlabel, read back
 #              by voxlabel's reader), beside scikit-learn on the same samples with all cores (bench/forest_peers.py)
@@ -38,6 +40,15 @@ for stage in $stages; do
         ;;
     sanitizer)
         step memcheck 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/forest_gpu" --quick
+        ;;
+    profile)
+        # the training kernels only (the bench trains 10 trees, then 1)
+        step ncu 200 ncu --clock-control none --csv --metrics \
+            gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
+            --kernel-name regex:"search_kernel|partition_kernel|entries_kernel|bootstrap_kernel|choose_kernel|transpose_kernel" \
+            "$bin/forest_bench" 256 256 120 10 gpu 64 "$out/profile_samples"
+        python3 "$here/forest_ncu_summary.py" "$out/ncu.out" 11 | tee -a "$log"
+        rm -rf "$out"/profile_samples_*
         ;;
     racecheck)
         step racecheck 200 compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/forest_gpu" --quick
