@@ -8,13 +8,23 @@
  *   CPU_BOX x CPU_BOX x CPU_BOX/4 block of the same CT and is extrapolated per voxel.
  *   PREFIX_{train.f32,train.u8,test.f32,test.u8,test_pred.u8}: features (samples x 61), classes, and voxlabel's
  *   classes at the test voxels, for the scikit-learn peer.
+ *   The time to read the series: the CT written as a DICOM series (PREFIX_series/, one file a slice, by
+ *   voxlabel's writer) and read back by voxlabel's reader with all cores, first from disk (the files synced and
+ *   dropped from the page cache), then again from the page cache (the fastest a read can be).
  * Prints one line per measurement, accuracy beside every time. */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "voxlabel/device.h"
+#include "voxlabel/dicom.h"
 #include "voxlabel/forest.h"
 #include "voxlabel/phantom.h"
 
@@ -40,6 +50,31 @@ static int write_raw(const char *prefix, const char *name, const void *data, siz
     if (out)
         ok &= fclose(out) == 0;
     return ok;
+}
+
+/* Writes the files of `directory` to disk and drops them from the page cache, so that the next read comes from
+ * the disk; 1 when every file was dropped. */
+static int drop_cached(const char *directory)
+{
+    DIR *dir = opendir(directory);
+    if (!dir)
+        return 0;
+    int all = 1;
+    for (struct dirent *entry; (entry = readdir(dir));) {
+        if (entry->d_name[0] == '.')
+            continue;
+        char path[4096 + 256];
+        if (snprintf(path, sizeof path, "%s/%s", directory, entry->d_name) >= (int)sizeof path) {
+            all = 0;
+            continue;
+        }
+        const int fd = open(path, O_RDONLY);
+        all &= fd >= 0 && fsync(fd) == 0 && posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0;
+        if (fd >= 0)
+            close(fd);
+    }
+    closedir(dir);
+    return all;
 }
 
 static double dice_mean(const uint8_t *a, const uint8_t *b, int64_t n, int classes)
@@ -91,8 +126,16 @@ int main(int argc, char **argv)
     const int gpu = strcmp(argv[5], "gpu") == 0;
     const int64_t cpu_box = atoll(argv[6]);
     const char *prefix = argv[7];
-    vl_volume ct, other;
     double t0 = now();
+    if (gpu) {
+        /* the CUDA context is created once per process: outside the timings, reported on its own */
+        char why[256] = "";
+        const int usable = vl_device_gpu_usable(0, why, sizeof why);
+        printf("gpu start-up (CUDA context, before the timings): %.3f s%s%s\n", now() - t0, usable ? "" : "; ",
+               usable ? "" : why);
+    }
+    vl_volume ct, other;
+    t0 = now();
     if (vl_phantom_generate(&phantom, &ct) != VL_OK)
         return fail("phantom");
     const int64_t n = vl_volume_voxels(&ct), nx = ct.nx, ny = ct.ny, nz = ct.nz;
@@ -166,6 +209,25 @@ int main(int argc, char **argv)
     printf("voxlabel train   %-3s %d trees, %lld samples: %.3f s; out-of-bag accuracy %.4f, test accuracy %.4f\n",
            vl_device_kind_name(outcome.used), trees, (long long)n_train, t_train, forest.oob_accuracy,
            (double)right / (double)n_test);
+    /* Bytes a level-wise trainer moves per tree, from the samples' mean depth (first 10 trees): every level reads
+     * its live in-bag samples (about 0.632 n of them in a bootstrap) once per candidate. The GPU trainer reads per
+     * live sample and candidate an 8-byte entry and a 2-byte bin (and 10 + 8 bytes to partition it); the floor
+     * reads each live sample's candidate bins once per level, 1 byte each (bins of at most 256 values). */
+    {
+        const int probe = trees < 10 ? trees : 10, m = (int)floor(sqrt((double)F));
+        double depth = 0;
+        for (int t = 0; t < probe; t++) {
+            const vl_forest_node *nodes = forest.nodes + forest.tree_node_start[t];
+            for (int64_t i = 0; i < n_train; i++)
+                for (int32_t k = 0; nodes[k].feature >= 0; depth++)
+                    k = x_train[i * F + nodes[k].feature] <= nodes[k].threshold ? nodes[k].left : nodes[k].right;
+        }
+        depth /= (double)probe * (double)n_train;
+        const double live = 0.632 * (double)n_train * depth; /* sample-levels per tree */
+        printf("training data per tree (model): mean sample depth %.1f, %.3g in-bag sample-levels; GPU trainer reads "
+               "%.1f MB (%d candidates x 10 B + 18 B each), floor %.1f MB (%d x 1 B)\n",
+               depth, live, live * (m * 10.0 + 18.0) / 1e6, m, live * m / 1e6, m);
+    }
 
     vl_volume map;
     t0 = now();
@@ -175,6 +237,50 @@ int main(int argc, char **argv)
     printf("voxlabel predict %-3s whole volume (filters + forest): %.3f s = %.1f Mvoxels/s; Dice %.4f\n",
            vl_device_kind_name(outcome.used), t_predict, n / t_predict / 1e6,
            dice_mean(map.data, truth, n, classes));
+
+    /* the filters' share: the same prediction with a one-tree forest */
+    vl_forest_options one_tree = options;
+    one_tree.trees = 1;
+    vl_forest stump;
+    vl_volume stump_map;
+    t0 = now();
+    if (vl_forest_train_samples(x_train, y_train, n_train, F, classes, &bank, &one_tree, &stump, NULL) != VL_OK)
+        return fail("one-tree training");
+    printf("voxlabel train   %-3s 1 tree (binning, upload, out-of-bag votes and one tree): %.3f s\n",
+           vl_device_kind_name(outcome.used), now() - t0);
+    t0 = now();
+    if (vl_forest_predict(&stump, &ct, &one_tree, NULL, &stump_map, NULL) != VL_OK)
+        return fail("one-tree prediction");
+    printf("voxlabel predict %-3s the same with a 1-tree forest (filters, transfers and 1 tree): %.3f s\n",
+           vl_device_kind_name(outcome.used), now() - t0);
+    vl_volume_free(&stump_map);
+    vl_forest_free(&stump);
+
+    char series[4096];
+    snprintf(series, sizeof series, "%s_series", prefix);
+    vl_dicom_write_options write_options;
+    vl_dicom_write_options_default(&write_options);
+    write_options.force = 1;
+    if (vl_dicom_write_series(series, &ct, &write_options) != VL_OK)
+        return fail("writing the DICOM series");
+    const int dropped = drop_cached(series);
+    vl_dicom_read_options read_options;
+    vl_dicom_read_options_default(&read_options);
+    for (int pass = 0; pass < 2; pass++) {
+        vl_volume read_back;
+        t0 = now();
+        if (vl_dicom_read_series(series, &read_options, &read_back, NULL) != VL_OK)
+            return fail("reading the DICOM series");
+        const double t_read = now() - t0;
+        const int same = read_back.dtype == VL_I16 && vl_volume_voxels(&read_back) == n &&
+                         memcmp(read_back.data, ct.data, sizeof(int16_t) * (size_t)n) == 0;
+        printf("read series      %lld DICOM slices (voxlabel's reader, all cores, %s): %.3f s, %s; whole-volume "
+               "prediction %.3f s = %.2f x the read: %s\n",
+               (long long)nz, pass ? "page cache" : dropped ? "from disk" : "page cache: could not drop it", t_read,
+               same ? "equal to the volume written" : "DIFFERENT from the volume written", t_predict,
+               t_predict / t_read, t_predict < t_read ? "faster than reading" : "slower than reading");
+        vl_volume_free(&read_back);
+    }
 
     /* single-thread CPU reference on a central block */
     const int64_t bx = cpu_box < nx ? cpu_box : nx, by = cpu_box < ny ? cpu_box : ny,

@@ -3,9 +3,14 @@
 #   tests      forest_gpu (channels, same seed -> same forest on both backends, also streamed, probabilities
 #              and class maps: all bit for bit the CPU's) and forest_sklearn_export.py --device gpu
 #              (scikit-learn's predict_proba on the GPU within 1e-6)
-#   sanitizer  compute-sanitizer memcheck and racecheck on forest_gpu --quick
+#   sanitizer  compute-sanitizer memcheck on forest_gpu --quick
+#   racecheck  compute-sanitizer racecheck on forest_gpu --quick, its own stage and not a default one: it tracks
+#              every shared-memory read of the filter passes (one per tap), so it is slow
+#   profile    ncu on the training kernels of forest_bench 256x256x120 (10 trees, then 1): launches, time and DRAM
+#              bytes per kernel and per tree (bench/forest_ncu_summary.py); not a default stage
 #   bench      forest_bench 512x512x600, 61 features, 100 trees on the GPU (R5), peak device memory sampled by
-#              nvidia-smi every 50 ms, beside scikit-learn on the same samples with all cores (bench/forest_peers.py)
+#              nvidia-smi every 50 ms, the time to read the CT as a DICOM series (written by voxlabel, read back
+#              by voxlabel's reader), beside scikit-learn on the same samples with all cores (bench/forest_peers.py)
 # usage: bench/forest_device_run.sh BIN_DIR OUT_DIR [STAGE...]   (default: tests sanitizer bench)
 #   BIN_DIR  the package's bin/ (forest_gpu, forest_tool, forest_bench); voxlabel in BIN_DIR/.. or BIN_DIR
 # Logs go to OUT_DIR/forest.log; stdout carries the summaries.
@@ -23,7 +28,7 @@ log=$out/forest.log
 status=0
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee -a "$log"
 
-step_dir=$out step_show="FAIL|ERROR|error|passed|failed|voxlabel|scikit|cpu reference|peak|max "
+step_dir=$out step_show="FAIL|ERROR|error|passed|failed|voxlabel|scikit|cpu reference|peak|max |training data|start-up"
 . "$here/device_step.sh"
 
 for stage in $stages; do
@@ -35,7 +40,18 @@ for stage in $stages; do
         ;;
     sanitizer)
         step memcheck 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/forest_gpu" --quick
-        step racecheck 150 compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/forest_gpu" --quick
+        ;;
+    profile)
+        # the training kernels only (the bench trains 10 trees, then 1)
+        step ncu 200 ncu --clock-control none --csv --metrics \
+            gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
+            --kernel-name regex:"search_kernel|partition_kernel|entries_kernel|bootstrap_kernel|choose_kernel|transpose_kernel" \
+            "$bin/forest_bench" 256 256 120 10 gpu 64 "$out/profile_samples"
+        python3 "$here/forest_ncu_summary.py" "$out/ncu.out" 11 | tee -a "$log"
+        rm -rf "$out"/profile_samples_*
+        ;;
+    racecheck)
+        step racecheck 200 compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/forest_gpu" --quick
         ;;
     bench)
         nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 50 > "$out/memory.csv" &
@@ -48,7 +64,7 @@ for stage in $stages; do
         echo "peak device memory: ${peak:-?} MiB used on the GPU during the bench (${before:-?} MiB before it)" |
             tee -a "$log"
         step peers 200 python3 "$here/forest_peers.py" "$out/samples" $((512 * 512 * 600)) 100
-        rm -f "$out"/samples_*
+        rm -rf "$out"/samples_*
         ;;
     esac
 done

@@ -53,26 +53,99 @@ __device__ int64_t reflect(int64_t i, int64_t n)
     return m < n ? m : period - 1 - m;
 }
 
-/* out[p] = sum_{x=-r..r} w[r + x] * in[reflect(p_axis - x)], in that order, as the CPU's line loop. */
+/* Outputs per thread along the pass axis: each input value read once serves them all. */
+const int PASS_OUTPUTS = 4;
+
+/* out[p] = sum_{x=-r..r} w[r + x] * in[reflect(p_axis - x)], in that order, each product and sum rounded on its
+ * own, as the CPU's line loop. A thread computes PASS_OUTPUTS consecutive outputs along the axis: where none of
+ * their taps leaves the volume it walks the input line once, from the last tap down to the first, adding each
+ * value to every output whose window holds it (so each output still sums x = -r .. r in order); near the
+ * volume's border each output takes the reflected taps one by one. I: index type of the output box. */
+template <typename I>
 __global__ void pass_kernel(const double *in, dbox in_box, double *out, dbox out_box, int axis, const double *w,
                             int r, int64_t n_axis)
 {
-    const int64_t sx = out_box.hi[0] - out_box.lo[0], sy = out_box.hi[1] - out_box.lo[1];
-    const int64_t total = sx * sy * (out_box.hi[2] - out_box.lo[2]);
+    __shared__ double weights[2 * VL_KERNEL_MAX_RADIUS + 1];
+    for (int k = threadIdx.x; k <= 2 * r; k += blockDim.x)
+        weights[k] = w[k];
+    __syncthreads();
+    I size[3], groups[3];
+    for (int a = 0; a < 3; a++)
+        groups[a] = size[a] = (I)(out_box.hi[a] - out_box.lo[a]);
+    groups[axis] = (size[axis] + PASS_OUTPUTS - 1) / PASS_OUTPUTS;
+    const I total = groups[0] * groups[1] * groups[2];
     const int64_t in_sx = in_box.hi[0] - in_box.lo[0], in_sy = in_box.hi[1] - in_box.lo[1];
     const int64_t stride[3] = {1, in_sx, in_sx * in_sy};
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
-        int64_t p[3] = {out_box.lo[0] + i % sx, out_box.lo[1] + (i / sx) % sy, out_box.lo[2] + i / (sx * sy)};
-        int64_t base = 0;
-        for (int a = 0; a < 3; a++)
+    const int64_t out_step = axis == 0 ? 1 : axis == 1 ? (int64_t)size[0] : (int64_t)size[0] * size[1];
+    for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < total; i += (I)gridDim.x * blockDim.x) {
+        I c[3];
+        c[0] = i % groups[0];
+        const I rest = i / groups[0];
+        c[1] = rest % groups[1];
+        c[2] = rest / groups[1];
+        c[axis] *= PASS_OUTPUTS;
+        const int count = size[axis] - c[axis] < (I)PASS_OUTPUTS ? (int)(size[axis] - c[axis]) : PASS_OUTPUTS;
+        int64_t p[3], base = 0;
+        for (int a = 0; a < 3; a++) {
+            p[a] = out_box.lo[a] + (int64_t)c[a];
             if (a != axis)
                 base += (p[a] - in_box.lo[a]) * stride[a];
-        double sum = 0;
-        for (int x = -r; x <= r; x++) {
-            const int64_t q = reflect(p[axis] - x, n_axis) - in_box.lo[axis];
-            sum = __dadd_rn(sum, __dmul_rn(w[r + x], in[base + q * stride[axis]]));
         }
-        out[i] = sum;
+        double *target = out + (int64_t)c[0] + (int64_t)size[0] * ((int64_t)c[1] + (int64_t)size[1] * c[2]);
+        const int64_t first = p[axis] - r, last = p[axis] + count - 1 + r;
+        if (first >= 0 && last < n_axis) {
+            double sum[PASS_OUTPUTS];
+            for (int j = 0; j < PASS_OUTPUTS; j++)
+                sum[j] = 0;
+            const int64_t step = stride[axis];
+            const double *source = in + base + (last - in_box.lo[axis]) * step;
+            /* k-th value read: position last - k, tap j - count + 1 + k of output j (tap 0 is x = -r); for k in
+             * [count - 1, 2 r] every output's tap is in its window, so that stretch needs no test */
+            const int full_from = count - 1, full_to = 2 * r, end = count - 1 + 2 * r;
+            int k = 0;
+            for (; k < full_from || (k <= end && count < PASS_OUTPUTS); k++, source -= step) {
+                const double v = *source;
+#pragma unroll
+                for (int j = 0; j < PASS_OUTPUTS; j++) {
+                    const int tap = j - count + 1 + k;
+                    if (j < count && tap >= 0 && tap <= 2 * r)
+                        sum[j] = __dadd_rn(sum[j], __dmul_rn(weights[tap], v));
+                }
+            }
+            for (; k <= full_to; k++, source -= step) {
+                const double v = *source;
+#pragma unroll
+                for (int j = 0; j < PASS_OUTPUTS; j++)
+                    sum[j] = __dadd_rn(sum[j], __dmul_rn(weights[j - (PASS_OUTPUTS - 1) + k], v));
+            }
+            for (; k <= end; k++, source -= step) {
+                const double v = *source;
+#pragma unroll
+                for (int j = 0; j < PASS_OUTPUTS; j++) {
+                    const int tap = j - count + 1 + k;
+                    if (j < count && tap >= 0 && tap <= 2 * r)
+                        sum[j] = __dadd_rn(sum[j], __dmul_rn(weights[tap], v));
+                }
+            }
+#pragma unroll
+            for (int j = 0; j < PASS_OUTPUTS; j++)
+                if (j < count)
+                    target[j * out_step] = sum[j];
+        } else {
+            for (int j = 0; j < count; j++) {
+                double sum = 0;
+                for (int x = -r; x <= r; x++) {
+                    int64_t q = p[axis] + j - x;
+                    /* one reflection covers [-n, 2 n); beyond, the periodic rule */
+                    q = q < -n_axis || q >= 2 * n_axis ? reflect(q, n_axis)
+                        : q < 0                          ? -q - 1
+                        : q >= n_axis                    ? 2 * n_axis - 1 - q
+                                                         : q;
+                    sum = __dadd_rn(sum, __dmul_rn(weights[r + x], in[base + (q - in_box.lo[axis]) * stride[axis]]));
+                }
+                target[j * out_step] = sum;
+            }
+        }
     }
 }
 
@@ -151,9 +224,14 @@ void field_free(const tile_context &cx, dfield *f)
 
 cudaError_t pass(const tile_context &cx, const dfield &in, dfield &out, int axis, const dkernel &k)
 {
-    const int64_t total = voxels_of(out.box);
-    pass_kernel<<<blocks_for(total), 256, 0, cx.stream>>>(in.v, in.box, out.v, out.box, axis, k.w, k.radius,
-                                                          cx.f->n[axis]);
+    /* a thread per PASS_OUTPUTS outputs; 32-bit indices when the box allows */
+    const int64_t total = voxels_of(out.box) / PASS_OUTPUTS + voxels_of(out.box) / size_of(out.box, axis) + 1;
+    if (voxels_of(out.box) < ((int64_t)1 << 31))
+        pass_kernel<uint32_t><<<blocks_for(total), 256, 0, cx.stream>>>(in.v, in.box, out.v, out.box, axis, k.w,
+                                                                        k.radius, cx.f->n[axis]);
+    else
+        pass_kernel<uint64_t><<<blocks_for(total), 256, 0, cx.stream>>>(in.v, in.box, out.v, out.box, axis, k.w,
+                                                                        k.radius, cx.f->n[axis]);
     return cudaGetLastError();
 }
 
@@ -186,15 +264,26 @@ cudaError_t yz_pass(const tile_context &cx, const dfield &xf, const dbox &out_bo
     return e;
 }
 
+/* The (ox, oy, oz) derivative of `in` on out_box: the x pass kept in xcache[ox] and, in 3D when ycache is given,
+ * the y pass after it in ycache[ox][oy] (derivatives that differ only in z order share both). */
 cudaError_t derivative(const tile_context &cx, const dfield &in, const dbox &out_box, const dkernel_set &ks,
-                       dfield xcache[3], int ox, int oy, int oz, dfield *out)
+                       dfield xcache[3], dfield (*ycache)[3], int ox, int oy, int oz, dfield *out)
 {
-    if (!xcache[ox].v) {
-        const cudaError_t e = x_pass(cx, in, out_box, ks.k[0][ox], ks.radius, &xcache[ox]);
-        if (e != cudaSuccess)
+    cudaError_t e;
+    if (!xcache[ox].v && (e = x_pass(cx, in, out_box, ks.k[0][ox], ks.radius, &xcache[ox])) != cudaSuccess)
+        return e;
+    if (!ycache || cx.f->bank.dims == 2)
+        return yz_pass(cx, xcache[ox], out_box, ks.k[1][oy], ks.k[2][oz], out);
+    dfield &yf = ycache[ox][oy];
+    if (!yf.v) {
+        const int64_t grow_z[3] = {0, 0, ks.radius[2]};
+        if ((e = field_alloc(cx, &yf, grow(out_box, grow_z, cx.f->n))) != cudaSuccess ||
+            (e = pass(cx, xcache[ox], yf, 1, ks.k[1][oy])) != cudaSuccess)
             return e;
     }
-    return yz_pass(cx, xcache[ox], out_box, ks.k[1][oy], ks.k[2][oz], out);
+    if ((e = field_alloc(cx, out, out_box)) != cudaSuccess)
+        return e;
+    return pass(cx, yf, *out, 2, ks.k[2][oz]);
 }
 
 /* Per-voxel combinations, in the CPU's order of operations. */
@@ -314,7 +403,7 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
     }
     need[7] = (families & VL_FAMILY_HESSIAN) != 0;
     need[8] = need[9] = dims == 3 && need[7];
-    dfield d[10] = {}, xc[3] = {}, dog_x[3] = {}, smooth = {}, g[3] = {}, xi[3] = {}, tensor[6] = {};
+    dfield d[10] = {}, xc[3] = {}, yc[3][3] = {}, dog_x[3] = {}, smooth = {}, g[3] = {}, xi[3] = {}, tensor[6] = {};
     cudaError_t error = cudaSuccess;
     const int blocks = blocks_for(voxels);
     combine_args args = {};
@@ -324,9 +413,12 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
         args.sp[a] = f->spacing[a];
     for (int i = 0; i < 10; i++)
         if (need[i])
-            TRY(derivative(cx, f->image, box, ks, xc, orders[i][0], orders[i][1], orders[i][2], &d[i]));
-    for (int o = 0; o < 3; o++)
+            TRY(derivative(cx, f->image, box, ks, xc, yc, orders[i][0], orders[i][1], orders[i][2], &d[i]));
+    for (int o = 0; o < 3; o++) {
         field_free(cx, &xc[o]);
+        for (int q = 0; q < 3; q++)
+            field_free(cx, &yc[o][q]);
+    }
     for (int i = 0; i < 10; i++)
         args.d[i] = d[i].v;
     if (families & VL_FAMILY_SMOOTHING) {
@@ -344,7 +436,7 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
         TRY(cudaGetLastError());
     }
     if (families & VL_FAMILY_DOG) {
-        TRY(derivative(cx, f->image, box, dog, dog_x, 0, 0, 0, &smooth));
+        TRY(derivative(cx, f->image, box, dog, dog_x, NULL, 0, 0, 0, &smooth));
         difference_kernel<<<blocks, 256, 0, cx.stream>>>(d[0].v, smooth.v, channels + (int64_t)(*channel)++ * voxels,
                                                          voxels);
         TRY(cudaGetLastError());
@@ -353,7 +445,7 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
         const dbox grown = grow(box, ks.radius, f->n);
         const int64_t grown_voxels = voxels_of(grown);
         for (int a = 0; a < dims; a++)
-            TRY(derivative(cx, f->image, grown, inner, xi, a == 0, a == 1, a == 2, &g[a]));
+            TRY(derivative(cx, f->image, grown, inner, xi, NULL, a == 0, a == 1, a == 2, &g[a]));
         static const int pair[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
         for (int p = 0; p < 6; p++) {
             const int a = pair[p][0], b = pair[p][1];
@@ -367,7 +459,7 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
                 error = cudaGetLastError();
             }
             if (error == cudaSuccess)
-                error = derivative(cx, product, box, ks, px, 0, 0, 0, &tensor[p]);
+                error = derivative(cx, product, box, ks, px, NULL, 0, 0, 0, &tensor[p]);
             field_free(cx, &product);
             field_free(cx, &px[0]);
             if (error != cudaSuccess)
@@ -392,6 +484,8 @@ done:
         field_free(cx, &d[i]);
     for (int o = 0; o < 3; o++) {
         field_free(cx, &xc[o]);
+        for (int q = 0; q < 3; q++)
+            field_free(cx, &yc[o][q]);
         field_free(cx, &dog_x[o]);
         field_free(cx, &xi[o]);
         field_free(cx, &g[o]);

@@ -1,6 +1,8 @@
 /* GPU prediction: the forest on the device, then tile by tile the tile's channels (cuda/filters, never the
  * whole feature volume) and one thread per voxel down every tree, as vl_forest_eval does on the CPU (the same
- * float sums in tree order, the same argmax). Tiles and results come back to the host one at a time. */
+ * float sums in tree order, the same argmax). A tile's results come back to one of two pinned host buffers and
+ * the host copies them into place while the device works on the next tile; only the outputs asked for come
+ * back. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,12 +13,19 @@
 
 namespace {
 
+/* Classes whose sums a thread keeps in registers; more classes sum in the output buffer. */
+const int REGISTER_CLASSES = 8;
+
 __global__ void predict_kernel(const vl_forest_node *nodes, const int64_t *tree_node_start, const float *leaf_values,
                                const int64_t *tree_leaf_start, int trees, int classes, const float *channels,
                                int64_t voxels, float *probabilities, uint8_t *class_map)
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < voxels; i += (int64_t)gridDim.x * blockDim.x) {
-        for (int c = 0; c < classes; c++)
+        float sum[REGISTER_CLASSES];
+#pragma unroll
+        for (int c = 0; c < REGISTER_CLASSES; c++)
+            sum[c] = 0;
+        for (int c = REGISTER_CLASSES; c < classes; c++)
             probabilities[c * voxels + i] = 0;
         for (int t = 0; t < trees; t++) {
             const vl_forest_node *tree = nodes + tree_node_start[t];
@@ -24,15 +33,30 @@ __global__ void predict_kernel(const vl_forest_node *nodes, const int64_t *tree_
             while (tree[n].feature >= 0)
                 n = channels[(int64_t)tree[n].feature * voxels + i] <= tree[n].threshold ? tree[n].left : tree[n].right;
             const float *leaf = leaf_values + (tree_leaf_start[t] + tree[n].left) * classes;
-            for (int c = 0; c < classes; c++)
+#pragma unroll
+            for (int c = 0; c < REGISTER_CLASSES; c++)
+                if (c < classes)
+                    sum[c] += leaf[c];
+            for (int c = REGISTER_CLASSES; c < classes; c++)
                 probabilities[c * voxels + i] += leaf[c];
         }
+        /* the same float operations as vl_forest_eval and vl_forest_argmax: sums in tree order, then / trees */
         int best = 0;
+        float top = 0;
         for (int c = 0; c < classes; c++) {
-            const float p = probabilities[c * voxels + i] / (float)trees;
+            float p = 0;
+#pragma unroll
+            for (int k = 0; k < REGISTER_CLASSES; k++)
+                if (k == c)
+                    p = sum[k];
+            if (c >= REGISTER_CLASSES)
+                p = probabilities[c * voxels + i];
+            p /= (float)trees;
             probabilities[c * voxels + i] = p;
-            if (p > probabilities[best * voxels + i])
+            if (c == 0 || p > top) {
                 best = c;
+                top = p;
+            }
         }
         class_map[i] = (uint8_t)(best + 1);
     }
@@ -85,9 +109,12 @@ vl_status vl_forest_predict_gpu(vl_forest_prediction *p)
     const int64_t total_tiles = count[0] * count[1] * count[2];
     device_forest d;
     vl_gpu_filters *filters = NULL;
-    float *channels = NULL, *probabilities = NULL, *host_probabilities = NULL;
-    uint8_t *class_map = NULL, *host_class_map = NULL;
+    float *channels = NULL, *probabilities = NULL, *host_probabilities[2] = {NULL, NULL};
+    uint8_t *class_map = NULL, *host_class_map[2] = {NULL, NULL};
     cudaStream_t stream = NULL;
+    cudaEvent_t copied[2] = {NULL, NULL};
+    vl_box boxes[2];
+    int64_t pending = -1; /* the tile whose results are on their way to the host, or -1 */
     vl_status status = VL_OK;
     cudaError_t error = device_forest_upload(forest, &d);
     if (error == cudaSuccess)
@@ -98,55 +125,75 @@ vl_status vl_forest_predict_gpu(vl_forest_prediction *p)
         error = cudaMalloc(&probabilities, sizeof(float) * (size_t)tile_voxels * (size_t)C);
     if (error == cudaSuccess)
         error = cudaMalloc(&class_map, (size_t)tile_voxels);
-    if (error == cudaSuccess)
-        error = cudaMallocHost(&host_probabilities, sizeof(float) * (size_t)tile_voxels * (size_t)C);
-    if (error == cudaSuccess)
-        error = cudaMallocHost(&host_class_map, (size_t)tile_voxels);
+    for (int b = 0; b < 2; b++) {
+        if (error == cudaSuccess && p->probabilities)
+            error = cudaMallocHost(&host_probabilities[b], sizeof(float) * (size_t)tile_voxels * (size_t)C);
+        if (error == cudaSuccess && p->class_map)
+            error = cudaMallocHost(&host_class_map[b], (size_t)tile_voxels);
+        if (error == cudaSuccess)
+            error = cudaEventCreateWithFlags(&copied[b], cudaEventDisableTiming);
+    }
     if (error != cudaSuccess) {
         status = vl_cuda_failure(error, "forest prediction buffers");
         goto done;
     }
     if ((status = vl_gpu_filters_create(image, &forest->bank, &filters)) != VL_OK)
         goto done;
-    for (int64_t t = 0; t < total_tiles; t++) {
-        vl_box box;
-        int64_t rest = t;
+    for (int64_t t = 0; t <= total_tiles; t++) {
+        const int b = (int)(t & 1);
         const int64_t n[3] = {image->nx, image->ny, image->nz};
-        for (int a = 0; a < 3; a++) {
-            const int64_t k = rest % count[a];
-            rest /= count[a];
-            box.lo[a] = k * edge[a];
-            box.hi[a] = box.lo[a] + edge[a] < n[a] ? box.lo[a] + edge[a] : n[a];
-        }
-        const int64_t bx = box.hi[0] - box.lo[0], by = box.hi[1] - box.lo[1];
-        const int64_t voxels = bx * by * (box.hi[2] - box.lo[2]);
-        if ((status = vl_gpu_filters_box(filters, &box, channels, stream)) != VL_OK)
-            goto done;
-        int64_t blocks = (voxels + 127) / 128;
-        predict_kernel<<<(unsigned)(blocks > 65535 * 16 ? 65535 * 16 : blocks), 128, 0, stream>>>(
-            d.nodes, d.tree_node_start, d.leaf_values, d.tree_leaf_start, forest->tree_count, C, channels, voxels,
-            probabilities, class_map);
-        if ((error = cudaGetLastError()) == cudaSuccess)
-            error = cudaMemcpyAsync(host_probabilities, probabilities, sizeof(float) * (size_t)(voxels * C),
-                                    cudaMemcpyDeviceToHost, stream);
-        if (error == cudaSuccess)
-            error = cudaMemcpyAsync(host_class_map, class_map, (size_t)voxels, cudaMemcpyDeviceToHost, stream);
-        if (error == cudaSuccess)
-            error = cudaStreamSynchronize(stream);
-        if (error != cudaSuccess) {
-            status = vl_cuda_failure(error, "forest prediction on a tile");
-            goto done;
-        }
-        for (int64_t z = box.lo[2], i = 0; z < box.hi[2]; z++)
-            for (int64_t y = box.lo[1]; y < box.hi[1]; y++, i += bx) {
-                const int64_t v = box.lo[0] + n[0] * (y + n[1] * z);
-                if (p->probabilities)
-                    for (int c = 0; c < C; c++)
-                        memcpy(p->probabilities[c] + v, host_probabilities + c * voxels + i, sizeof(float) * (size_t)bx);
-                if (p->class_map)
-                    memcpy(p->class_map + v, host_class_map + i, (size_t)bx);
+        if (t < total_tiles) {
+            vl_box *box = &boxes[b];
+            int64_t rest = t;
+            for (int a = 0; a < 3; a++) {
+                const int64_t k = rest % count[a];
+                rest /= count[a];
+                box->lo[a] = k * edge[a];
+                box->hi[a] = box->lo[a] + edge[a] < n[a] ? box->lo[a] + edge[a] : n[a];
             }
-        vl_progress_report(&p->options->progress, "classifying", (double)(t + 1) / (double)total_tiles);
+            const int64_t voxels = (box->hi[0] - box->lo[0]) * (box->hi[1] - box->lo[1]) * (box->hi[2] - box->lo[2]);
+            if ((status = vl_gpu_filters_box(filters, box, channels, stream)) != VL_OK)
+                goto done;
+            int64_t blocks = (voxels + 127) / 128;
+            predict_kernel<<<(unsigned)(blocks > 65535 * 16 ? 65535 * 16 : blocks), 128, 0, stream>>>(
+                d.nodes, d.tree_node_start, d.leaf_values, d.tree_leaf_start, forest->tree_count, C, channels, voxels,
+                probabilities, class_map);
+            error = cudaGetLastError();
+            if (error == cudaSuccess && p->probabilities)
+                error = cudaMemcpyAsync(host_probabilities[b], probabilities, sizeof(float) * (size_t)(voxels * C),
+                                        cudaMemcpyDeviceToHost, stream);
+            if (error == cudaSuccess && p->class_map)
+                error = cudaMemcpyAsync(host_class_map[b], class_map, (size_t)voxels, cudaMemcpyDeviceToHost, stream);
+            if (error == cudaSuccess)
+                error = cudaEventRecord(copied[b], stream);
+            if (error != cudaSuccess) {
+                status = vl_cuda_failure(error, "forest prediction on a tile");
+                goto done;
+            }
+        }
+        /* meanwhile, the previous tile's results into place */
+        if (pending >= 0) {
+            const int pb = 1 - b;
+            const vl_box *box = &boxes[pb];
+            if ((error = cudaEventSynchronize(copied[pb])) != cudaSuccess) {
+                status = vl_cuda_failure(error, "forest prediction on a tile");
+                goto done;
+            }
+            const int64_t bx = box->hi[0] - box->lo[0], by = box->hi[1] - box->lo[1];
+            const int64_t voxels = bx * by * (box->hi[2] - box->lo[2]);
+            for (int64_t z = box->lo[2], i = 0; z < box->hi[2]; z++)
+                for (int64_t y = box->lo[1]; y < box->hi[1]; y++, i += bx) {
+                    const int64_t v = box->lo[0] + n[0] * (y + n[1] * z);
+                    if (p->probabilities)
+                        for (int c = 0; c < C; c++)
+                            memcpy(p->probabilities[c] + v, host_probabilities[pb] + c * voxels + i,
+                                   sizeof(float) * (size_t)bx);
+                    if (p->class_map)
+                        memcpy(p->class_map + v, host_class_map[pb] + i, (size_t)bx);
+                }
+            vl_progress_report(&p->options->progress, "classifying", (double)(pending + 1) / (double)total_tiles);
+        }
+        pending = t < total_tiles ? t : -1;
     }
 done:
     vl_gpu_filters_destroy(filters);
@@ -154,8 +201,12 @@ done:
     cudaFree(channels);
     cudaFree(probabilities);
     cudaFree(class_map);
-    cudaFreeHost(host_probabilities);
-    cudaFreeHost(host_class_map);
+    for (int b = 0; b < 2; b++) {
+        cudaFreeHost(host_probabilities[b]);
+        cudaFreeHost(host_class_map[b]);
+        if (copied[b])
+            cudaEventDestroy(copied[b]);
+    }
     if (stream)
         cudaStreamDestroy(stream);
     return status;

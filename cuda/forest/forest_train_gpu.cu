@@ -1,16 +1,21 @@
-/* GPU training after Pianu et al.: breadth-first, all trees' nodes of a level at once. Per level the device
- *   1. builds, for every node searched and each of its candidate features, the class histogram over bins
- *      (one thread per (tree, sample), integer atomics, so the counts are exact and order-free),
- *   2. scans each (node, candidate) histogram for its best threshold (one thread each, exact integer scores;
- *      the threshold centred in the node's gap as the CPU centres it),
- *   3. after the host has picked each node's split, moves every sample to its child.
- * The host keeps the trees, assigns node numbers in breadth-first order and draws candidates and bootstraps
- * from the same hash as the CPU trainer, so the same seed grows the same forest on both.
- * The binned feature matrix (samples x features, 2 bytes each) is the only large input: when it exceeds
- * `chunk_samples` (or device memory) it is streamed in chunks of samples, one upload per chunk per pass, as the
- * seed streams images; the per-tree sample state (node and bootstrap weight, 8 bytes a tree-sample) stays. */
+/* GPU training after Pianu et al.: breadth-first, node-parallel split search over a level of many trees.
+ * The binned set stays on the device, feature-major (a candidate's bins of a node's samples are one gather
+ * from one row). Each tree's in-bag samples are one list of entries (sample, bootstrap weight, class) that is
+ * partitioned node by node, as the CPU trainer partitions its sample order, so a level reads only the live
+ * samples of the nodes it splits, once per candidate. Per level:
+ *   1. search: one block per (node, candidate) builds the class histogram over bins in shared memory, scans
+ *      it and keeps the first bin with the best exact integer score (the threshold centred in the node's gap
+ *      as the CPU centres it);
+ *   2. choose: one thread per node takes the first candidate with the best score, as the CPU does;
+ *   3. the host numbers the children in breadth-first order and pushes the nodes;
+ *   4. partition: one block per split node moves its entries to the left or right part of its range.
+ * Histogram counts are sums of integers, so the order in which entries sit in a range changes nothing, and
+ * the same seed grows the same forest as the CPU. Trees are trained in groups whose entry lists fit a quarter
+ * of free device memory; sets that do not stay resident go to vl_forest_train_gpu_streamed. */
 #include <stdlib.h>
 #include <string.h>
+
+#include <cub/block/block_scan.cuh>
 
 #include "core/cuda_check.h"
 #include "core/gpu_transfer.h"
@@ -19,160 +24,582 @@
 namespace {
 
 const int B = VL_FOREST_MAX_BINS;
+const int THREADS = 256;
+const int BINS_PER_THREAD = B / THREADS;
+/* classes whose histogram (B x classes x 4 bytes) and the search's other shared arrays fit the default 48 KiB */
+const int MAX_CLASSES = 8;
 
-/* 1: histograms of slots [slot_lo, slot_hi) from samples [first, first + count) of this chunk */
-__global__ void histogram_kernel(const uint16_t *bins, const uint8_t *classes, int64_t first, int64_t count,
-                                 int64_t samples, int trees, int features, int class_count, const int32_t *node_of,
-                                 const uint32_t *weight, const int32_t *slot_of, const int32_t *candidates, int m,
-                                 int slot_lo, int slot_hi, uint32_t *histogram)
+/* An entry: sample index (bits 0-31), bootstrap weight (32-55), class (56-63). */
+__device__ inline uint32_t entry_sample(uint64_t e) { return (uint32_t)e; }
+__device__ inline uint32_t entry_weight(uint64_t e) { return (uint32_t)(e >> 32) & 0xffffffu; }
+__device__ inline int entry_class(uint64_t e) { return (int)(e >> 56); }
+
+/* bins_fm[f][i] = bins[i][f] */
+__global__ void transpose_kernel(const uint16_t *bins, int64_t n, int features, uint16_t *bins_fm)
 {
-    const int64_t pairs = (int64_t)trees * count;
-    for (int64_t p = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; p < pairs; p += (int64_t)gridDim.x * blockDim.x) {
-        const int t = (int)(p / count);
-        const int64_t local = p % count, i = first + local;
-        const int32_t node = node_of[(int64_t)t * samples + i];
-        if (node < 0)
+    const int64_t total = n * features;
+    for (int64_t p = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; p < total; p += (int64_t)gridDim.x * blockDim.x) {
+        const int f = (int)(p / n);
+        const int64_t i = p % n;
+        bins_fm[p] = bins[i * features + f];
+    }
+}
+
+/* bootstrap draws of trees first_tree + blockIdx.y: weight[tree][i] = how often sample i was drawn */
+__global__ void bootstrap_kernel(uint64_t seed, int bootstrap, int first_tree, int64_t n, uint32_t *weight)
+{
+    const int t = blockIdx.y;
+    uint32_t *w = weight + (int64_t)t * n;
+    for (int64_t j = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; j < n; j += (int64_t)gridDim.x * blockDim.x) {
+        if (bootstrap)
+            atomicAdd(&w[vl_forest_below(vl_forest_random(seed, (uint32_t)(first_tree + t), VL_FOREST_BOOTSTRAP_NODE,
+                                                          (uint64_t)j),
+                                         (uint32_t)n)],
+                      1u);
+        else
+            w[j] = 1;
+    }
+}
+
+/* the in-bag samples of tree blockIdx.y as entries at entries[tree * n ..), their number in in_bag[tree] and
+ * their class totals in totals[tree * classes ..] (both zeroed by the caller) */
+__global__ void entries_kernel(const uint32_t *weight, const uint8_t *classes, int64_t n, int class_count,
+                               uint64_t *entries, unsigned long long *in_bag, unsigned long long *totals)
+{
+    __shared__ unsigned long long block_totals[MAX_CLASSES];
+    const int t = blockIdx.y;
+    if (threadIdx.x < class_count)
+        block_totals[threadIdx.x] = 0;
+    __syncthreads();
+    const int lane = threadIdx.x & 31;
+    for (int64_t base = blockIdx.x * (int64_t)blockDim.x; base < n; base += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t i = base + threadIdx.x;
+        const uint32_t w = i < n ? weight[(int64_t)t * n + i] : 0;
+        /* one atomic per warp; positions in sample order within the warp */
+        const unsigned mask = __ballot_sync(0xffffffffu, w != 0);
+        if (!mask)
             continue;
-        const int32_t slot = slot_of[node];
-        if (slot < slot_lo || slot >= slot_hi)
-            continue;
-        const uint32_t w = weight[(int64_t)t * samples + i];
-        const int c = classes[i];
-        for (int k = 0; k < m; k++) {
-            const int f = candidates[slot * m + k];
-            const int bin = bins[local * features + f];
-            atomicAdd(&histogram[(((int64_t)(slot - slot_lo) * m + k) * B + bin) * class_count + c], w);
+        const int leader = __ffs(mask) - 1;
+        unsigned long long first = 0;
+        if (lane == leader)
+            first = atomicAdd(&in_bag[t], (unsigned long long)__popc(mask));
+        first = __shfl_sync(0xffffffffu, first, leader);
+        if (w) {
+            const int c = classes[i];
+            entries[(int64_t)t * n + (int64_t)first + __popc(mask & ((1u << lane) - 1))] =
+                (uint64_t)i | (uint64_t)w << 32 | (uint64_t)c << 56;
+            atomicAdd(&block_totals[c], (unsigned long long)w);
         }
     }
+    __syncthreads();
+    if (threadIdx.x < class_count && block_totals[threadIdx.x])
+        atomicAdd(&totals[(int64_t)t * class_count + threadIdx.x], block_totals[threadIdx.x]);
 }
 
 struct best_split {
-    int32_t bin;         /* -1: no split beats the parent */
+    int32_t feature, bin; /* bin -1: no split beats the parent */
     unsigned long long num_lo, num_hi, den_lo, den_hi;
 };
 
-/* 2: best bin of each (slot, candidate); left class counts at that bin into best_left */
-__global__ void search_kernel(const uint32_t *histogram, int slot_lo, int slot_hi, int m, int class_count,
-                              const int32_t *candidates, const int *edge_count, const float *edges,
-                              const unsigned long long *totals,
-                              int min_leaf, unsigned long long *left, best_split *best, unsigned long long *best_left)
+__device__ inline vl_split_score score_of(const best_split &s)
 {
-    const int64_t jobs = (int64_t)(slot_hi - slot_lo) * m;
-    for (int64_t j = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; j < jobs; j += (int64_t)gridDim.x * blockDim.x) {
-        const int slot = slot_lo + (int)(j / m), k = (int)(j % m);
-        const int f = candidates[slot * m + k];
-        const int bins = edge_count[f] + 1;
-        const uint32_t *h = histogram + j * B * class_count;
-        const unsigned long long *tot = totals + (int64_t)slot * class_count;
-        unsigned long long *l = left + j * class_count;
-        unsigned long long N = 0;
-        vl_u128 S = 0;
-        for (int c = 0; c < class_count; c++) {
-            N += tot[c];
-            S += (vl_u128)tot[c] * tot[c];
-            l[c] = 0;
-        }
-        vl_split_score top = {S, N};
-        int top_bin = -1;
-        unsigned long long NL = 0;
-        for (int b = 0; b + 1 < bins; b++) {
-            for (int c = 0; c < class_count; c++) {
-                l[c] += h[b * class_count + c];
-                NL += h[b * class_count + c];
-            }
-            const unsigned long long NR = N - NL;
-            if (NL < (unsigned long long)min_leaf || NR < (unsigned long long)min_leaf)
-                continue;
-            vl_u128 SL = 0, SR = 0;
-            for (int c = 0; c < class_count; c++) {
-                const unsigned long long r = tot[c] - l[c];
-                SL += (vl_u128)l[c] * l[c];
-                SR += (vl_u128)r * r;
-            }
-            const vl_split_score score = {SL * NR + SR * NL, (vl_u128)NL * NR};
-            if (vl_split_better(score, top)) {
-                top = score;
-                top_bin = b;
-            }
-        }
-        if (top_bin >= 0)
-            top_bin = vl_forest_centre_bin(top_bin, bins, edges + (int64_t)f * (B - 1), h, class_count);
-        best_split out = {top_bin, (unsigned long long)top.num, (unsigned long long)(top.num >> 64),
-                          (unsigned long long)top.den, (unsigned long long)(top.den >> 64)};
-        best[j] = out;
-        unsigned long long *bl = best_left + j * class_count;
-        for (int c = 0; c < class_count; c++)
-            bl[c] = 0;
-        for (int b = 0; b <= top_bin; b++)
-            for (int c = 0; c < class_count; c++)
-                bl[c] += h[b * class_count + c];
-    }
+    return vl_split_score{(vl_u128)s.num_hi << 64 | s.num_lo, (vl_u128)s.den_hi << 64 | s.den_lo};
 }
 
-/* 3: each sample of a split node moves to its child's frontier index; of a leaf, out (-1) */
-__global__ void move_kernel(const uint16_t *bins, int64_t first, int64_t count, int64_t samples, int trees,
-                            int features, int32_t *node_of, const int32_t *split_feature, const int32_t *split_bin,
-                            const int32_t *child)
+/* a beats b: a strictly better score, or the same score at a lower bin (so the first best bin wins) */
+__device__ inline int ahead(vl_split_score a, int a_bin, vl_split_score b, int b_bin)
 {
-    const int64_t pairs = (int64_t)trees * count;
-    for (int64_t p = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; p < pairs; p += (int64_t)gridDim.x * blockDim.x) {
-        const int t = (int)(p / count);
-        const int64_t local = p % count;
-        int32_t *node = &node_of[(int64_t)t * samples + first + local];
-        if (*node < 0)
-            continue;
-        const int32_t f = split_feature[*node];
-        *node = f < 0 ? -1 : child[2 * *node + (bins[local * features + f] > split_bin[*node])];
+    if (a_bin < 0)
+        return 0;
+    if (b_bin < 0)
+        return 1;
+    const vl_u128 x = a.num * b.den, y = b.num * a.den;
+    return x > y || (x == y && a_bin < b_bin);
+}
+
+/* 1: block (slot, candidate k) = blockIdx.x; writes best[blockIdx.x] and its left class counts */
+__global__ void __launch_bounds__(THREADS)
+    search_kernel(const uint64_t *entries, const int64_t *slot_begin, const int64_t *slot_count,
+                  const int32_t *candidates, const unsigned long long *slot_totals, int m, int class_count,
+                  const uint16_t *bins_fm, int64_t n, const int *edge_count, const float *edges, int min_leaf,
+                  best_split *best, unsigned long long *best_left)
+{
+    typedef cub::BlockScan<uint32_t, THREADS> scan_t;
+    extern __shared__ uint32_t histogram[]; /* B x classes */
+    __shared__ typename scan_t::TempStorage scan_storage;
+    __shared__ unsigned long long totals[MAX_CLASSES];
+    __shared__ vl_split_score reduce_score[THREADS];
+    __shared__ int reduce_bin[THREADS];
+    const int slot = blockIdx.x / m, C = class_count, tid = threadIdx.x;
+    const int f = candidates[blockIdx.x];
+    const int bins = edge_count[f] + 1;
+    if (bins < 2) {
+        if (tid == 0)
+            best[blockIdx.x] = best_split{f, -1, 0, 0, 0, 0};
+        return;
     }
+    for (int k = tid; k < bins * C; k += THREADS)
+        histogram[k] = 0;
+    if (tid < C)
+        totals[tid] = slot_totals[(int64_t)slot * C + tid];
+    __syncthreads();
+    const uint64_t *e = entries + slot_begin[slot];
+    const int64_t count = slot_count[slot];
+    const uint16_t *row = bins_fm + (int64_t)f * n;
+    for (int64_t j = tid; j < count; j += THREADS) {
+        const uint64_t entry = e[j];
+        atomicAdd(&histogram[row[entry_sample(entry)] * C + entry_class(entry)], entry_weight(entry));
+    }
+    __syncthreads();
+    /* thread tid owns bins [tid * BINS_PER_THREAD, ...); left counts before them by a block scan per class */
+    const int first_bin = tid * BINS_PER_THREAD;
+    uint32_t left[MAX_CLASSES];
+    for (int c = 0; c < C; c++) {
+        uint32_t own = 0;
+        for (int b = first_bin; b < first_bin + BINS_PER_THREAD && b < bins; b++)
+            own += histogram[b * C + c];
+        scan_t(scan_storage).ExclusiveSum(own, left[c]);
+        __syncthreads();
+    }
+    unsigned long long N = 0;
+    vl_u128 S = 0;
+    for (int c = 0; c < C; c++) {
+        N += totals[c];
+        S += (vl_u128)totals[c] * totals[c];
+    }
+    vl_split_score top = {S, N};
+    int top_bin = -1;
+    unsigned long long NL = 0;
+    for (int c = 0; c < C; c++)
+        NL += left[c];
+    uint32_t running[MAX_CLASSES];
+    for (int c = 0; c < C; c++)
+        running[c] = left[c];
+    for (int b = first_bin; b < first_bin + BINS_PER_THREAD && b + 1 < bins; b++) {
+        for (int c = 0; c < C; c++) {
+            running[c] += histogram[b * C + c];
+            NL += histogram[b * C + c];
+        }
+        const unsigned long long NR = N - NL;
+        if (NL < (unsigned long long)min_leaf || NR < (unsigned long long)min_leaf)
+            continue;
+        vl_u128 SL = 0, SR = 0;
+        for (int c = 0; c < C; c++) {
+            const unsigned long long r = totals[c] - running[c];
+            SL += (vl_u128)running[c] * running[c];
+            SR += (vl_u128)r * r;
+        }
+        const vl_split_score score = {SL * NR + SR * NL, (vl_u128)NL * NR};
+        if (vl_split_better(score, top)) {
+            top = score;
+            top_bin = b;
+        }
+    }
+    reduce_score[tid] = top;
+    reduce_bin[tid] = top_bin;
+    __syncthreads();
+    for (int half = THREADS / 2; half > 0; half /= 2) {
+        if (tid < half && ahead(reduce_score[tid + half], reduce_bin[tid + half], reduce_score[tid], reduce_bin[tid])) {
+            reduce_score[tid] = reduce_score[tid + half];
+            reduce_bin[tid] = reduce_bin[tid + half];
+        }
+        __syncthreads();
+    }
+    const int chosen = reduce_bin[0];
+    unsigned long long *out_left = best_left + (int64_t)blockIdx.x * C;
+    if (chosen >= 0 && chosen / BINS_PER_THREAD == tid) {
+        /* left counts through the chosen bin; the centred bin makes the same partition */
+        for (int b = first_bin; b <= chosen; b++)
+            for (int c = 0; c < C; c++)
+                left[c] += histogram[b * C + c];
+        for (int c = 0; c < C; c++)
+            out_left[c] = left[c];
+        const vl_split_score s = reduce_score[0];
+        best[blockIdx.x] = best_split{f, vl_forest_centre_bin(chosen, bins, edges + (int64_t)f * (B - 1), histogram, C),
+                                      (unsigned long long)s.num, (unsigned long long)(s.num >> 64),
+                                      (unsigned long long)s.den, (unsigned long long)(s.den >> 64)};
+    }
+    if (chosen < 0 && tid == 0)
+        best[blockIdx.x] = best_split{f, -1, 0, 0, 0, 0};
+}
+
+/* 2: per slot, the first candidate with the best score that beats the parent (as the CPU scans candidates) */
+__global__ void choose_kernel(const best_split *best, const unsigned long long *best_left,
+                              const unsigned long long *slot_totals, int slots, int m, int class_count,
+                              best_split *chosen, unsigned long long *chosen_left)
+{
+    const int slot = blockIdx.x * blockDim.x + threadIdx.x;
+    if (slot >= slots)
+        return;
+    const int C = class_count;
+    unsigned long long N = 0;
+    vl_u128 S = 0;
+    for (int c = 0; c < C; c++) {
+        N += slot_totals[(int64_t)slot * C + c];
+        S += (vl_u128)slot_totals[(int64_t)slot * C + c] * slot_totals[(int64_t)slot * C + c];
+    }
+    vl_split_score top = {S, N};
+    int pick = -1;
+    for (int k = 0; k < m; k++) {
+        const best_split *b = &best[(int64_t)slot * m + k];
+        if (b->bin >= 0 && vl_split_better(score_of(*b), top)) {
+            top = score_of(*b);
+            pick = k;
+        }
+    }
+    if (pick < 0) {
+        chosen[slot] = best_split{-1, -1, 0, 0, 0, 0};
+        return;
+    }
+    chosen[slot] = best[(int64_t)slot * m + pick];
+    for (int c = 0; c < C; c++)
+        chosen_left[(int64_t)slot * C + c] = best_left[((int64_t)slot * m + pick) * C + c];
+}
+
+/* 4: block s moves the entries of split s within its range: bin <= split bin to the front, the rest to the
+ * back; the number sent left to left_count[s] */
+__global__ void __launch_bounds__(THREADS)
+    partition_kernel(const uint64_t *from, uint64_t *to, const int64_t *split_begin, const int64_t *split_count,
+                     const int32_t *split_feature, const int32_t *split_bin, const uint16_t *bins_fm, int64_t n,
+                     int64_t *left_count)
+{
+    typedef cub::BlockScan<int, THREADS> scan_t;
+    __shared__ typename scan_t::TempStorage scan_storage;
+    const int s = blockIdx.x;
+    const int64_t begin = split_begin[s], count = split_count[s];
+    const uint16_t *row = bins_fm + (int64_t)split_feature[s] * n;
+    const int bin = split_bin[s];
+    int64_t lefts = 0, rights = 0;
+    for (int64_t base = 0; base < count; base += THREADS) {
+        const int64_t j = base + threadIdx.x;
+        const uint64_t entry = j < count ? from[begin + j] : 0;
+        const int goes_left = j < count && row[entry_sample(entry)] <= bin;
+        int rank, chunk_lefts;
+        scan_t(scan_storage).ExclusiveSum(goes_left, rank, chunk_lefts);
+        __syncthreads();
+        if (j < count) {
+            if (goes_left)
+                to[begin + lefts + rank] = entry;
+            else
+                to[begin + count - 1 - (rights + (threadIdx.x - rank))] = entry;
+        }
+        lefts += chunk_lefts;
+        rights += (count - base < THREADS ? count - base : THREADS) - chunk_lefts;
+    }
+    if (threadIdx.x == 0)
+        left_count[s] = lefts;
 }
 
 int blocks_for(int64_t n)
 {
-    const int64_t blocks = (n + 255) / 256;
+    const int64_t blocks = (n + THREADS - 1) / THREADS;
     return blocks > 65535 * 16 ? 65535 * 16 : blocks < 1 ? 1 : (int)blocks;
 }
 
-struct frontier_node {
-    int tree;
-    int32_t id;
-    int depth;
-};
-
-/* Device buffers; everything freed by release(). */
-struct device_state {
-    uint16_t *bins;
-    uint8_t *classes;
-    int *edge_count;
-    float *edges;
-    int32_t *node_of;
-    uint32_t *weight;
-    int32_t *slot_of, *candidates;
-    unsigned long long *totals, *left, *best_left;
-    uint32_t *histogram;
-    best_split *best;
-};
-
-void release(device_state *d)
-{
-    void *all[] = {d->bins,    d->classes, d->edge_count, d->edges,     d->node_of,   d->weight,
-                   d->slot_of, d->candidates, d->totals, d->left, d->best_left, d->histogram, d->best};
-    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
-        cudaFree(all[k]);
-    memset(d, 0, sizeof *d);
-}
-
-/* Reallocates `buffer` to exactly `count` elements when it holds fewer. */
-template <typename T> cudaError_t grow_buffer(T **buffer, size_t *capacity, size_t count)
+/* Reallocates a device buffer to at least `count` elements when it holds fewer. */
+template <typename T> cudaError_t grow(T **buffer, size_t *capacity, size_t count)
 {
     if (count <= *capacity)
         return cudaSuccess;
     cudaFree(*buffer);
     *buffer = NULL;
     *capacity = 0;
-    const cudaError_t error = cudaMalloc(buffer, sizeof(T) * count);
+    const size_t grown = count < 2 * *capacity ? 2 * *capacity : count;
+    const cudaError_t error = cudaMalloc(buffer, sizeof(T) * grown);
     if (error == cudaSuccess)
-        *capacity = count;
+        *capacity = grown;
     return error;
+}
+
+/* Reallocates a host buffer to at least `count` elements; 0 when memory runs out. */
+template <typename T> int grow_host(T **buffer, size_t *capacity, size_t count)
+{
+    if (count <= *capacity)
+        return 1;
+    const size_t grown = count < 2 * *capacity ? 2 * *capacity : count;
+    T *bigger = (T *)realloc(*buffer, sizeof(T) * grown);
+    if (!bigger)
+        return 0;
+    *buffer = bigger;
+    *capacity = grown;
+    return 1;
+}
+
+struct frontier_node {
+    int tree, depth;
+    int32_t id;
+    int64_t begin, count; /* entry range */
+};
+
+/* Device buffers and their capacities. */
+struct device_state {
+    uint16_t *bins_fm;
+    uint8_t *classes;
+    int *edge_count;
+    float *edges;
+    uint32_t *weight;
+    uint64_t *entries[2];
+    unsigned long long *in_bag, *root_totals;
+    int64_t *slot_begin, *slot_count, *left_count;
+    int32_t *candidates, *split_feature, *split_bin;
+    unsigned long long *slot_totals, *best_left, *chosen_left;
+    best_split *best, *chosen;
+    size_t cap_slots, cap_candidates, cap_slot_totals, cap_best_left, cap_best, cap_chosen, cap_chosen_left;
+    size_t cap_splits[4];
+};
+
+void release(device_state *d)
+{
+    void *all[] = {d->bins_fm,     d->classes,    d->edge_count,  d->edges,         d->weight,
+                   d->entries[0],  d->entries[1], d->in_bag,      d->root_totals,   d->slot_begin,
+                   d->slot_count,  d->left_count, d->candidates,  d->split_feature, d->split_bin,
+                   d->slot_totals, d->best_left,  d->chosen_left, d->best,          d->chosen};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        cudaFree(all[k]);
+    memset(d, 0, sizeof *d);
+}
+
+/* Host copies of one level's arrays. */
+struct host_state {
+    frontier_node *frontier, *next;
+    unsigned long long *totals, *next_totals, *slot_totals, *chosen_left;
+    int64_t *slot_begin, *slot_count, *split_begin, *split_count, *left_count;
+    int32_t *slot_of, *candidates, *split_feature, *split_bin;
+    int64_t *tail; /* per tree of the group: the next node number (children numbered in breadth-first order) */
+    best_split *chosen;
+    int *scratch;
+    size_t cap_frontier, cap_next, cap_totals, cap_next_totals, cap_slot_totals, cap_chosen_left, cap_slot_begin,
+        cap_slot_count, cap_split_begin, cap_split_count, cap_left_count, cap_slot_of, cap_candidates,
+        cap_split_feature, cap_split_bin, cap_chosen, cap_tail;
+};
+
+void release_host(host_state *h)
+{
+    void *all[] = {h->frontier,   h->next,        h->totals,      h->next_totals,   h->slot_totals,
+                   h->chosen_left, h->slot_begin, h->slot_count,  h->split_begin,   h->split_count,
+                   h->left_count, h->slot_of,     h->candidates,  h->split_feature, h->split_bin,
+                   h->tail, h->chosen,     h->scratch};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        free(all[k]);
+    memset(h, 0, sizeof *h);
+}
+
+#define CUDA(call)                                                                                                     \
+    do {                                                                                                               \
+        const cudaError_t error_ = (call);                                                                             \
+        if (error_ != cudaSuccess)                                                                                     \
+            return vl_cuda_failure(error_, "forest training");                                                         \
+    } while (0)
+#define HOST(ok)                                                                                                       \
+    do {                                                                                                               \
+        if (!(ok))                                                                                                     \
+            return vl_fail(VL_ERR_MEMORY, "gpu training: out of host memory");                                         \
+    } while (0)
+
+/* The set on the device (feature-major), the per-tree buffers of `group` trees and the host scratch. */
+vl_status setup(const vl_forest_binned *data, int64_t group, device_state *d, host_state *h)
+{
+    const int64_t n = data->samples;
+    const int F = data->features, C = data->classes;
+    HOST(h->scratch = (int *)malloc(sizeof(int) * (size_t)F));
+    uint16_t *bins = NULL;
+    CUDA(cudaMalloc(&bins, sizeof(uint16_t) * (size_t)n * F));
+    cudaError_t error = vl_gpu_upload(bins, data->bins, sizeof(uint16_t) * (size_t)n * F);
+    if (error == cudaSuccess)
+        error = cudaMalloc(&d->bins_fm, sizeof(uint16_t) * (size_t)n * F);
+    if (error == cudaSuccess) {
+        transpose_kernel<<<blocks_for(n * F), THREADS>>>(bins, n, F, d->bins_fm);
+        error = cudaDeviceSynchronize();
+    }
+    cudaFree(bins);
+    CUDA(error);
+    CUDA(cudaMalloc(&d->classes, (size_t)n));
+    CUDA(cudaMemcpy(d->classes, data->classes_of, (size_t)n, cudaMemcpyHostToDevice));
+    CUDA(cudaMalloc(&d->edge_count, sizeof(int) * (size_t)F));
+    CUDA(cudaMemcpy(d->edge_count, data->edge_count, sizeof(int) * (size_t)F, cudaMemcpyHostToDevice));
+    CUDA(cudaMalloc(&d->edges, sizeof(float) * (size_t)F * (B - 1)));
+    CUDA(cudaMemcpy(d->edges, data->edges, sizeof(float) * (size_t)F * (B - 1), cudaMemcpyHostToDevice));
+    CUDA(cudaMalloc(&d->weight, sizeof(uint32_t) * (size_t)n * (size_t)group));
+    CUDA(cudaMalloc(&d->entries[0], sizeof(uint64_t) * (size_t)n * (size_t)group));
+    CUDA(cudaMalloc(&d->entries[1], sizeof(uint64_t) * (size_t)n * (size_t)group));
+    CUDA(cudaMalloc(&d->in_bag, sizeof(unsigned long long) * (size_t)group));
+    CUDA(cudaMalloc(&d->root_totals, sizeof(unsigned long long) * (size_t)group * C));
+    return VL_OK;
+}
+
+/* Grows trees [first, first + count), whose entries, weights and totals the device holds, level by level. */
+vl_status grow_group(const vl_forest_binned *data, const vl_forest_plan *plan, int first, int count, device_state *d,
+                     host_state *h, const vl_progress *progress, vl_tree *trees)
+{
+    const int64_t n = data->samples;
+    const int F = data->features, C = data->classes, m = plan->candidates;
+    const size_t u64 = sizeof(unsigned long long);
+    CUDA(cudaMemset(d->weight, 0, sizeof(uint32_t) * (size_t)n * (size_t)count));
+    CUDA(cudaMemset(d->in_bag, 0, u64 * (size_t)count));
+    CUDA(cudaMemset(d->root_totals, 0, u64 * (size_t)count * (size_t)C));
+    const int per_tree_blocks = blocks_for(n) < 65536 / count ? blocks_for(n) : 65536 / count;
+    const dim3 grid((unsigned)(per_tree_blocks > 0 ? per_tree_blocks : 1), (unsigned)count);
+    bootstrap_kernel<<<grid, THREADS>>>(plan->seed, plan->bootstrap, first, n, d->weight);
+    CUDA(cudaGetLastError());
+    entries_kernel<<<grid, THREADS>>>(d->weight, d->classes, n, C, d->entries[0], d->in_bag, d->root_totals);
+    CUDA(cudaGetLastError());
+    HOST(grow_host(&h->frontier, &h->cap_frontier, (size_t)count));
+    HOST(grow_host(&h->totals, &h->cap_totals, (size_t)count * C));
+    HOST(grow_host(&h->left_count, &h->cap_left_count, (size_t)count));
+    CUDA(cudaMemcpy(h->totals, d->root_totals, u64 * (size_t)count * C, cudaMemcpyDeviceToHost));
+    CUDA(cudaMemcpy(h->left_count, d->in_bag, u64 * (size_t)count, cudaMemcpyDeviceToHost));
+    HOST(grow_host(&h->tail, &h->cap_tail, (size_t)count));
+    for (int t = 0; t < count; t++) {
+        h->frontier[t] = frontier_node{first + t, 0, 0, (int64_t)t * n, h->left_count[t]};
+        h->tail[t] = 1;
+    }
+    int64_t frontier_count = count;
+    int current = 0, level = 0;
+    while (frontier_count > 0) {
+        /* the nodes that search for a split, as slots */
+        HOST(grow_host(&h->slot_of, &h->cap_slot_of, (size_t)frontier_count));
+        HOST(grow_host(&h->slot_begin, &h->cap_slot_begin, (size_t)frontier_count));
+        HOST(grow_host(&h->slot_count, &h->cap_slot_count, (size_t)frontier_count));
+        HOST(grow_host(&h->slot_totals, &h->cap_slot_totals, (size_t)frontier_count * C));
+        HOST(grow_host(&h->candidates, &h->cap_candidates, (size_t)frontier_count * m));
+        int slots = 0;
+        for (int64_t fi = 0; fi < frontier_count; fi++) {
+            const frontier_node *node = &h->frontier[fi];
+            const unsigned long long *tot = h->totals + fi * C;
+            unsigned long long N = 0;
+            int present = 0;
+            for (int c = 0; c < C; c++) {
+                N += tot[c];
+                present += tot[c] > 0;
+            }
+            h->slot_of[fi] = -1;
+            if (node->depth < plan->max_depth && present > 1 && N >= 2 * (unsigned long long)plan->min_leaf) {
+                h->slot_of[fi] = slots;
+                h->slot_begin[slots] = node->begin;
+                h->slot_count[slots] = node->count;
+                memcpy(h->slot_totals + (int64_t)slots * C, tot, u64 * C);
+                int out[VL_FILTER_MAX_CHANNELS];
+                vl_forest_candidates(plan, (uint32_t)node->tree, (uint32_t)node->id, F, h->scratch, out);
+                memcpy(h->candidates + (int64_t)slots * m, out, sizeof(int) * (size_t)m);
+                slots++;
+            }
+        }
+        if (slots) {
+            CUDA(grow(&d->slot_begin, &d->cap_slots, (size_t)slots));
+            CUDA(grow(&d->slot_count, &d->cap_splits[0], (size_t)slots));
+            CUDA(grow(&d->candidates, &d->cap_candidates, (size_t)slots * m));
+            CUDA(grow(&d->slot_totals, &d->cap_slot_totals, (size_t)slots * C));
+            CUDA(grow(&d->best, &d->cap_best, (size_t)slots * m));
+            CUDA(grow(&d->best_left, &d->cap_best_left, (size_t)slots * m * C));
+            CUDA(grow(&d->chosen, &d->cap_chosen, (size_t)slots));
+            CUDA(grow(&d->chosen_left, &d->cap_chosen_left, (size_t)slots * C));
+            CUDA(cudaMemcpy(d->slot_begin, h->slot_begin, sizeof(int64_t) * slots, cudaMemcpyHostToDevice));
+            CUDA(cudaMemcpy(d->slot_count, h->slot_count, sizeof(int64_t) * slots, cudaMemcpyHostToDevice));
+            CUDA(cudaMemcpy(d->candidates, h->candidates, sizeof(int32_t) * slots * m, cudaMemcpyHostToDevice));
+            CUDA(cudaMemcpy(d->slot_totals, h->slot_totals, u64 * slots * C, cudaMemcpyHostToDevice));
+            search_kernel<<<(unsigned)(slots * m), THREADS, sizeof(uint32_t) * B * C>>>(d->entries[current], d->slot_begin, d->slot_count,
+                                                              d->candidates, d->slot_totals, m, C, d->bins_fm, n,
+                                                              d->edge_count, d->edges, plan->min_leaf, d->best,
+                                                              d->best_left);
+            CUDA(cudaGetLastError());
+            choose_kernel<<<(slots + THREADS - 1) / THREADS, THREADS>>>(d->best, d->best_left, d->slot_totals, slots,
+                                                                          m, C, d->chosen, d->chosen_left);
+            CUDA(cudaGetLastError());
+            HOST(grow_host(&h->chosen, &h->cap_chosen, (size_t)slots));
+            HOST(grow_host(&h->chosen_left, &h->cap_chosen_left, (size_t)slots * C));
+            CUDA(cudaMemcpy(h->chosen, d->chosen, sizeof(best_split) * slots, cudaMemcpyDeviceToHost));
+            CUDA(cudaMemcpy(h->chosen_left, d->chosen_left, u64 * slots * C, cudaMemcpyDeviceToHost));
+        }
+        /* decide every node in frontier order (per tree: breadth-first order); list the splits */
+        HOST(grow_host(&h->split_begin, &h->cap_split_begin, (size_t)frontier_count));
+        HOST(grow_host(&h->split_count, &h->cap_split_count, (size_t)frontier_count));
+        HOST(grow_host(&h->split_feature, &h->cap_split_feature, (size_t)frontier_count));
+        HOST(grow_host(&h->split_bin, &h->cap_split_bin, (size_t)frontier_count));
+        HOST(grow_host(&h->next, &h->cap_next, (size_t)(2 * frontier_count)));
+        HOST(grow_host(&h->next_totals, &h->cap_next_totals, (size_t)(2 * frontier_count) * C));
+        int64_t splits = 0;
+        for (int64_t fi = 0; fi < frontier_count; fi++) {
+            const frontier_node node = h->frontier[fi];
+            vl_tree *tree = &trees[node.tree];
+            const unsigned long long *tot = h->totals + fi * C;
+            unsigned long long N = 0;
+            vl_u128 S = 0;
+            double totals_d[VL_FOREST_MAX_CLASSES];
+            for (int c = 0; c < C; c++) {
+                N += tot[c];
+                S += (vl_u128)tot[c] * tot[c];
+                totals_d[c] = (double)tot[c];
+            }
+            const best_split *choice = h->slot_of[fi] >= 0 ? &h->chosen[h->slot_of[fi]] : NULL;
+            if (!choice || choice->bin < 0) {
+                int64_t leaf;
+                HOST(vl_tree_push_leaf(tree, totals_d, C, &leaf) &&
+                     vl_tree_push_node(tree, vl_forest_node{-1, 0.0f, (int32_t)leaf, -1}));
+                continue;
+            }
+            const int f = choice->feature, bin = choice->bin;
+            const vl_u128 num = (vl_u128)choice->num_hi << 64 | choice->num_lo,
+                          den = (vl_u128)choice->den_hi << 64 | choice->den_lo;
+            tree->importance[f] += (double)num / (double)den - (double)S / (double)N;
+            const float threshold = data->edges[(int64_t)f * (VL_FOREST_MAX_BINS - 1) + bin];
+            const int64_t t = node.tree - first;
+            const int32_t left_id = (int32_t)h->tail[t]++, right_id = (int32_t)h->tail[t]++;
+            h->split_begin[splits] = node.begin;
+            h->split_count[splits] = node.count;
+            h->split_feature[splits] = f;
+            h->split_bin[splits] = bin;
+            HOST(vl_tree_push_node(tree, vl_forest_node{f, threshold, left_id, right_id}));
+            const unsigned long long *left = h->chosen_left + (int64_t)h->slot_of[fi] * C;
+            for (int c = 0; c < C; c++) {
+                h->next_totals[(2 * splits) * C + c] = left[c];
+                h->next_totals[(2 * splits + 1) * C + c] = tot[c] - left[c];
+            }
+            h->next[2 * splits] = frontier_node{node.tree, node.depth + 1, left_id, node.begin, 0};
+            h->next[2 * splits + 1] = frontier_node{node.tree, node.depth + 1, right_id, node.begin, 0};
+            splits++;
+        }
+        if (splits) {
+            CUDA(grow(&d->slot_begin, &d->cap_slots, (size_t)splits));
+            CUDA(grow(&d->slot_count, &d->cap_splits[0], (size_t)splits));
+            CUDA(grow(&d->split_feature, &d->cap_splits[1], (size_t)splits));
+            CUDA(grow(&d->split_bin, &d->cap_splits[2], (size_t)splits));
+            CUDA(grow(&d->left_count, &d->cap_splits[3], (size_t)splits));
+            CUDA(cudaMemcpy(d->slot_begin, h->split_begin, sizeof(int64_t) * splits, cudaMemcpyHostToDevice));
+            CUDA(cudaMemcpy(d->slot_count, h->split_count, sizeof(int64_t) * splits, cudaMemcpyHostToDevice));
+            CUDA(cudaMemcpy(d->split_feature, h->split_feature, sizeof(int32_t) * splits, cudaMemcpyHostToDevice));
+            CUDA(cudaMemcpy(d->split_bin, h->split_bin, sizeof(int32_t) * splits, cudaMemcpyHostToDevice));
+            partition_kernel<<<(unsigned)splits, THREADS>>>(d->entries[current], d->entries[1 - current],
+                                                            d->slot_begin, d->slot_count, d->split_feature,
+                                                            d->split_bin, d->bins_fm, n, d->left_count);
+            CUDA(cudaGetLastError());
+            HOST(grow_host(&h->left_count, &h->cap_left_count, (size_t)splits));
+            CUDA(cudaMemcpy(h->left_count, d->left_count, sizeof(int64_t) * splits, cudaMemcpyDeviceToHost));
+            current = 1 - current;
+        }
+        for (int64_t s = 0; s < splits; s++) {
+            h->next[2 * s].count = h->left_count[s];
+            h->next[2 * s + 1].begin = h->split_begin[s] + h->left_count[s];
+            h->next[2 * s + 1].count = h->split_count[s] - h->left_count[s];
+        }
+        frontier_node *swap_nodes = h->frontier;
+        h->frontier = h->next;
+        h->next = swap_nodes;
+        size_t swap_cap = h->cap_frontier;
+        h->cap_frontier = h->cap_next;
+        h->cap_next = swap_cap;
+        unsigned long long *swap_totals = h->totals;
+        h->totals = h->next_totals;
+        h->next_totals = swap_totals;
+        swap_cap = h->cap_totals;
+        h->cap_totals = h->cap_next_totals;
+        h->cap_next_totals = swap_cap;
+        frontier_count = 2 * splits;
+        level++;
+        /* a level's share of the group, as if every tree grew to the depth limit */
+        vl_progress_report(progress, "training",
+                           (first + count * (double)level / (plan->max_depth + 1)) / plan->trees);
+    }
+    return VL_OK;
 }
 
 } // namespace
@@ -182,314 +609,35 @@ vl_status vl_forest_train_gpu(const vl_forest_binned *data, const vl_forest_plan
 {
     (void)gpu_index; /* vl_device_run made it current */
     const int64_t n = data->samples;
-    const int F = data->features, C = data->classes, T = plan->trees, m = plan->candidates;
-    device_state d;
-    memset(&d, 0, sizeof d);
+    const int F = data->features, C = data->classes, T = plan->trees;
     size_t free_bytes = 0, total_bytes = 0;
-    cudaMemGetInfo(&free_bytes, &total_bytes);
-    /* bins resident when they fit in a quarter of free memory (or the caller's chunk), else streamed */
-    int64_t chunk = (int64_t)(free_bytes / 4 / (sizeof(uint16_t) * (size_t)F));
-    if (chunk_samples && (int64_t)chunk_samples < chunk)
-        chunk = (int64_t)chunk_samples;
-    if (chunk > n)
-        chunk = n;
-    if (chunk < 1)
-        chunk = 1;
-    const int resident = chunk == n;
-    vl_status status = VL_OK;
-    cudaError_t error = cudaSuccess;
-    uint32_t *weights = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)n * (size_t)T);
-    int32_t *node_of = (int32_t *)malloc(sizeof(int32_t) * (size_t)n * (size_t)T);
-    int *scratch = (int *)malloc(sizeof(int) * (size_t)F);
-    frontier_node *frontier = NULL, *next = NULL;
-    unsigned long long *totals = NULL, *next_totals = NULL, *best_left = NULL;
-    int32_t *slot_of = NULL, *candidates = NULL, *split_feature = NULL, *split_bin = NULL, *child = NULL;
-    best_split *best = NULL;
-    int64_t *tail = (int64_t *)calloc((size_t)T, sizeof(int64_t));
-    size_t cap_frontier = 0, cap_slots = 0, cap_hist = 0, cap_jobs = 0;
-    int64_t frontier_count = T, done_levels = 0;
-    if (!weights || !node_of || !scratch || !tail) {
-        status = vl_fail(VL_ERR_MEMORY, "gpu training: out of host memory");
-        goto done;
+    const cudaError_t info = cudaMemGetInfo(&free_bytes, &total_bytes);
+    if (info != cudaSuccess)
+        return vl_cuda_failure(info, "forest training");
+    /* resident: the feature-major set (and the sample-major one while transposing) and, per tree of a group,
+     * its weights and two entry lists, within a quarter of free memory */
+    const size_t set_bytes = (2 * sizeof(uint16_t) * (size_t)F + 1) * (size_t)n;
+    const size_t per_tree = (sizeof(uint32_t) + 2 * sizeof(uint64_t)) * (size_t)n;
+    if (C > MAX_CLASSES || n >= ((int64_t)1 << 31) || (chunk_samples && chunk_samples < (uint64_t)n) ||
+        set_bytes + per_tree > free_bytes / 4)
+        return vl_forest_train_gpu_streamed(data, plan, chunk_samples, progress, trees);
+    int64_t group = (int64_t)((free_bytes / 4 - set_bytes) / per_tree);
+    if (group > T)
+        group = T;
+    for (int t = 0; t < T; t++)
+        if (!(trees[t].importance = (double *)calloc((size_t)F, sizeof(double))))
+            return vl_fail(VL_ERR_MEMORY, "gpu training: out of host memory");
+    device_state d;
+    host_state h;
+    memset(&d, 0, sizeof d);
+    memset(&h, 0, sizeof h);
+    vl_status status = setup(data, group, &d, &h);
+    for (int first = 0; status == VL_OK && first < T; first += (int)group) {
+        const int count = first + group < T ? (int)group : T - first;
+        status = grow_group(data, plan, first, count, &d, &h, progress, trees);
+        vl_progress_report(progress, "training", (double)(first + count) / T);
     }
-    for (int t = 0; t < T; t++) {
-        if (!(trees[t].importance = (double *)calloc((size_t)F, sizeof(double)))) {
-            status = vl_fail(VL_ERR_MEMORY, "gpu training: out of host memory");
-            goto done;
-        }
-        vl_forest_bootstrap(plan, (uint32_t)t, n, weights + (int64_t)t * n);
-        for (int64_t i = 0; i < n; i++)
-            node_of[(int64_t)t * n + i] = weights[(int64_t)t * n + i] ? t : -1;
-        tail[t] = 1;
-    }
-#define CUDA(call)                                                      \
-    do {                                                                \
-        if ((error = (call)) != cudaSuccess) {                          \
-            status = vl_cuda_failure(error, "forest training");          \
-            goto done;                                                  \
-        }                                                               \
-    } while (0)
-    CUDA(cudaMalloc(&d.bins, sizeof(uint16_t) * (size_t)chunk * (size_t)F));
-    CUDA(cudaMalloc(&d.classes, (size_t)n));
-    CUDA(cudaMalloc(&d.edge_count, sizeof(int) * (size_t)F));
-    CUDA(cudaMalloc(&d.node_of, sizeof(int32_t) * (size_t)n * (size_t)T));
-    CUDA(cudaMalloc(&d.weight, sizeof(uint32_t) * (size_t)n * (size_t)T));
-    CUDA(cudaMemcpy(d.classes, data->classes_of, (size_t)n, cudaMemcpyHostToDevice));
-    CUDA(cudaMemcpy(d.edge_count, data->edge_count, sizeof(int) * (size_t)F, cudaMemcpyHostToDevice));
-    CUDA(cudaMalloc(&d.edges, sizeof(float) * (size_t)F * (B - 1)));
-    CUDA(cudaMemcpy(d.edges, data->edges, sizeof(float) * (size_t)F * (B - 1), cudaMemcpyHostToDevice));
-    CUDA(vl_gpu_upload(d.node_of, node_of, sizeof(int32_t) * (size_t)n * (size_t)T));
-    CUDA(vl_gpu_upload(d.weight, weights, sizeof(uint32_t) * (size_t)n * (size_t)T));
-    if (resident)
-        CUDA(vl_gpu_upload(d.bins, data->bins, sizeof(uint16_t) * (size_t)n * (size_t)F));
-
-    /* the roots: class totals from the bootstrap weights */
-    frontier = (frontier_node *)malloc(sizeof(frontier_node) * (size_t)T);
-    totals = (unsigned long long *)calloc((size_t)T * (size_t)C, sizeof(unsigned long long));
-    if (!frontier || !totals) {
-        status = vl_fail(VL_ERR_MEMORY, "gpu training: out of host memory");
-        goto done;
-    }
-    for (int t = 0; t < T; t++) {
-        frontier[t] = frontier_node{t, 0, 0};
-        for (int64_t i = 0; i < n; i++)
-            totals[(int64_t)t * C + data->classes_of[i]] += weights[(int64_t)t * n + i];
-    }
-    while (frontier_count > 0) {
-        /* which nodes search for a split; slots in frontier order */
-        slot_of = (int32_t *)realloc(slot_of, sizeof(int32_t) * (size_t)frontier_count);
-        candidates = (int32_t *)realloc(candidates, sizeof(int32_t) * (size_t)frontier_count * (size_t)m);
-        split_feature = (int32_t *)realloc(split_feature, sizeof(int32_t) * (size_t)frontier_count);
-        split_bin = (int32_t *)realloc(split_bin, sizeof(int32_t) * (size_t)frontier_count);
-        child = (int32_t *)realloc(child, sizeof(int32_t) * 2 * (size_t)frontier_count);
-        if (!slot_of || !candidates || !split_feature || !split_bin || !child) {
-            status = vl_fail(VL_ERR_MEMORY, "gpu training: out of host memory");
-            goto done;
-        }
-        int slots = 0;
-        for (int64_t fi = 0; fi < frontier_count; fi++) {
-            const frontier_node *node = &frontier[fi];
-            unsigned long long N = 0;
-            int present = 0;
-            for (int c = 0; c < C; c++) {
-                N += totals[fi * C + c];
-                present += totals[fi * C + c] > 0;
-            }
-            slot_of[fi] = -1;
-            if (node->depth < plan->max_depth && present > 1 && N >= 2 * (unsigned long long)plan->min_leaf) {
-                slot_of[fi] = slots;
-                int out[VL_FILTER_MAX_CHANNELS];
-                vl_forest_candidates(plan, (uint32_t)node->tree, (uint32_t)node->id, F, scratch, out);
-                memcpy(candidates + (int64_t)slots * m, out, sizeof(int) * (size_t)m);
-                slots++;
-            }
-        }
-        best = (best_split *)realloc(best, sizeof(best_split) * ((size_t)slots * (size_t)m + 1));
-        best_left = (unsigned long long *)realloc(best_left, sizeof(unsigned long long) *
-                                                                 ((size_t)slots * (size_t)m * (size_t)C + 1));
-        unsigned long long *slot_totals = (unsigned long long *)malloc(sizeof(unsigned long long) * ((size_t)slots * C + 1));
-        if (!best || !best_left || !slot_totals) {
-            free(slot_totals);
-            status = vl_fail(VL_ERR_MEMORY, "gpu training: out of host memory");
-            goto done;
-        }
-        for (int64_t fi = 0; fi < frontier_count; fi++)
-            if (slot_of[fi] >= 0)
-                memcpy(slot_totals + (int64_t)slot_of[fi] * C, totals + fi * C, sizeof(unsigned long long) * (size_t)C);
-        if (slots) {
-            error = grow_buffer(&d.slot_of, &cap_frontier, (size_t)frontier_count);
-            if (error == cudaSuccess)
-                error = grow_buffer(&d.candidates, &cap_slots, (size_t)slots * (size_t)m);
-            if (error == cudaSuccess) {
-                cudaFree(d.totals);
-                d.totals = NULL;
-                error = cudaMalloc(&d.totals, sizeof(unsigned long long) * (size_t)slots * (size_t)C);
-            }
-            if (error == cudaSuccess)
-                error = cudaMemcpy(d.slot_of, slot_of, sizeof(int32_t) * (size_t)frontier_count, cudaMemcpyHostToDevice);
-            if (error == cudaSuccess)
-                error = cudaMemcpy(d.candidates, candidates, sizeof(int32_t) * (size_t)slots * (size_t)m,
-                                   cudaMemcpyHostToDevice);
-            if (error == cudaSuccess)
-                error = cudaMemcpy(d.totals, slot_totals, sizeof(unsigned long long) * (size_t)slots * (size_t)C,
-                                   cudaMemcpyHostToDevice);
-            free(slot_totals);
-            slot_totals = NULL;
-            if (error != cudaSuccess) {
-                status = vl_cuda_failure(error, "forest training");
-                goto done;
-            }
-            /* histograms in batches of slots within a quarter of free memory and at most 1 GiB */
-            cudaMemGetInfo(&free_bytes, &total_bytes);
-            const size_t per_slot = sizeof(uint32_t) * (size_t)m * B * (size_t)C;
-            const size_t budget = free_bytes / 4 < ((size_t)1 << 30) ? free_bytes / 4 : (size_t)1 << 30;
-            int64_t batch = (int64_t)(budget / per_slot);
-            if (batch < 1)
-                batch = 1;
-            if (batch > slots)
-                batch = slots;
-            CUDA(grow_buffer(&d.histogram, &cap_hist, (size_t)batch * m * B * (size_t)C));
-            CUDA(grow_buffer(&d.best, &cap_jobs, (size_t)slots * m));
-            cudaFree(d.left);
-            cudaFree(d.best_left);
-            d.left = d.best_left = NULL;
-            CUDA(cudaMalloc(&d.left, sizeof(unsigned long long) * (size_t)batch * m * (size_t)C));
-            CUDA(cudaMalloc(&d.best_left, sizeof(unsigned long long) * (size_t)slots * m * (size_t)C));
-            for (int lo = 0; lo < slots; lo += (int)batch) {
-                const int hi = lo + (int)batch < slots ? lo + (int)batch : slots;
-                CUDA(cudaMemset(d.histogram, 0, sizeof(uint32_t) * (size_t)(hi - lo) * m * B * (size_t)C));
-                for (int64_t first = 0; first < n; first += chunk) {
-                    const int64_t count = first + chunk < n ? chunk : n - first;
-                    if (!resident)
-                        CUDA(vl_gpu_upload(d.bins, data->bins + first * F, sizeof(uint16_t) * (size_t)count * F));
-                    histogram_kernel<<<blocks_for((int64_t)T * count), 256>>>(
-                        d.bins, d.classes, first, count, n, T, F, C, d.node_of, d.weight, d.slot_of, d.candidates, m,
-                        lo, hi, d.histogram);
-                    CUDA(cudaGetLastError());
-                    if (!resident)
-                        CUDA(cudaDeviceSynchronize());
-                }
-                search_kernel<<<blocks_for((int64_t)(hi - lo) * m), 256>>>(
-                    d.histogram, lo, hi, m, C, d.candidates, d.edge_count, d.edges, d.totals, plan->min_leaf, d.left,
-                    d.best + (int64_t)lo * m, d.best_left + (int64_t)lo * m * C);
-                CUDA(cudaGetLastError());
-            }
-            CUDA(cudaMemcpy(best, d.best, sizeof(best_split) * (size_t)slots * m, cudaMemcpyDeviceToHost));
-            CUDA(cudaMemcpy(best_left, d.best_left, sizeof(unsigned long long) * (size_t)slots * m * C,
-                            cudaMemcpyDeviceToHost));
-        } else {
-            free(slot_totals);
-        }
-        /* decide every node in frontier order (per tree: breadth-first order), number the children */
-        next = (frontier_node *)malloc(sizeof(frontier_node) * (size_t)(2 * frontier_count));
-        next_totals = (unsigned long long *)calloc((size_t)(2 * frontier_count) * (size_t)C, sizeof(unsigned long long));
-        if (!next || !next_totals) {
-            status = vl_fail(VL_ERR_MEMORY, "gpu training: out of host memory");
-            goto done;
-        }
-        int64_t next_count = 0;
-        for (int64_t fi = 0; fi < frontier_count; fi++) {
-            const frontier_node node = frontier[fi];
-            vl_tree *tree = &trees[node.tree];
-            const unsigned long long *tot = totals + fi * C;
-            unsigned long long N = 0;
-            vl_u128 S = 0;
-            double totals_d[VL_FOREST_MAX_CLASSES];
-            for (int c = 0; c < C; c++) {
-                N += tot[c];
-                S += (vl_u128)tot[c] * tot[c];
-                totals_d[c] = (double)tot[c];
-            }
-            int chosen = -1;
-            vl_split_score top = {S, N};
-            if (slot_of[fi] >= 0)
-                for (int k = 0; k < m; k++) {
-                    const best_split *b = &best[(int64_t)slot_of[fi] * m + k];
-                    if (b->bin < 0 || data->edge_count[candidates[(int64_t)slot_of[fi] * m + k]] < 1)
-                        continue;
-                    const vl_split_score score = {(vl_u128)b->num_hi << 64 | b->num_lo,
-                                                  (vl_u128)b->den_hi << 64 | b->den_lo};
-                    if (vl_split_better(score, top)) {
-                        top = score;
-                        chosen = k;
-                    }
-                }
-            split_feature[fi] = -1;
-            split_bin[fi] = 0;
-            if (chosen < 0) {
-                int64_t leaf;
-                if (!vl_tree_push_leaf(tree, totals_d, C, &leaf) ||
-                    !vl_tree_push_node(tree, vl_forest_node{-1, 0.0f, (int32_t)leaf, -1})) {
-                    status = vl_fail(VL_ERR_MEMORY, "gpu training: out of host memory");
-                    goto done;
-                }
-                continue;
-            }
-            const int64_t j = (int64_t)slot_of[fi] * m + chosen;
-            const int f = candidates[j], bin = best[j].bin;
-            tree->importance[f] += (double)top.num / (double)top.den - (double)S / (double)N;
-            const float threshold = data->edges[(int64_t)f * (VL_FOREST_MAX_BINS - 1) + bin];
-            const int32_t left_id = (int32_t)tail[node.tree]++, right_id = (int32_t)tail[node.tree]++;
-            if (!vl_tree_push_node(tree, vl_forest_node{f, threshold, left_id, right_id})) {
-                status = vl_fail(VL_ERR_MEMORY, "gpu training: out of host memory");
-                goto done;
-            }
-            split_feature[fi] = f;
-            split_bin[fi] = bin;
-            child[2 * fi] = (int32_t)next_count;
-            child[2 * fi + 1] = (int32_t)next_count + 1;
-            for (int c = 0; c < C; c++) {
-                next_totals[next_count * C + c] = best_left[j * C + c];
-                next_totals[(next_count + 1) * C + c] = tot[c] - best_left[j * C + c];
-            }
-            next[next_count++] = frontier_node{node.tree, left_id, node.depth + 1};
-            next[next_count++] = frontier_node{node.tree, right_id, node.depth + 1};
-        }
-        /* move the samples to their children */
-        if (next_count) {
-            int32_t *d_feature = NULL, *d_bin = NULL, *d_child = NULL;
-            error = cudaMalloc(&d_feature, sizeof(int32_t) * (size_t)frontier_count);
-            if (error == cudaSuccess)
-                error = cudaMalloc(&d_bin, sizeof(int32_t) * (size_t)frontier_count);
-            if (error == cudaSuccess)
-                error = cudaMalloc(&d_child, sizeof(int32_t) * 2 * (size_t)frontier_count);
-            if (error == cudaSuccess)
-                error = cudaMemcpy(d_feature, split_feature, sizeof(int32_t) * (size_t)frontier_count,
-                                   cudaMemcpyHostToDevice);
-            if (error == cudaSuccess)
-                error = cudaMemcpy(d_bin, split_bin, sizeof(int32_t) * (size_t)frontier_count, cudaMemcpyHostToDevice);
-            if (error == cudaSuccess)
-                error = cudaMemcpy(d_child, child, sizeof(int32_t) * 2 * (size_t)frontier_count, cudaMemcpyHostToDevice);
-            for (int64_t first = 0; error == cudaSuccess && first < n; first += chunk) {
-                const int64_t count = first + chunk < n ? chunk : n - first;
-                if (!resident)
-                    error = vl_gpu_upload(d.bins, data->bins + first * F, sizeof(uint16_t) * (size_t)count * F);
-                if (error == cudaSuccess) {
-                    move_kernel<<<blocks_for((int64_t)T * count), 256>>>(d.bins, first, count, n, T, F, d.node_of,
-                                                                         d_feature, d_bin, d_child);
-                    error = cudaGetLastError();
-                }
-                if (error == cudaSuccess && !resident)
-                    error = cudaDeviceSynchronize();
-            }
-            if (error == cudaSuccess)
-                error = cudaDeviceSynchronize();
-            cudaFree(d_feature);
-            cudaFree(d_bin);
-            cudaFree(d_child);
-            if (error != cudaSuccess) {
-                status = vl_cuda_failure(error, "forest training: moving samples");
-                goto done;
-            }
-        }
-        free(frontier);
-        free(totals);
-        frontier = next;
-        totals = next_totals;
-        next = NULL;
-        next_totals = NULL;
-        frontier_count = next_count;
-        done_levels++;
-        vl_progress_report(progress, "training", (double)done_levels / (double)(plan->max_depth + 1));
-    }
-    vl_progress_report(progress, "training", 1.0);
-#undef CUDA
-done:
     release(&d);
-    free(weights);
-    free(node_of);
-    free(scratch);
-    free(frontier);
-    free(next);
-    free(totals);
-    free(next_totals);
-    free(slot_of);
-    free(candidates);
-    free(split_feature);
-    free(split_bin);
-    free(child);
-    free(best);
-    free(best_left);
-    free(tail);
+    release_host(&h);
     return status;
 }

@@ -7,10 +7,42 @@
 #include "core/parallel.h"
 #include "forest/forest_internal.h"
 
-static int compare_float(const void *a, const void *b)
+/* An unsigned key in the order of the float (no NaN): negative values bit-inverted, positive ones with the sign
+ * bit set. -0 sorts just before +0; they compare equal as floats, so edges (midpoints of distinct neighbours)
+ * are the same as with any other sort. */
+static uint32_t float_key(float value)
 {
-    const float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
+    uint32_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    return bits & 0x80000000u ? ~bits : bits | 0x80000000u;
+}
+
+static float key_float(uint32_t key)
+{
+    const uint32_t bits = key & 0x80000000u ? key & 0x7fffffffu : ~key;
+    float value;
+    memcpy(&value, &bits, sizeof value);
+    return value;
+}
+
+/* Sorts pairs[0..n) (a float key in the high 32 bits, the sample in the low ones) by key: least-significant-byte
+ * radix sort of the key through `spare` (n pairs), skipping the bytes that all keys share. */
+static void sort_pairs(uint64_t *pairs, uint64_t *spare, int64_t n)
+{
+    if (n < 2)
+        return;
+    for (int shift = 32; shift < 64; shift += 8) {
+        int64_t start[257] = {0};
+        for (int64_t i = 0; i < n; i++)
+            start[((pairs[i] >> shift) & 0xffu) + 1]++;
+        if (start[((pairs[0] >> shift) & 0xffu) + 1] == n)
+            continue;
+        for (int b = 0; b < 256; b++)
+            start[b + 1] += start[b];
+        for (int64_t i = 0; i < n; i++)
+            spare[start[(pairs[i] >> shift) & 0xffu]++] = pairs[i];
+        memcpy(pairs, spare, sizeof(uint64_t) * (size_t)n);
+    }
 }
 
 /* A float threshold t with a <= t < b for a < b: the midpoint, or a when the midpoint rounds to b. */
@@ -33,14 +65,21 @@ static void *bin_work(void *arg)
     bin_job *job = arg;
     const int64_t n = job->samples;
     float *sorted = malloc(sizeof(float) * (size_t)n + 1);
-    if (!sorted) {
+    uint64_t *pairs = malloc(sizeof(uint64_t) * (size_t)n + 1), *spare = malloc(sizeof(uint64_t) * (size_t)n + 1);
+    if (!sorted || !pairs || !spare) {
+        free(sorted);
+        free(pairs);
+        free(spare);
         job->failed = 1;
         return NULL;
     }
     for (int f = job->index; f < job->feature_count; f += job->threads) {
+        /* samples < 2^32 (training takes at most 2^24) */
         for (int64_t i = 0; i < n; i++)
-            sorted[i] = job->features[i * job->feature_count + f];
-        qsort(sorted, (size_t)n, sizeof(float), compare_float);
+            pairs[i] = (uint64_t)float_key(job->features[i * job->feature_count + f]) << 32 | (uint64_t)i;
+        sort_pairs(pairs, spare, n);
+        for (int64_t i = 0; i < n; i++)
+            sorted[i] = key_float((uint32_t)(pairs[i] >> 32));
         float *edges = job->binned->edges + (int64_t)f * (VL_FOREST_MAX_BINS - 1);
         int count = 0;
         int64_t distinct = 1;
@@ -73,21 +112,17 @@ static void *bin_work(void *arg)
             }
         }
         job->binned->edge_count[f] = count;
-        /* bin = number of edges below the value */
-        for (int64_t i = 0; i < n; i++) {
-            const float v = job->features[i * job->feature_count + f];
-            int lo = 0, hi = count;
-            while (lo < hi) {
-                const int mid = (lo + hi) / 2;
-                if (edges[mid] < v)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            job->binned->bins[i * job->feature_count + f] = (uint16_t)lo;
+        /* bin = number of edges below the value, counted up along the sorted values */
+        int below = 0;
+        for (int64_t j = 0; j < n; j++) {
+            while (below < count && edges[below] < sorted[j])
+                below++;
+            job->binned->bins[(int64_t)(uint32_t)pairs[j] * job->feature_count + f] = (uint16_t)below;
         }
     }
     free(sorted);
+    free(pairs);
+    free(spare);
     return NULL;
 }
 

@@ -116,6 +116,10 @@ vl_status vl_forest_train_cpu(const vl_forest_binned *binned, const vl_forest_pl
                               const vl_progress *progress, vl_tree *trees);
 vl_status vl_forest_train_gpu(const vl_forest_binned *binned, const vl_forest_plan *plan, int gpu_index,
                               uint64_t chunk_samples, const vl_progress *progress, vl_tree *trees);
+/* The GPU trainer for a set streamed in chunks of `chunk_samples` (per level, every chunk once per histogram
+ * batch); vl_forest_train_gpu hands it the sets it does not keep resident. */
+vl_status vl_forest_train_gpu_streamed(const vl_forest_binned *binned, const vl_forest_plan *plan,
+                                       uint64_t chunk_samples, const vl_progress *progress, vl_tree *trees);
 
 /* One voxel's class fractions summed over the trees, in tree order, then divided by the tree count. */
 static inline VL_FOREST_HD void vl_forest_eval(const vl_forest_node *nodes, const int64_t *tree_node_start,
