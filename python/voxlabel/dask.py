@@ -35,8 +35,9 @@ def _module(array):
         return numpy
 
 
-def _to_host(array):
-    return array.get() if hasattr(array, "get") and not isinstance(array, numpy.ndarray) else numpy.asarray(array)
+def _host_copy(array):
+    """A host array of its own: a view would keep the whole chunk's labels alive with the shell."""
+    return array.get() if hasattr(array, "get") and not isinstance(array, numpy.ndarray) else numpy.array(array)
 
 
 def _first_voxels_and_sizes(xp, flat, count):
@@ -76,8 +77,8 @@ def _label_chunk(block, names, start, full_shape, connectivity, order):
         first = [slice(None)] * labels.ndim
         last = [slice(None)] * labels.ndim
         first[axis], last[axis] = slice(0, 1), slice(-1, None)
-        shell[(axis, 0)] = _to_host(labels[tuple(first)])
-        shell[(axis, 1)] = _to_host(labels[tuple(last)])
+        shell[(axis, 0)] = _host_copy(labels[tuple(first)])
+        shell[(axis, 1)] = _host_copy(labels[tuple(last)])
     return labels, (count, keys, sizes), shell
 
 
