@@ -11,7 +11,10 @@ a sub-box labelled whole by voxlabel.label has the same foreground and each of i
 one stored label, and with --verify CHUNK2 the array labelled again in another chunking equals the store voxel
 for voxel. dask-image runs under a time limit (--peer-minutes, default 10; 0 skips it) and is reported as not
 finished with its peak memory up to then.
-usage: python_dask_bench.py SIDE CHUNK [CONN] [MEMORY_LIMIT] [--store DIR] [--verify CHUNK2] [--peer-minutes M]
+--sample K compares K chunks of the second chunking (picked at random, seed 0) instead of all; --check-only N
+checks an existing store of N components without labelling; --peer-only runs dask-image alone.
+usage: python_dask_bench.py SIDE CHUNK [CONN] [MEMORY_LIMIT] [--store DIR] [--verify CHUNK2] [--sample K]
+                            [--check-only N] [--peer-only] [--peer-minutes M]
   e.g. 512 128 26 6GB;  2048 256 26 4GB --store /tmp/labels.zarr --verify 512,256,128 --peer-minutes 15"""
 import os
 import sys
@@ -122,13 +125,12 @@ def label_and_store(client, side, chunk, conn, path):
     return n, int(top)
 
 
-def compare_block(block, block_info=None, path=None):
+def count_differences(block, region, path):
     import zarr
-    region = tuple(slice(a, b) for a, b in block_info[0]["array-location"])
-    return numpy.array([[[numpy.count_nonzero(zarr.open(path, mode="r")[region] != block)]]], dtype=numpy.int64)
+    return int(numpy.count_nonzero(zarr.open(path, mode="r")[region] != block))
 
 
-def verify(client, side, chunk, conn, path, n, top, chunk2):
+def verify(client, side, chunk, conn, path, n, top, chunk2, sample):
     """Checks the stored labels three ways (printed; returns False on any failure)."""
     import zarr
 
@@ -155,10 +157,21 @@ def verify(client, side, chunk, conn, path, n, top, chunk2):
     if chunk2:
         start = time.perf_counter()
         labels, n2 = voxlabel.dask.label(make_mask(side, chunk2), connectivity=conn, keep_labels=False)
-        mismatched = int(labels.map_blocks(compare_block, path=path, dtype=numpy.int64, chunks=(1, 1, 1)).sum()
-                         .compute())
-        print("check: chunks %s: N %d, %d voxels differ from the store (%.1f s)"
-              % ("x".join(map(str, chunk2)), n2, mismatched, time.perf_counter() - start))
+        merged = time.perf_counter() - start
+        # Every chunk of the second chunking, or `sample` of them picked at random (seed 0), against the store.
+        blocks = labels.to_delayed()
+        indices = list(numpy.ndindex(*blocks.shape))
+        if sample:
+            picks = numpy.random.default_rng(0).choice(len(indices), min(sample, len(indices)), replace=False)
+            indices = [indices[k] for k in sorted(picks)]
+        starts = [numpy.concatenate(([0], numpy.cumsum(c))) for c in labels.chunks]
+        parts = [dask.delayed(count_differences)(blocks[index], tuple(slice(int(starts[a][i]), int(starts[a][i + 1]))
+                                                                      for a, i in enumerate(index)), path)
+                 for index in indices]
+        mismatched = sum(dask.compute(*parts))
+        print("check: chunks %s: N %d (merge %.1f s); %d of its %d chunks compared voxel for voxel with the store: "
+              "%d voxels differ (%.1f s)" % ("x".join(map(str, chunk2)), n2, merged, len(indices), blocks.size,
+                                             mismatched, time.perf_counter() - start))
         ok = ok and n2 == n and mismatched == 0
     print("check: %s" % ("all passed" if ok else "FAILED"), flush=True)
     return ok
@@ -167,7 +180,7 @@ def verify(client, side, chunk, conn, path, n, top, chunk2):
 def main():
     arguments = sys.argv[1:]
     options = {}
-    for name in ("--store", "--verify", "--peer-minutes"):
+    for name in ("--store", "--verify", "--sample", "--peer-minutes", "--check-only"):
         if name in arguments:
             at = arguments.index(name)
             options[name] = arguments[at + 1]
@@ -177,6 +190,10 @@ def main():
     memory_limit = arguments[3] if len(arguments) > 3 else "6GB"
     chunk2 = tuple(int(c) for c in options["--verify"].split(",")) if "--verify" in options else None
     minutes = float(options.get("--peer-minutes", 10))
+    sample = int(options.get("--sample", 0))
+    peer_only = "--peer-only" in arguments
+    if peer_only:
+        arguments.remove("--peer-only")
     import scipy.ndimage
 
     import voxlabel.dask
@@ -188,9 +205,16 @@ def main():
           % (side, chunk, (side // chunk) ** 3, conn, memory_limit))
     print("| labeller | seconds | N | max label | peak RSS per worker GiB | status |")
     print("|---|---|---|---|---|---|")
-    if "--store" in options:
+    if peer_only:
+        ours = -1
+    elif "--check-only" in options:
+        # The store of an earlier --store run, whose N is given: its maximum is reduced on the workers.
+        ours = int(options["--check-only"])
+        top = int(da.from_zarr(options["--store"]).max().compute())
+        ok = verify(client, side, chunk, conn, options["--store"], ours, top, chunk2, sample)
+    elif "--store" in options:
         ours, top = label_and_store(client, side, chunk, conn, options["--store"])
-        ok = verify(client, side, chunk, conn, options["--store"], ours, top, chunk2)
+        ok = verify(client, side, chunk, conn, options["--store"], ours, top, chunk2, sample)
     else:
         ours = run("voxlabel.dask.label", client,
                    lambda: voxlabel.dask.label(make_mask(side, chunk), connectivity=conn))
