@@ -7,8 +7,8 @@
 # The device has no internet: bkeccl, dask and dask's pure dependencies come as wheels in the checkout's
 # gitignored .whl/ (how to fill it: docs/python.md, Benchmarks; a device call must carry it), installed here
 # with --no-deps into a temporary folder put last on PYTHONPATH, only those the device's python lacks; without
-# .whl/ the bkeccl column stays empty and the Dask step is skipped, with a message. About 4 minutes (the
-# step limits add up to 235 s; the Dask step, the longest, has 90 s).
+# .whl/ the bkeccl column stays empty and the Dask step is skipped, with a message. The step limits add up
+# to 245 s, 155 s without the Dask step (90 s).
 # usage: bench/python_device_run.sh BIN_DIR OUT_DIR
 set -uo pipefail
 bin=$(cd "$1" && pwd) out=$2
@@ -85,7 +85,7 @@ python3 -c 'import dask.array' > /dev/null 2>&1 && have_dask=1
 step python_gpu 35 python3 "$root/tests/python_gpu.py"
 step python_gpu_memcheck 40 compute-sanitizer --tool memcheck --error-exitcode 9 python3 "$root/tests/python_gpu.py" --quick
 step python_gpu_racecheck 30 compute-sanitizer --tool racecheck --error-exitcode 9 python3 "$root/tests/python_gpu.py" --quick
-step python_gpu_bench 40 python3 "$here/python_gpu_bench.py" 5
+step python_gpu_bench 50 python3 "$here/python_gpu_bench.py" 5
 if [ "$have_dask" = 1 ]; then
     step python_dask_gpu 90 python3 "$root/tests/python_dask_gpu.py"
 else

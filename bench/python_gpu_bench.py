@@ -7,7 +7,13 @@ Bernoulli 0.5 and 0.2 at 512^3 and a CT-like pattern (thresholded smooth noise) 
 Wall time per call around a stream synchronize, median of REPEATS after 3 warm-ups (bkeccl compiles its
 kernels in the first). Numberings differ (bkeccl's dense labels follow its own scan); the counts of every peer
 must equal voxlabel's, else a MISMATCH line. bkeccl is optional: "-" when it is not importable.
+A second table splits one call (conn 26, and conn 6 on the CT-like volume) into its layers: voxlabel.label
+from Python, the C entry vl_label_device_array called directly through ctypes, the labeller
+vl_gpu_label_device with its CUDA-event timing, and the kernels' time from those events (first event before
+the first memset, last after the last kernel: the docs/gpu.md figure); "call - kernels" is what a Python
+call costs beyond the kernels.
 usage: python_gpu_bench.py [REPEATS]   (PYTHONPATH and VOXLABEL_LIBRARY set by bench/python_device_run.sh)"""
+import ctypes
 import sys
 import time
 
@@ -16,6 +22,46 @@ import numpy
 from cupyx.scipy import ndimage
 
 import voxlabel
+from voxlabel import _label, _lib
+
+
+class LabelRun(ctypes.Structure):
+    """vl_gpu_label_run (cuda/label/ccl_gpu.h)."""
+    _fields_ = [("count", ctypes.c_uint32), ("sizes", ctypes.c_void_p), ("union_ms", ctypes.c_float),
+                ("total_ms", ctypes.c_float), ("scratch_bytes", ctypes.c_size_t), ("stream", ctypes.c_void_p)]
+
+
+def call_layers(mask, conn, repeats):
+    """(python ms, C entry ms, labeller ms, kernels ms) medians for a C-contiguous bool (z, y, x) mask."""
+    library = _lib.lib
+    labeller = library.vl_gpu_label_device
+    labeller.restype = ctypes.c_int
+    labeller.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
+                         ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(LabelRun)]
+    library.vl_gpu_label_run_free.restype = None
+    library.vl_gpu_label_run_free.argtypes = [ctypes.POINTER(LabelRun)]
+    nz, ny, nx = mask.shape
+    order = _label.order_code("matlab")
+    foreground = mask.view(cupy.uint8)
+    labels = cupy.empty(mask.shape, dtype=cupy.uint32)
+    stream = cupy.cuda.get_current_stream().ptr or None
+    count = ctypes.c_uint32()
+    python_ms = timed(lambda: voxlabel.label(mask, connectivity=conn), repeats)[0]
+
+    def entry():
+        _lib.check(library.vl_label_device_array(foreground.data.ptr, labels.data.ptr, nx, ny, nz, conn, order,
+                                                 mask.device.id, stream, ctypes.byref(count)))
+    entry_ms = timed(entry, repeats)[0]
+    kernels = []
+
+    def labelled():
+        run = LabelRun()
+        _lib.check(labeller(foreground.data.ptr, labels.data.ptr, nx, ny, nz, conn, order, stream, 1,
+                            ctypes.byref(run)))
+        kernels.append(run.total_ms)
+        library.vl_gpu_label_run_free(ctypes.byref(run))
+    labeller_ms = timed(labelled, repeats)[0]
+    return python_ms, entry_ms, labeller_ms, float(numpy.median(kernels[3:]))
 
 
 def timed(function, repeats):
@@ -80,6 +126,15 @@ def main():
                                                                            torch_ms), flush=True)
             del labels
             cupy.get_default_memory_pool().free_all_blocks()
+    print()
+    print("| volume | conn | voxlabel.label ms | vl_label_device_array ms | vl_gpu_label_device ms | kernels ms "
+          "| call - kernels ms |")
+    print("|---|---|---|---|---|---|---|")
+    for name, mask in volumes:
+        for conn in ((6, 26) if name.startswith("CT") else (26,)):
+            python_ms, entry_ms, labeller_ms, kernel_ms = call_layers(mask, conn, repeats)
+            print("| %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f |" % (name, conn, python_ms, entry_ms, labeller_ms,
+                                                                      kernel_ms, python_ms - kernel_ms), flush=True)
     return 1 if mismatches else 0
 
 

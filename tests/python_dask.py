@@ -31,10 +31,10 @@ def chunked(draw, ndim=3, max_side=10):
     return mask, tuple(chunks)
 
 
-def assert_same_as_whole(mask, chunks, connectivity, order):
+def assert_same_as_whole(mask, chunks, connectivity, order, keep_labels=True):
     expected, expected_count = voxlabel.label(mask, connectivity=connectivity, order=order, device="cpu")
     darr = da.from_array(mask, chunks=chunks)
-    labels, count = voxlabel.dask.label(darr, connectivity=connectivity, order=order)
+    labels, count = voxlabel.dask.label(darr, connectivity=connectivity, order=order, keep_labels=keep_labels)
     assert labels.chunks == darr.chunks
     assert count == expected_count
     numpy.testing.assert_array_equal(labels.compute(), expected)
@@ -46,6 +46,14 @@ def test_random_chunkings_equal_the_whole_array(case, connectivity, order):
     mask, chunks = case
     with dask.config.set(scheduler="threads"):
         assert_same_as_whole(mask, chunks, connectivity, order)
+
+
+@SETTINGS
+@given(chunked(), st.sampled_from([6, 18, 26]), st.sampled_from(ORDERS))
+def test_labels_not_kept_are_labelled_again_identically(case, connectivity, order):
+    mask, chunks = case
+    with dask.config.set(scheduler="threads"):
+        assert_same_as_whole(mask, chunks, connectivity, order, keep_labels=False)
 
 
 @SETTINGS
@@ -94,3 +102,4 @@ def test_two_worker_local_cluster():
                                                    ((12, 12, 12), (4, 1, 12), 6, "matlab-xy")]:
             mask = rng.random(shape) < 0.45
             assert_same_as_whole(mask, chunks, connectivity, order)
+            assert_same_as_whole(mask, chunks, connectivity, order, keep_labels=False)

@@ -1,6 +1,7 @@
 """CuPy arrays and CUDA DLPack tensors labelled on their device (vl_label_device_array) must equal the CPU labels
 of the same mask, stay on the device (a CuPy array comes back, on the array's device), run on the caller's
-stream, and honour axes, out_dtype, return_sizes, min_size and largest. PyTorch tensors go through DLPack.
+stream, and honour axes, out_dtype, return_sizes, min_size and largest, call after call (the labeller reuses
+its scratch) on alternating streams. PyTorch tensors go through DLPack.
 Exit 77 without CuPy or a usable CUDA device. --quick: a few small shapes (for compute-sanitizer).
 usage: python_gpu.py [--quick]"""
 import os
@@ -46,6 +47,19 @@ def main():
     stream.synchronize()
     check(numpy.array_equal(cupy.asnumpy(labels), expected), "on a user stream: labels differ")
     check(numpy.array_equal(cupy.asnumpy(device_sizes), sizes), "sizes differ from the CPU")
+    # The labeller keeps its scratch from call to call (a pool per device): calls that alternate two user
+    # streams, volume sizes and orders each still give the CPU's labels.
+    streams = [cupy.cuda.Stream(non_blocking=True) for _ in range(2)]
+    masks = [rng.random(shape) < 0.4 for shape in ((48, 70, 80), (9, 10, 11), (30, 90, 61))]
+    for k in range(8):
+        order = ("matlab", "size")[k % 2]
+        alternate, stream_k = masks[k % 3], streams[(k // 2) % 2]
+        expected_k, count_k = voxlabel.label(alternate, order=order, device="cpu")
+        with stream_k:
+            labels_k, n_k = voxlabel.label(cupy.asarray(alternate), order=order)
+        stream_k.synchronize()
+        check(n_k == count_k and numpy.array_equal(cupy.asnumpy(labels_k), expected_k),
+              "call %d (%s, %s order, stream %d) differs from the CPU" % (k, alternate.shape, order, (k // 2) % 2))
     f_labels, _ = voxlabel.label(cupy.asfortranarray(cupy.asarray(mask.T)))     # a[x, y, z] F order
     check(numpy.array_equal(cupy.asnumpy(f_labels).T, expected), "F-ordered device array differs")
     v_labels, _ = voxlabel.label(cupy.asfortranarray(cupy.asarray(mask.transpose(1, 2, 0))), axes="yxz")

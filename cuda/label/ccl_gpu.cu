@@ -4,7 +4,8 @@
  * flatten + root bitmask, per-segment root counts -> CUB exclusive scan, labels + sizes
  * (ccl_relabel.cu), and for the `size` and `size-raster` orders a CUB sort (ccl_size_order.cu). Device memory beyond mask +
  * labels: two u32 per 128-voxel-pair segment, one bit per voxel pair (roots), one u32 per 32 voxel
- * pairs (the block list), and O(components) for sizes and the size order. */
+ * pairs (the block list), and O(components) for sizes and the size order, all stream-ordered from the
+ * labeller's pool (ccl_scratch_pool.cu), which keeps them for the next call. */
 #include <cub/device/device_scan.cuh>
 
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 #include "label/ccl_gpu.h"
 #include "ccl_kernels.cuh"
+#include "ccl_scratch_pool.cuh"
 #include "ccl_size_order.cuh"
 #include "core/gpu_transfer.h"
 #include "label/label_gpu.h"
@@ -41,7 +43,7 @@ Grid make_grid(int64_t nx, int64_t ny, int64_t nz, bool xy)
     return g;
 }
 
-/* Device allocations of one labelling call, released in one place. */
+/* Device allocations of one labelling call, released in one place (back to the pool, stream-ordered). */
 struct Scratch {
     cudaStream_t stream;
     void *blocks[4];
@@ -50,7 +52,7 @@ struct Scratch {
     vl_status allocate(void **out, size_t bytes_wanted, const char *what)
     {
         *out = nullptr;
-        cudaError_t error = cudaMallocAsync(out, bytes_wanted ? bytes_wanted : 1, stream);
+        cudaError_t error = scratch_allocate(out, bytes_wanted ? bytes_wanted : 1, stream);
         if (error != cudaSuccess)
             return vl_cuda_failure(error, what);
         blocks[used++] = *out;
@@ -196,6 +198,7 @@ extern "C" vl_status vl_gpu_label_device(const uint8_t *mask, uint32_t *labels, 
     }
     run->count = count;
     run->scratch_bytes = scratch.bytes;
+    run->stream = stream;
     /* The sizes stay allocated for the caller; everything else goes back to the pool. */
     for (int i = 0; i < scratch.used; i++)
         if (scratch.blocks[i] == sizes)
@@ -218,7 +221,7 @@ done:
 extern "C" void vl_gpu_label_run_free(vl_gpu_label_run *run)
 {
     if (run && run->sizes) {
-        cudaFree(run->sizes);
+        cudaFreeAsync(run->sizes, static_cast<cudaStream_t>(run->stream));
         run->sizes = nullptr;
     }
 }
@@ -241,15 +244,25 @@ struct DeviceSlabs {
         labels = nullptr;
         depth = 0;
     }
+    cudaError_t allocate_buffers(int64_t voxels)
+    {
+        cudaError_t error = cudaMalloc(&mask, (size_t)voxels);
+        return error == cudaSuccess ? cudaMalloc(&labels, (size_t)voxels * sizeof(uint32_t)) : error;
+    }
     vl_status reserve(const vl_volume *slab_mask)
     {
         if (slab_mask->nz <= depth)
             return VL_OK;
         release();
         const int64_t voxels = vl_volume_voxels(slab_mask);
-        cudaError_t error = cudaMalloc(&mask, (size_t)voxels);
-        if (error == cudaSuccess)
-            error = cudaMalloc(&labels, (size_t)voxels * sizeof(uint32_t));
+        cudaError_t error = allocate_buffers(voxels);
+        if (error == cudaErrorMemoryAllocation) {
+            /* The scratch pool's kept memory may be what is missing: give it back and try once more. */
+            cudaGetLastError();
+            release();
+            scratch_release_kept();
+            error = allocate_buffers(voxels);
+        }
         if (error == cudaSuccess) {
             depth = slab_mask->nz;
             return VL_OK;

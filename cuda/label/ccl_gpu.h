@@ -18,6 +18,7 @@ typedef struct vl_gpu_label_run {
     float union_ms;                  /* union-find: the component forest is complete */
     float total_ms;                  /* union-find + relabel to 1..N in the order + sizes */
     size_t scratch_bytes;            /* device bytes used beyond the mask and the labels */
+    void *stream;                    /* the cudaStream_t the run was queued on; sizes are freed on it */
 } vl_gpu_label_run;
 
 /* Largest volume the device labeller takes: nodes (voxel pairs) must number below 2^32. */
@@ -31,6 +32,7 @@ vl_status vl_gpu_label_device(const uint8_t *mask, uint32_t *labels, int64_t nx,
                               int connectivity, vl_label_order order, void *stream, int timed,
                               vl_gpu_label_run *run);
 
+/* Frees run->sizes, ordered on the run's stream (no device-wide synchronisation). */
 void vl_gpu_label_run_free(vl_gpu_label_run *run);
 
 #ifdef __cplusplus

@@ -35,8 +35,9 @@ def _module(array):
         return numpy
 
 
-def _to_host(array):
-    return array.get() if hasattr(array, "get") and not isinstance(array, numpy.ndarray) else numpy.asarray(array)
+def _host_copy(array):
+    """A host array of its own: a view would keep the whole chunk's labels alive with the shell."""
+    return array.get() if hasattr(array, "get") and not isinstance(array, numpy.ndarray) else numpy.array(array)
 
 
 def _first_voxels_and_sizes(xp, flat, count):
@@ -76,8 +77,8 @@ def _label_chunk(block, names, start, full_shape, connectivity, order):
         first = [slice(None)] * labels.ndim
         last = [slice(None)] * labels.ndim
         first[axis], last[axis] = slice(0, 1), slice(-1, None)
-        shell[(axis, 0)] = _to_host(labels[tuple(first)])
-        shell[(axis, 1)] = _to_host(labels[tuple(last)])
+        shell[(axis, 0)] = _host_copy(labels[tuple(first)])
+        shell[(axis, 1)] = _host_copy(labels[tuple(last)])
     return labels, (count, keys, sizes), shell
 
 
@@ -190,10 +191,22 @@ def _union(group, left, right):
     return group
 
 
+def _summarise_chunk(block, names, start, full_shape, connectivity, order):
+    """Step 1 without keeping the labels: (summary, shell) of one chunk."""
+    return _label_chunk(block, names, start, full_shape, connectivity, order)[1:]
+
+
 def _relabel(labels, table):
     """Step 4: one chunk's labels through its lookup table."""
     xp = _module(labels)
     return xp.asarray(table)[labels]
+
+
+def _label_again_and_relabel(block, names, connectivity, order, table):
+    """Step 4 when the provisional labels were not kept: the chunk is labelled again (the labelling is
+    deterministic, so its provisional numbering is the one the summary described) and relabelled."""
+    labels, _ = _label.label(block, connectivity=connectivity, order=_KEY_ORDER[order], axes=names)
+    return _relabel(labels, table)
 
 
 def _block_offsets(darr):
@@ -201,7 +214,7 @@ def _block_offsets(darr):
     return [o for o in neighbours if next(v for v in o if v) > 0]
 
 
-def label(darr, connectivity=26, order="matlab", axes=None):
+def label(darr, connectivity=26, order="matlab", axes=None, keep_labels=True):
     """Labels a Dask array chunk by chunk, with the numbering voxlabel.label gives the whole array.
 
     darr: a 2D or 3D Dask array (NumPy or CuPy chunks); nonzero = foreground. Any chunking, including chunks
@@ -209,8 +222,13 @@ def label(darr, connectivity=26, order="matlab", axes=None):
     connectivity: 6, 18, 26, or 4 and 8 (per z-slice); order: "matlab", "matlab-xy", "size", "size-raster".
     axes: the array's axes, "zyx" (3D) or "yx" (2D) by default; any permutation as in voxlabel.label.
 
+    keep_labels: True keeps every chunk's provisional labels in the cluster's memory (4 bytes per voxel) until
+        the labels are computed; False keeps only the summaries and shells, and computing the labels computes
+        darr's chunks and labels them again. False is for arrays whose labels exceed the cluster's memory:
+        with the result streamed out chunk by chunk (da.store, to_zarr) a worker holds a few chunks at a time.
+
     The chunks are labelled and their summaries merged now (on the current scheduler: the local one, or a
-    dask.distributed Client); the chunks' provisional labels are persisted where they were computed.
+    dask.distributed Client); with keep_labels the provisional labels are persisted where they were computed.
     Returns (labels, n): labels is a lazy uint32 Dask array with darr's chunks, n the component count.
     """
     if darr.ndim not in (2, 3):
@@ -227,10 +245,15 @@ def label(darr, connectivity=26, order="matlab", axes=None):
     labelled = {}
     for index in indices:
         start = tuple(int(starts[a][i]) for a, i in enumerate(index))
-        labelled[index] = dask.delayed(_label_chunk, nout=3, pure=True)(
-            blocks[index], names, start, darr.shape, connectivity, order)
-    persisted = dask.persist(*[part for index in indices for part in labelled[index]])
-    labelled = {index: persisted[3 * k:3 * k + 3] for k, index in enumerate(indices)}
+        if keep_labels:
+            labelled[index] = tuple(dask.delayed(_label_chunk, nout=3, pure=True)(
+                blocks[index], names, start, darr.shape, connectivity, order))
+        else:
+            labelled[index] = (None,) + tuple(dask.delayed(_summarise_chunk, nout=2, pure=True)(
+                blocks[index], names, start, darr.shape, connectivity, order))
+    kept = 3 if keep_labels else 2
+    persisted = dask.persist(*[part for index in indices for part in labelled[index][3 - kept:]])
+    labelled = {index: (None,) * (3 - kept) + persisted[kept * k:kept * k + kept] for k, index in enumerate(indices)}
     position = {index: k for k, index in enumerate(indices)}
     pair_tasks, pair_chunks = [], []
     for index in indices:
@@ -248,7 +271,10 @@ def label(darr, connectivity=26, order="matlab", axes=None):
     relabelled = numpy.empty(grid, dtype=object)
     for index in indices:
         shape = tuple(int(darr.chunks[a][i]) for a, i in enumerate(index))
-        relabelled[index] = da.from_delayed(
-            dask.delayed(_relabel, pure=True)(labelled[index][0], merged[1][position[index]]),
-            shape=shape, dtype=numpy.uint32, meta=meta)
+        table = merged[1][position[index]]
+        if keep_labels:
+            chunk = dask.delayed(_relabel, pure=True)(labelled[index][0], table)
+        else:
+            chunk = dask.delayed(_label_again_and_relabel, pure=True)(blocks[index], names, connectivity, order, table)
+        relabelled[index] = da.from_delayed(chunk, shape=shape, dtype=numpy.uint32, meta=meta)
     return da.block(relabelled.tolist()), int(count)
