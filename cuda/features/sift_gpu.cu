@@ -100,9 +100,12 @@ __global__ static void blur_rows_kernel(const float *__restrict__ src, float *__
 }
 
 /* Vertical pass: a block of 32 x blockDim.y threads computes a strip of 32 columns x
- * blockDim.y * VERTICAL_ROWS_PER_THREAD rows from a shared copy of the strip and its halo rows. */
+ * blockDim.y * VERTICAL_ROWS_PER_THREAD rows from a shared copy of the strip and its halo rows. When `dog`
+ * is set, it also writes the DoG level dst - below (below: the level this one was blurred from, same
+ * stride), so no separate pass reads both levels again. */
 __global__ static void blur_cols_kernel(const float *__restrict__ src, float *__restrict__ dst, int64_t w, int64_t h,
-                                        int64_t src_stride, int64_t dst_stride, int level)
+                                        int64_t src_stride, int64_t dst_stride, int level,
+                                        const float *__restrict__ below, float *__restrict__ dog, int64_t dog_stride)
 {
     extern __shared__ float strip[];
     const int r = plan_c.radius[level];
@@ -125,6 +128,8 @@ __global__ static void blur_cols_kernel(const float *__restrict__ src, float *__
         for (int k = 1; k <= r; k++)
             sum += taps[k] * (c[-k * 32] + c[k * 32]);
         dst[b * dst_stride + y * w + x] = sum;
+        if (dog)
+            dog[b * dog_stride + y * w + x] = sum - below[b * dst_stride + y * w + x];
     }
 }
 
@@ -145,114 +150,206 @@ __global__ static void downsample_kernel(const float *__restrict__ src, int64_t 
     }
 }
 
-/* DoG levels of one octave: grid x strides over a slice's levels, z over slices. */
-__global__ static void dog_kernel(const float *__restrict__ gauss, float *__restrict__ dog, int64_t n_octave,
-                                  int64_t level_pixels, int64_t gauss_stride, int64_t dog_stride)
-{
-    const float *g = gauss + blockIdx.z * gauss_stride;
-    float *d = dog + blockIdx.z * dog_stride;
-    for (int64_t p = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; p < n_octave; p += (int64_t)gridDim.x * blockDim.x)
-        d[p] = g[p + level_pixels] - g[p];
-}
-
-/* One thread per interior sample of the octave's inner DoG layers of every slice; survivors are appended
- * with one atomicAdd per warp. */
+/* One thread per interior sample of an inner DoG layer: blocks of 32 x blockDim.y samples, grid x over
+ * columns, y over rows, z over (slice, layer), so neighbouring rows of a block share the cache lines of
+ * their 3 x 3 x 3 neighbourhoods. Survivors are appended with one atomicAdd per warp (a warp is one
+ * row of 32 columns). */
 __global__ static void extrema_kernel(const float *__restrict__ dog, int octave, int64_t dog_stride,
                                       gpu_candidate *candidates, unsigned int *count, unsigned int capacity)
 {
     const int64_t w = plan_c.w[octave], h = plan_c.h[octave], n = w * h;
-    const int64_t iw = w - 2 * VL_SIFT_IMG_BORDER, ih = h - 2 * VL_SIFT_IMG_BORDER;
     const int layer = 1 + (int)(blockIdx.z % plan_c.layers), b = (int)(blockIdx.z / plan_c.layers);
-    const int64_t total = iw * ih;
-    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-    /* Every lane of a warp runs the same number of iterations so that the warp vote sees all of them. */
-    const int64_t start = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-    const int64_t rounds = (total + stride - 1) / stride;
-    const unsigned lane = threadIdx.x & 31;
-    for (int64_t round = 0; round < rounds; round++) {
-        int64_t i = start + round * stride;
-        int valid = i < total;
-        int64_t j = valid ? i : 0;
-        int64_t r = j / iw, c = VL_SIFT_IMG_BORDER + (j - r * iw);
-        r += VL_SIFT_IMG_BORDER;
-        const float *base = dog + b * dog_stride + plan_c.dog_offset[octave];
-        int hit = valid & vl_sift_is_extremum(base + (layer - 1) * n, base + layer * n, base + (layer + 1) * n,
-                                              r * w + c, w, plan_c.scan_threshold);
-        const unsigned lanes = __activemask();
-        unsigned ballot = __ballot_sync(lanes, hit);
-        if (!ballot)
-            continue;
-        unsigned first = 0;
-        int leader = __ffs(ballot) - 1;
-        if ((int)lane == leader)
-            first = atomicAdd(count, (unsigned)__popc(ballot));
-        first = __shfl_sync(lanes, first, leader);
-        unsigned slot = first + __popc(ballot & ((1u << lane) - 1));
-        if (hit && slot < capacity)
-            candidates[slot] = gpu_candidate{b, layer, (int32_t)r, (int32_t)c};
-    }
+    const int64_t c = VL_SIFT_IMG_BORDER + (int64_t)blockIdx.x * 32 + threadIdx.x;
+    const int64_t r = VL_SIFT_IMG_BORDER + (int64_t)blockIdx.y * blockDim.y + threadIdx.y;
+    const int valid = (c < w - VL_SIFT_IMG_BORDER) & (r < h - VL_SIFT_IMG_BORDER);
+    const float *base = dog + b * dog_stride + plan_c.dog_offset[octave];
+    const int64_t i = valid ? r * w + c : VL_SIFT_IMG_BORDER * w + VL_SIFT_IMG_BORDER;
+    const int hit = valid & vl_sift_is_extremum(base + (layer - 1) * n, base + layer * n, base + (layer + 1) * n, i,
+                                                w, plan_c.scan_threshold);
+    const unsigned ballot = __ballot_sync(0xffffffffu, hit);
+    if (!ballot)
+        return;
+    const unsigned lane = threadIdx.x;
+    const int leader = __ffs(ballot) - 1;
+    unsigned first = 0;
+    if ((int)lane == leader)
+        first = atomicAdd(count, (unsigned)__popc(ballot));
+    first = __shfl_sync(0xffffffffu, first, leader);
+    const unsigned slot = first + __popc(ballot & ((1u << lane) - 1));
+    if (hit && slot < capacity)
+        candidates[slot] = gpu_candidate{b, layer, (int32_t)r, (int32_t)c};
 }
 
-/* One thread per candidate: refinement, contrast and edge tests, orientation histogram, one keypoint per
- * peak (vl_sift_refine and friends, as on the CPU). */
+/* Warp-per-item kernels: at most this many warps per block (their shared memory is sized for it). */
+#define WARPS_PER_BLOCK_MAX 8
+#define FULL_WARP 0xffffffffu
+
+/* One warp per candidate: refinement, contrast and edge tests (every lane the same, vl_sift_refine), then
+ * the orientation histogram with the samples spread over the lanes, 32 at a time in row-major order. Lane
+ * L owns bins L and L + 32 and adds the samples of its bins in that order, so each bin is the CPU's sum.
+ * One keypoint per peak. */
 __global__ static void orient_kernel(const float *__restrict__ gauss, const float *__restrict__ dog, int octave,
                                      int64_t gauss_stride, int64_t dog_stride, const gpu_candidate *candidates,
                                      unsigned int candidate_count, gpu_keypoint *keypoints, unsigned int *count,
                                      unsigned int capacity)
 {
-    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= candidate_count)
-        return;
-    const gpu_candidate cand = candidates[i];
+    __shared__ float bins[WARPS_PER_BLOCK_MAX][VL_SIFT_ORI_BINS];
+    const unsigned int lane = threadIdx.x & 31, warp_in_block = threadIdx.x >> 5;
+    const unsigned int warps = gridDim.x * (blockDim.x >> 5);
+    float *temp = bins[warp_in_block];
     const int64_t w = plan_c.w[octave], h = plan_c.h[octave], n = w * h;
-    const float *layers[VL_SIFT_MAX_LEVELS];
-    const float *dog_octave = dog + cand.slice * dog_stride + plan_c.dog_offset[octave];
-    for (int l = 0; l < plan_c.dog_levels; l++)
-        layers[l] = dog_octave + l * n;
-    vl_sift_candidate c;
-    if (!vl_sift_refine(layers, w, h, octave, cand.layer, cand.row, cand.col, plan_c.layers,
-                        plan_c.contrast_threshold, plan_c.edge_threshold, plan_c.sigma, &c))
-        return;
-    const float *level = gauss + cand.slice * gauss_stride + plan_c.gauss_offset[octave] + c.layer * n;
-    float scale_octave = c.size * 0.5f / (float)(1 << octave);
-    float hist[VL_SIFT_ORI_BINS];
-    float peak = vl_sift_orientation_histogram(level, w, h, c.row, c.col,
-                                               vl_sift_round(VL_SIFT_ORI_RADIUS * scale_octave),
-                                               VL_SIFT_ORI_SIG_FACTOR * scale_octave, hist);
-    float threshold = peak * VL_SIFT_ORI_PEAK_RATIO;
-    for (int j = 0; j < VL_SIFT_ORI_BINS; j++) {
-        float angle = vl_sift_peak_angle(hist, j, threshold);
-        if (angle < 0)
+    for (unsigned int item = blockIdx.x * (blockDim.x >> 5) + warp_in_block; item < candidate_count; item += warps) {
+        const gpu_candidate cand = candidates[item];
+        const float *layers[VL_SIFT_MAX_LEVELS];
+        const float *dog_octave = dog + cand.slice * dog_stride + plan_c.dog_offset[octave];
+        for (int l = 0; l < plan_c.dog_levels; l++)
+            layers[l] = dog_octave + l * n;
+        vl_sift_candidate c;
+        if (!vl_sift_refine(layers, w, h, octave, cand.layer, cand.row, cand.col, plan_c.layers,
+                            plan_c.contrast_threshold, plan_c.edge_threshold, plan_c.sigma, &c))
             continue;
-        unsigned slot = atomicAdd(count, 1u);
-        if (slot < capacity) {
-            gpu_keypoint k;
-            k.keypoint = vl_sift_keypoint{c.x, c.y, c.size, angle, c.response, c.octave_packed, cand.slice};
-            k.octave = octave;
-            k.layer = c.layer;
-            keypoints[slot] = k;
+        const float *level = gauss + cand.slice * gauss_stride + plan_c.gauss_offset[octave] + c.layer * n;
+        const float scale_octave = c.size * 0.5f / (float)(1 << octave);
+        const int radius = vl_sift_round(VL_SIFT_ORI_RADIUS * scale_octave);
+        const float sigma = VL_SIFT_ORI_SIG_FACTOR * scale_octave;
+        const float expf_scale = -1.f / (2.f * sigma * sigma);
+        const int side = 2 * radius + 1, samples = side * side;
+        float own_low = 0.f, own_high = 0.f;  /* bins lane and lane + 32 */
+        for (int first = 0; first < samples; first += 32) {
+            const int s = first + (int)lane;
+            int bin = -1;
+            float value = 0.f;
+            if (s < samples && !vl_sift_orientation_sample(level, w, h, c.row, c.col, s / side - radius,
+                                                           s % side - radius, expf_scale, &bin, &value))
+                bin = -1;
+            for (unsigned int pending = __ballot_sync(FULL_WARP, bin >= 0); pending; pending &= pending - 1) {
+                const int t = __ffs(pending) - 1;
+                const int b = __shfl_sync(FULL_WARP, bin, t);
+                const float v = __shfl_sync(FULL_WARP, value, t);
+                if (b == (int)lane)
+                    own_low += v;
+                if (b == (int)lane + 32)
+                    own_high += v;
+            }
         }
+        temp[lane] = own_low;
+        if (lane + 32 < VL_SIFT_ORI_BINS)
+            temp[lane + 32] = own_high;
+        __syncwarp();
+        const float smooth_low = vl_sift_orientation_smoothed(temp, (int)lane);
+        const float smooth_high =
+            lane + 32 < VL_SIFT_ORI_BINS ? vl_sift_orientation_smoothed(temp, (int)lane + 32) : smooth_low;
+        /* The maximum of finite non-negative values does not depend on the order it is taken in. */
+        float peak = vl_sift_max(smooth_low, smooth_high);
+        for (int offset = 16; offset >= 1; offset >>= 1)
+            peak = vl_sift_max(peak, __shfl_xor_sync(FULL_WARP, peak, offset));
+        __syncwarp();
+        temp[lane] = smooth_low;
+        if (lane + 32 < VL_SIFT_ORI_BINS)
+            temp[lane + 32] = smooth_high;
+        __syncwarp();
+        const float threshold = peak * VL_SIFT_ORI_PEAK_RATIO;
+        for (int j = (int)lane; j < VL_SIFT_ORI_BINS; j += 32) {
+            float angle = vl_sift_peak_angle(temp, j, threshold);
+            if (angle < 0)
+                continue;
+            unsigned slot = atomicAdd(count, 1u);
+            if (slot < capacity) {
+                gpu_keypoint k;
+                k.keypoint = vl_sift_keypoint{c.x, c.y, c.size, angle, c.response, c.octave_packed, cand.slice};
+                k.octave = octave;
+                k.layer = c.layer;
+                keypoints[slot] = k;
+            }
+        }
+        __syncwarp();
     }
 }
 
-/* One thread per finished keypoint (input pixels): its descriptor from its Gaussian level. */
+/* One warp per finished keypoint (input pixels): its descriptor from its Gaussian level. The samples are
+ * spread over the lanes 32 at a time in row-major order; lane L owns cell L / 2 of the 4 x 4 inner cells
+ * and, of its 10 orientation bins, 0-3 and 8-9 (L even) or 4-7 (L odd), and adds the shares of its bins
+ * in sample order, so each bin is the CPU's sum. After folding bins 8-9 into 0-1, lane L holds values
+ * 4L..4L+3 of the descriptor, the layout vl_sift_descriptor_sum_squares reduces. */
 __global__ static void descriptor_kernel(const float *__restrict__ gauss, int64_t gauss_stride,
                                          const gpu_keypoint *keypoints, unsigned int count, float *descriptors)
 {
-    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= count)
-        return;
-    const gpu_keypoint k = keypoints[i];
-    const int o = k.octave;
-    const int64_t w = plan_c.w[o], h = plan_c.h[o];
-    const float *level = gauss + k.keypoint.slice * gauss_stride + plan_c.gauss_offset[o] + k.layer * w * h;
-    float scale = 2.f / (float)(1 << o);
-    float angle = 360.f - k.keypoint.angle;
-    if (fabsf(angle - 360.f) < VL_SIFT_FLT_EPSILON)
-        angle = 0.f;
-    float hist[VL_SIFT_DESCR_HIST];
-    vl_sift_descriptor(level, w, h, k.keypoint.x * scale, k.keypoint.y * scale, angle, k.keypoint.size * scale * 0.5f,
-                       hist, descriptors + (int64_t)i * VL_SIFT_DESCRIPTOR_SIZE);
+    __shared__ float shares[WARPS_PER_BLOCK_MAX][32][9];  /* 9: rows of 8 shares padded against bank conflicts */
+    const unsigned int lane = threadIdx.x & 31, warp_in_block = threadIdx.x >> 5;
+    const unsigned int warps = gridDim.x * (blockDim.x >> 5);
+    float(*share)[9] = shares[warp_in_block];
+    const int cell_row = (int)(lane >> 3), cell_col = (int)((lane >> 1) & 3), odd = (int)(lane & 1);
+    /* label[m]: the orientation bin accumulator m holds, -1 for none. */
+    int label[6];
+    for (int m = 0; m < 6; m++)
+        label[m] = m < 4 ? m + 4 * odd : odd ? -1 : m + 4;
+    for (unsigned int item = blockIdx.x * (blockDim.x >> 5) + warp_in_block; item < count; item += warps) {
+        const gpu_keypoint k = keypoints[item];
+        const int o = k.octave;
+        const int64_t w = plan_c.w[o], h = plan_c.h[o];
+        const float *level = gauss + k.keypoint.slice * gauss_stride + plan_c.gauss_offset[o] + k.layer * w * h;
+        const float scale = 2.f / (float)(1 << o);
+        float angle = 360.f - k.keypoint.angle;
+        if (fabsf(angle - 360.f) < VL_SIFT_FLT_EPSILON)
+            angle = 0.f;
+        const vl_sift_descr_geometry g = vl_sift_descriptor_geometry(
+            w, h, k.keypoint.x * scale, k.keypoint.y * scale, angle, k.keypoint.size * scale * 0.5f);
+        const int side = 2 * g.radius + 1, samples = side * side;
+        float acc[6] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+        for (int first = 0; first < samples; first += 32) {
+            const int s = first + (int)lane;
+            int r0 = 0, c0 = 0, o0 = 0, found = 0;
+            float v[8];
+            if (s < samples)
+                found = vl_sift_descriptor_sample(level, w, h, &g, s / side - g.radius, s % side - g.radius, &r0,
+                                                  &c0, &o0, v);
+            if (found)
+                for (int m = 0; m < 8; m++)
+                    share[lane][m] = v[m];
+            const int where = (r0 + 1) | ((c0 + 1) << 4) | (o0 << 8);
+            const unsigned int pending_all = __ballot_sync(FULL_WARP, found);
+            __syncwarp();
+            for (unsigned int pending = pending_all; pending; pending &= pending - 1) {
+                const int t = __ffs(pending) - 1;
+                const int at = __shfl_sync(FULL_WARP, where, t);
+                const int dr = cell_row - ((at & 15) - 1), dc = cell_col - (((at >> 4) & 15) - 1);
+                if (dr < 0 || dr > 1 || dc < 0 || dc > 1)
+                    continue;
+                const int bin = at >> 8, pair = (dr * 2 + dc) * 2;
+                const float low = share[t][pair], high = share[t][pair + 1];
+                for (int m = 0; m < 6; m++) {
+                    if (label[m] == bin)
+                        acc[m] += low;
+                    if (label[m] == bin + 1)
+                        acc[m] += high;
+                }
+            }
+            __syncwarp();
+        }
+        if (!odd) {
+            acc[0] += acc[4];
+            acc[1] += acc[5];
+        }
+        float norm2 = acc[0] * acc[0];
+        norm2 += acc[1] * acc[1];
+        norm2 += acc[2] * acc[2];
+        norm2 += acc[3] * acc[3];
+        for (int offset = 16; offset >= 1; offset >>= 1)
+            norm2 = norm2 + __shfl_xor_sync(FULL_WARP, norm2, offset);
+        const float threshold = sqrtf(norm2) * VL_SIFT_DESCR_MAG_THR;
+        for (int m = 0; m < 4; m++)
+            acc[m] = fminf(acc[m], threshold);
+        norm2 = acc[0] * acc[0];
+        norm2 += acc[1] * acc[1];
+        norm2 += acc[2] * acc[2];
+        norm2 += acc[3] * acc[3];
+        for (int offset = 16; offset >= 1; offset >>= 1)
+            norm2 = norm2 + __shfl_xor_sync(FULL_WARP, norm2, offset);
+        const float factor = VL_SIFT_DESCR_INT_FACTOR / fmaxf(sqrtf(norm2), VL_SIFT_FLT_EPSILON);
+        float *dst = descriptors + (int64_t)item * VL_SIFT_DESCRIPTOR_SIZE + 4 * lane;
+        for (int m = 0; m < 4; m++)
+            dst[m] = vl_sift_descriptor_quantise(acc[m], factor);
+    }
 }
 
 /* ---- launch shapes ---------------------------------------------------------------------------------- */
@@ -260,7 +357,7 @@ __global__ static void descriptor_kernel(const float *__restrict__ gauss, int64_
 /* Threads per block for each kernel, from the occupancy calculator; the blur kernels' choice depends on
  * the radius through their shared memory, so they are sized per pyramid level. */
 typedef struct launch_shapes {
-    int upsample, downsample, dog, extrema, orient, descriptor, normalise;
+    int upsample, downsample, extrema, orient, descriptor, normalise;  /* extrema: blockDim.y of 32-wide blocks */
     int rows[VL_SIFT_MAX_LEVELS], cols[VL_SIFT_MAX_LEVELS];  /* cols: blockDim.y of 32-wide blocks */
 } launch_shapes;
 
@@ -278,22 +375,21 @@ struct col_shared_bytes {
 };
 
 template <typename K>
-static int occupancy_block(K kernel)
+static int occupancy_block(K kernel, int limit = 0)
 {
     int grid = 0, block = 256;
-    if (cudaOccupancyMaxPotentialBlockSize(&grid, &block, kernel, 0, 0) != cudaSuccess || block < 32)
-        block = 256;
-    return block;
+    if (cudaOccupancyMaxPotentialBlockSize(&grid, &block, kernel, 0, limit) != cudaSuccess || block < 32)
+        block = limit && limit < 256 ? limit : 256;
+    return block / 32 * 32;
 }
 
 static vl_status choose_shapes(const vl_sift_plan *plan, launch_shapes *shapes)
 {
     shapes->upsample = occupancy_block(upsample_kernel);
     shapes->downsample = occupancy_block(downsample_kernel);
-    shapes->dog = occupancy_block(dog_kernel);
-    shapes->extrema = occupancy_block(extrema_kernel);
-    shapes->orient = occupancy_block(orient_kernel);
-    shapes->descriptor = occupancy_block(descriptor_kernel);
+    shapes->extrema = occupancy_block(extrema_kernel) / 32;
+    shapes->orient = occupancy_block(orient_kernel, 32 * WARPS_PER_BLOCK_MAX);
+    shapes->descriptor = occupancy_block(descriptor_kernel, 32 * WARPS_PER_BLOCK_MAX);
     shapes->normalise = occupancy_block(normalise_kernel<float>);
     for (int level = 0; level < plan->gauss_levels; level++) {
         int grid = 0, block = 0;
@@ -353,7 +449,7 @@ static void batch_free(gpu_batch *batch)
  * slices lie src_stride / dst_stride floats apart, the intermediate in scratch w*h apart. */
 static vl_status blur_level(const vl_sift_plan *plan, const launch_shapes *shapes, int level, const float *src,
                             int64_t src_stride, float *dst, int64_t dst_stride, float *scratch, int64_t w, int64_t h,
-                            int slices)
+                            int slices, float *dog, int64_t dog_stride)
 {
     int r = plan->radius[level];
     int block = shapes->rows[level];
@@ -364,7 +460,7 @@ static vl_status blur_level(const vl_sift_plan *plan, const launch_shapes *shape
     int rows = by * VERTICAL_ROWS_PER_THREAD;
     dim3 grid_cols((unsigned)((w + 31) / 32), (unsigned)((h + rows - 1) / rows), (unsigned)slices);
     blur_cols_kernel<<<grid_cols, dim3(32, by), (size_t)32 * (rows + 2 * r) * sizeof(float)>>>(
-        scratch, dst, w, h, w * h, dst_stride, level);
+        scratch, dst, w, h, w * h, dst_stride, level, dog ? src : NULL, dog, dog_stride);
     VL_CUDA_TRY(cudaGetLastError(), "launching the Gaussian blur");
     return VL_OK;
 }
@@ -384,7 +480,7 @@ static vl_status build_pyramids(const vl_sift_plan *plan, const launch_shapes *s
         vl_status status = VL_OK;
         if (o == 0) {
             status = blur_level(plan, shapes, 0, batch->doubled, n, level, plan->gauss_floats, batch->scratch, w, h,
-                                slices);
+                                slices, NULL, 0);
         } else {
             int64_t pw = plan->w[o - 1], ph = plan->h[o - 1];
             dim3 grid_down((unsigned)((w + shapes->downsample - 1) / shapes->downsample),
@@ -394,15 +490,13 @@ static vl_status build_pyramids(const vl_sift_plan *plan, const launch_shapes *s
                 plan->gauss_floats);
             VL_CUDA_TRY(cudaGetLastError(), "launching the halving");
         }
+        /* Level i and DoG level i - 1 = level i - level i - 1 in one pass. */
         for (int i = 1; i < plan->gauss_levels && status == VL_OK; i++)
             status = blur_level(plan, shapes, i, level + (i - 1) * n, plan->gauss_floats, level + i * n,
-                                plan->gauss_floats, batch->scratch, w, h, slices);
+                                plan->gauss_floats, batch->scratch, w, h, slices,
+                                batch->dog + plan->dog_offset[o] + (i - 1) * n, plan->dog_floats);
         if (status != VL_OK)
             return status;
-        dim3 grid_dog(grid_for(plan->dog_levels * n, shapes->dog), 1, (unsigned)slices);
-        dog_kernel<<<grid_dog, shapes->dog>>>(level, batch->dog + plan->dog_offset[o], plan->dog_levels * n, n,
-                                              plan->gauss_floats, plan->dog_floats);
-        VL_CUDA_TRY(cudaGetLastError(), "launching the DoG");
     }
     return VL_OK;
 }
@@ -481,9 +575,11 @@ static vl_status detect_batch(const vl_sift_plan *plan, const launch_shapes *sha
             }
             unsigned int counts[2] = {0, 0};
             VL_CUDA_TRY(cudaMemset(batch->counters, 0, 2 * sizeof(unsigned int)), "clearing counters");
-            int64_t items = (plan->w[o] - 2 * VL_SIFT_IMG_BORDER) * (plan->h[o] - 2 * VL_SIFT_IMG_BORDER);
-            dim3 grid_scan(grid_for(items, shapes->extrema), 1, (unsigned)(plan->layers * batch->slices));
-            extrema_kernel<<<grid_scan, shapes->extrema>>>(batch->dog, o, plan->dog_floats, batch->candidates,
+            int64_t iw = plan->w[o] - 2 * VL_SIFT_IMG_BORDER, ih = plan->h[o] - 2 * VL_SIFT_IMG_BORDER;
+            int by = shapes->extrema;
+            dim3 grid_scan((unsigned)((iw + 31) / 32), (unsigned)((ih + by - 1) / by),
+                           (unsigned)(plan->layers * batch->slices));
+            extrema_kernel<<<grid_scan, dim3(32, by)>>>(batch->dog, o, plan->dog_floats, batch->candidates,
                                                            batch->counters, batch->candidate_capacity);
             VL_CUDA_TRY(cudaGetLastError(), "launching the extremum scan");
             VL_CUDA_TRY(cudaMemcpy(counts, batch->counters, sizeof(unsigned int), cudaMemcpyDeviceToHost),
@@ -497,7 +593,7 @@ static vl_status detect_batch(const vl_sift_plan *plan, const launch_shapes *sha
                 continue;
             }
             if (counts[0]) {
-                orient_kernel<<<grid_for(counts[0], shapes->orient), shapes->orient>>>(
+                orient_kernel<<<grid_for((int64_t)counts[0] * 32, shapes->orient), shapes->orient>>>(
                     batch->gauss, batch->dog, o, plan->gauss_floats, plan->dog_floats, batch->candidates, counts[0],
                     batch->keypoints, batch->counters + 1, batch->keypoint_capacity);
                 VL_CUDA_TRY(cudaGetLastError(), "launching the orientation kernel");
@@ -579,7 +675,7 @@ static vl_status finish_batch(const vl_sift_plan *plan, const launch_shapes *sha
         if (status == VL_OK)
             error = cudaMemcpy(batch->keypoints, ordered, sizeof *ordered * finished, cudaMemcpyHostToDevice);
         if (status == VL_OK && error == cudaSuccess) {
-            descriptor_kernel<<<grid_for(finished, shapes->descriptor), shapes->descriptor>>>(
+            descriptor_kernel<<<grid_for((int64_t)finished * 32, shapes->descriptor), shapes->descriptor>>>(
                 batch->gauss, plan->gauss_floats, batch->keypoints, finished, batch->descriptors);
             error = cudaGetLastError();
         }
