@@ -72,7 +72,68 @@ __global__ static void upsample_kernel(const float *__restrict__ in, float *__re
     }
 }
 
-/* Horizontal pass: a block computes blockDim.x outputs of one row from a shared copy of the row segment
+/* Both passes in one kernel for kernels up to FUSED_RADIUS_MAX: a block of 32 x blockDim.y threads
+ * computes a FUSED_TILE_W x FUSED_TILE_H tile. It stages the source tile with its halo (reflect-101) in
+ * shared memory, runs the horizontal pass over all the tile's rows and halo rows into a second shared
+ * array, then the vertical pass from there: each output is the two-pass kernels' float sums in the same
+ * order, and the intermediate never goes through global memory. When `dog` is set it also writes the DoG
+ * level dst - src from the staged centre sample. */
+#define FUSED_TILE_W 32
+#define FUSED_TILE_H 64
+#define FUSED_RADIUS_MAX 16
+
+static __host__ __device__ size_t fused_shared_bytes(int radius)
+{
+    return sizeof(float) * (size_t)(FUSED_TILE_H + 2 * radius) * (FUSED_TILE_W + 2 * radius + FUSED_TILE_W);
+}
+
+__global__ static void blur_fused_kernel(const float *__restrict__ src, float *__restrict__ dst, int64_t w,
+                                         int64_t h, int64_t src_stride, int64_t dst_stride, int level,
+                                         float *__restrict__ dog, int64_t dog_stride)
+{
+    extern __shared__ float shared[];
+    const int r = plan_c.radius[level];
+    const float *taps = plan_c.kernel[level];
+    const int in_w = FUSED_TILE_W + 2 * r, in_h = FUSED_TILE_H + 2 * r;
+    float *in = shared;                /* in_h x in_w: source rows y0 - r .., columns x0 - r .. */
+    float *mid = shared + in_h * in_w; /* in_h x FUSED_TILE_W: horizontal pass of those rows */
+    const int tx = threadIdx.x, ty = threadIdx.y, rows_step = blockDim.y;
+    const int64_t x0 = (int64_t)blockIdx.x * FUSED_TILE_W, y0 = (int64_t)blockIdx.y * FUSED_TILE_H;
+    const int64_t b = blockIdx.z;
+    const float *plane = src + b * src_stride;
+    for (int i = ty; i < in_h; i += rows_step) {
+        const float *row = plane + vl_sift_reflect101(y0 - r + i, h) * w;
+        for (int j = tx; j < in_w; j += FUSED_TILE_W)
+            in[i * in_w + j] = row[vl_sift_reflect101(x0 - r + j, w)];
+    }
+    __syncthreads();
+    for (int i = ty; i < in_h; i += rows_step) {
+        const float *s = in + i * in_w + tx + r;
+        float sum = taps[0] * s[0];
+        for (int k = 1; k <= r; k++)
+            sum += taps[k] * (s[-k] + s[k]);
+        mid[i * FUSED_TILE_W + tx] = sum;
+    }
+    __syncthreads();
+    const int64_t x = x0 + tx;
+    if (x >= w)
+        return;
+    for (int j = ty; j < FUSED_TILE_H; j += rows_step) {
+        const int64_t y = y0 + j;
+        if (y >= h)
+            break;
+        const float *c = mid + (j + r) * FUSED_TILE_W + tx;
+        float sum = taps[0] * c[0];
+        for (int k = 1; k <= r; k++)
+            sum += taps[k] * (c[-k * FUSED_TILE_W] + c[k * FUSED_TILE_W]);
+        dst[b * dst_stride + y * w + x] = sum;
+        if (dog)
+            dog[b * dog_stride + y * w + x] = sum - in[(j + r) * in_w + tx + r];
+    }
+}
+
+/* Wider kernels, in two passes through `scratch`:
+ * Horizontal pass: a block computes blockDim.x outputs of one row from a shared copy of the row segment
  * and its halo (reflect-101 at the ends). */
 __global__ static void blur_rows_kernel(const float *__restrict__ src, float *__restrict__ dst, int64_t w, int64_t h,
                                         int64_t src_stride, int64_t dst_stride, int level)
@@ -359,6 +420,7 @@ __global__ static void descriptor_kernel(const float *__restrict__ gauss, int64_
 typedef struct launch_shapes {
     int upsample, downsample, extrema, orient, descriptor, normalise;  /* extrema: blockDim.y of 32-wide blocks */
     int rows[VL_SIFT_MAX_LEVELS], cols[VL_SIFT_MAX_LEVELS];  /* cols: blockDim.y of 32-wide blocks */
+    int fused[VL_SIFT_MAX_LEVELS];  /* blockDim.y of the fused blur's 32-wide blocks; 0: two passes */
 } launch_shapes;
 
 struct row_shared_bytes {
@@ -393,6 +455,14 @@ static vl_status choose_shapes(const vl_sift_plan *plan, launch_shapes *shapes)
     shapes->normalise = occupancy_block(normalise_kernel<float>);
     for (int level = 0; level < plan->gauss_levels; level++) {
         int grid = 0, block = 0;
+        shapes->fused[level] = 0;
+        if (plan->radius[level] <= FUSED_RADIUS_MAX) {
+            VL_CUDA_TRY(cudaOccupancyMaxPotentialBlockSize(&grid, &block, blur_fused_kernel,
+                                                           fused_shared_bytes(plan->radius[level]), 512),
+                        "sizing the fused blur");
+            shapes->fused[level] = block < 32 ? 1 : block / 32;
+            continue;
+        }
         VL_CUDA_TRY(cudaOccupancyMaxPotentialBlockSizeVariableSMem(&grid, &block, blur_rows_kernel,
                                                                     row_shared_bytes{plan->radius[level]}, 1024),
                     "sizing the row blur");
@@ -452,6 +522,14 @@ static vl_status blur_level(const vl_sift_plan *plan, const launch_shapes *shape
                             int slices, float *dog, int64_t dog_stride)
 {
     int r = plan->radius[level];
+    if (shapes->fused[level]) {
+        dim3 grid((unsigned)((w + FUSED_TILE_W - 1) / FUSED_TILE_W), (unsigned)((h + FUSED_TILE_H - 1) / FUSED_TILE_H),
+                  (unsigned)slices);
+        blur_fused_kernel<<<grid, dim3(32, shapes->fused[level]), fused_shared_bytes(r)>>>(
+            src, dst, w, h, src_stride, dst_stride, level, dog, dog_stride);
+        VL_CUDA_TRY(cudaGetLastError(), "launching the Gaussian blur");
+        return VL_OK;
+    }
     int block = shapes->rows[level];
     dim3 grid_rows((unsigned)((w + block - 1) / block), (unsigned)(h < 65535 ? h : 65535), (unsigned)slices);
     blur_rows_kernel<<<grid_rows, block, (size_t)(block + 2 * r) * sizeof(float)>>>(src, scratch, w, h, src_stride,
