@@ -248,17 +248,20 @@ __global__ static void extrema_kernel(const float *__restrict__ dog, int octave,
 /* One warp per candidate: refinement, contrast and edge tests (every lane the same, vl_sift_refine), then
  * the orientation histogram with the samples spread over the lanes, 32 at a time in row-major order. Lane
  * L owns bins L and L + 32 and adds the samples of its bins in that order, so each bin is the CPU's sum.
- * One keypoint per peak. */
+ * One keypoint per peak. The candidate count is read on the device (the extremum scan's counter, at most
+ * the list's capacity), so the launch needs no round trip to the host: its warps stride over the list. */
 __global__ static void orient_kernel(const float *__restrict__ gauss, const float *__restrict__ dog, int octave,
                                      int64_t gauss_stride, int64_t dog_stride, const gpu_candidate *candidates,
-                                     unsigned int candidate_count, gpu_keypoint *keypoints, unsigned int *count,
-                                     unsigned int capacity)
+                                     const unsigned int *candidates_found, unsigned int candidate_capacity,
+                                     gpu_keypoint *keypoints, unsigned int *count, unsigned int capacity)
 {
     __shared__ float bins[WARPS_PER_BLOCK_MAX][VL_SIFT_ORI_BINS];
     const unsigned int lane = threadIdx.x & 31, warp_in_block = threadIdx.x >> 5;
     const unsigned int warps = gridDim.x * (blockDim.x >> 5);
     float *temp = bins[warp_in_block];
     const int64_t w = plan_c.w[octave], h = plan_c.h[octave], n = w * h;
+    const unsigned int candidate_count =
+        *candidates_found < candidate_capacity ? *candidates_found : candidate_capacity;
     for (unsigned int item = blockIdx.x * (blockDim.x >> 5) + warp_in_block; item < candidate_count; item += warps) {
         const gpu_candidate cand = candidates[item];
         const float *layers[VL_SIFT_MAX_LEVELS];
@@ -419,6 +422,7 @@ __global__ static void descriptor_kernel(const float *__restrict__ gauss, int64_
  * the radius through their shared memory, so they are sized per pyramid level. */
 typedef struct launch_shapes {
     int upsample, downsample, extrema, orient, descriptor, normalise;  /* extrema: blockDim.y of 32-wide blocks */
+    int orient_grid;  /* blocks of the orientation kernel resident on the device at once */
     int rows[VL_SIFT_MAX_LEVELS], cols[VL_SIFT_MAX_LEVELS];  /* cols: blockDim.y of 32-wide blocks */
     int fused[VL_SIFT_MAX_LEVELS];  /* blockDim.y of the fused blur's 32-wide blocks; 0: two passes */
 } launch_shapes;
@@ -453,6 +457,12 @@ static vl_status choose_shapes(const vl_sift_plan *plan, launch_shapes *shapes)
     shapes->orient = occupancy_block(orient_kernel, 32 * WARPS_PER_BLOCK_MAX);
     shapes->descriptor = occupancy_block(descriptor_kernel, 32 * WARPS_PER_BLOCK_MAX);
     shapes->normalise = occupancy_block(normalise_kernel<float>);
+    int device = 0, processors = 0, per_processor = 0;
+    VL_CUDA_TRY(cudaGetDevice(&device), "querying the device");
+    VL_CUDA_TRY(cudaDeviceGetAttribute(&processors, cudaDevAttrMultiProcessorCount, device), "querying the device");
+    VL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_processor, orient_kernel, shapes->orient, 0),
+                "sizing the orientation kernel");
+    shapes->orient_grid = (processors > 0 ? processors : 1) * (per_processor > 0 ? per_processor : 1);
     for (int level = 0; level < plan->gauss_levels; level++) {
         int grid = 0, block = 0;
         shapes->fused[level] = 0;
@@ -486,22 +496,28 @@ static unsigned int grid_for(int64_t items, int block)
 
 /* ---- the pyramid of a batch ------------------------------------------------------------------------- */
 
+/* One batch of slices on the device, with its own stream: two batches are in flight, so that the host
+ * finishes one batch's keypoints while the device builds the next one's pyramid. */
 typedef struct gpu_batch {
+    cudaStream_t stream;
     float *input;      /* slices x w x h, normalised */
     float *doubled;    /* slices x 4wh */
-    float *scratch;    /* slices x 4wh, the horizontal pass's output */
+    float *scratch;    /* slices x 4wh, the horizontal pass's output (kernels wider than the fused blur's) */
     float *gauss, *dog;
     void *raw;         /* slices of the volume as stored */
     gpu_candidate *candidates;
     gpu_keypoint *keypoints;
     float *descriptors;
-    unsigned int *counters;
+    unsigned int *counters;       /* [0] keypoints, [1 + o] candidates of octave o */
+    unsigned int *host_counters;  /* pinned: the counters as copied at the end of the detection */
     unsigned int candidate_capacity, keypoint_capacity, descriptor_capacity;
     int slices;
 } gpu_batch;
 
 static void batch_free(gpu_batch *batch)
 {
+    if (batch->stream)
+        cudaStreamSynchronize(batch->stream);
     cudaFree(batch->input);
     cudaFree(batch->doubled);
     cudaFree(batch->scratch);
@@ -512,67 +528,74 @@ static void batch_free(gpu_batch *batch)
     cudaFree(batch->keypoints);
     cudaFree(batch->descriptors);
     cudaFree(batch->counters);
+    if (batch->host_counters)
+        cudaFreeHost(batch->host_counters);
+    if (batch->stream)
+        cudaStreamDestroy(batch->stream);
     memset(batch, 0, sizeof *batch);
 }
 
-/* dst = src blurred with the plan's kernel `level`, for every slice of the batch in one launch per pass;
- * slices lie src_stride / dst_stride floats apart, the intermediate in scratch w*h apart. */
-static vl_status blur_level(const vl_sift_plan *plan, const launch_shapes *shapes, int level, const float *src,
-                            int64_t src_stride, float *dst, int64_t dst_stride, float *scratch, int64_t w, int64_t h,
-                            int slices, float *dog, int64_t dog_stride)
+/* dst = src blurred with the plan's kernel `level`, for every slice of the batch in one launch (two for
+ * kernels wider than the fused one's limit); slices lie src_stride / dst_stride floats apart. When `dog` is
+ * set, the DoG level dst - src goes there (slices dog_stride apart). */
+static vl_status blur_level(const vl_sift_plan *plan, const launch_shapes *shapes, gpu_batch *batch, int level,
+                            const float *src, int64_t src_stride, float *dst, int64_t dst_stride, int64_t w,
+                            int64_t h, float *dog, int64_t dog_stride)
 {
-    int r = plan->radius[level];
+    int r = plan->radius[level], slices = batch->slices;
+    cudaStream_t stream = batch->stream;
     if (shapes->fused[level]) {
         dim3 grid((unsigned)((w + FUSED_TILE_W - 1) / FUSED_TILE_W), (unsigned)((h + FUSED_TILE_H - 1) / FUSED_TILE_H),
                   (unsigned)slices);
-        blur_fused_kernel<<<grid, dim3(32, shapes->fused[level]), fused_shared_bytes(r)>>>(
+        blur_fused_kernel<<<grid, dim3(32, shapes->fused[level]), fused_shared_bytes(r), stream>>>(
             src, dst, w, h, src_stride, dst_stride, level, dog, dog_stride);
         VL_CUDA_TRY(cudaGetLastError(), "launching the Gaussian blur");
         return VL_OK;
     }
     int block = shapes->rows[level];
     dim3 grid_rows((unsigned)((w + block - 1) / block), (unsigned)(h < 65535 ? h : 65535), (unsigned)slices);
-    blur_rows_kernel<<<grid_rows, block, (size_t)(block + 2 * r) * sizeof(float)>>>(src, scratch, w, h, src_stride,
-                                                                                    w * h, level);
+    blur_rows_kernel<<<grid_rows, block, (size_t)(block + 2 * r) * sizeof(float), stream>>>(
+        src, batch->scratch, w, h, src_stride, w * h, level);
     int by = shapes->cols[level];
     int rows = by * VERTICAL_ROWS_PER_THREAD;
     dim3 grid_cols((unsigned)((w + 31) / 32), (unsigned)((h + rows - 1) / rows), (unsigned)slices);
-    blur_cols_kernel<<<grid_cols, dim3(32, by), (size_t)32 * (rows + 2 * r) * sizeof(float)>>>(
-        scratch, dst, w, h, w * h, dst_stride, level, dog ? src : NULL, dog, dog_stride);
+    blur_cols_kernel<<<grid_cols, dim3(32, by), (size_t)32 * (rows + 2 * r) * sizeof(float), stream>>>(
+        batch->scratch, dst, w, h, w * h, dst_stride, level, dog ? src : NULL, dog, dog_stride);
     VL_CUDA_TRY(cudaGetLastError(), "launching the Gaussian blur");
     return VL_OK;
 }
 
-/* Gaussian and DoG pyramids of batch->slices normalised images in batch->input. */
+/* Gaussian and DoG pyramids of batch->slices normalised images in batch->input (queued on its stream). */
 static vl_status build_pyramids(const vl_sift_plan *plan, const launch_shapes *shapes, gpu_batch *batch)
 {
     int slices = batch->slices;
+    cudaStream_t stream = batch->stream;
     int64_t w0 = plan->w[0], h0 = plan->h[0];
     dim3 grid_up((unsigned)((w0 + shapes->upsample - 1) / shapes->upsample), (unsigned)(h0 < 65535 ? h0 : 65535),
                  (unsigned)slices);
-    upsample_kernel<<<grid_up, shapes->upsample>>>(batch->input, batch->doubled, plan->width, plan->height);
+    upsample_kernel<<<grid_up, shapes->upsample, 0, stream>>>(batch->input, batch->doubled, plan->width,
+                                                              plan->height);
     VL_CUDA_TRY(cudaGetLastError(), "launching the enlargement");
     for (int o = 0; o < plan->octaves; o++) {
         int64_t w = plan->w[o], h = plan->h[o], n = w * h;
         float *level = batch->gauss + plan->gauss_offset[o];
         vl_status status = VL_OK;
         if (o == 0) {
-            status = blur_level(plan, shapes, 0, batch->doubled, n, level, plan->gauss_floats, batch->scratch, w, h,
-                                slices, NULL, 0);
+            status = blur_level(plan, shapes, batch, 0, batch->doubled, n, level, plan->gauss_floats, w, h, NULL, 0);
         } else {
             int64_t pw = plan->w[o - 1], ph = plan->h[o - 1];
             dim3 grid_down((unsigned)((w + shapes->downsample - 1) / shapes->downsample),
                            (unsigned)(h < 65535 ? h : 65535), (unsigned)slices);
-            downsample_kernel<<<grid_down, shapes->downsample>>>(
+            downsample_kernel<<<grid_down, shapes->downsample, 0, stream>>>(
                 batch->gauss + plan->gauss_offset[o - 1] + plan->layers * pw * ph, pw, ph, level, w, h,
                 plan->gauss_floats);
             VL_CUDA_TRY(cudaGetLastError(), "launching the halving");
         }
         /* Level i and DoG level i - 1 = level i - level i - 1 in one pass. */
         for (int i = 1; i < plan->gauss_levels && status == VL_OK; i++)
-            status = blur_level(plan, shapes, i, level + (i - 1) * n, plan->gauss_floats, level + i * n,
-                                plan->gauss_floats, batch->scratch, w, h, slices,
-                                batch->dog + plan->dog_offset[o] + (i - 1) * n, plan->dog_floats);
+            status = blur_level(plan, shapes, batch, i, level + (i - 1) * n, plan->gauss_floats, level + i * n,
+                                plan->gauss_floats, w, h, batch->dog + plan->dog_offset[o] + (i - 1) * n,
+                                plan->dog_floats);
         if (status != VL_OK)
             return status;
     }
@@ -595,26 +618,6 @@ static int64_t bytes_per_slice(const vl_sift_plan *plan, size_t sample_bytes)
            (int64_t)sample_bytes * pixels + (int64_t)(sizeof(gpu_candidate) + sizeof(gpu_keypoint)) * (pixels / 4);
 }
 
-static vl_status batch_allocate(const vl_sift_plan *plan, int slices, size_t sample_bytes, gpu_batch *batch)
-{
-    memset(batch, 0, sizeof *batch);
-    batch->slices = slices;
-    int64_t pixels = plan->width * plan->height, doubled = plan->w[0] * plan->h[0];
-    /* Candidates and keypoints: a quarter of the input pixels per slice is far above what images give;
-     * a batch that overflows is detected and rerun with room for what it found. */
-    batch->candidate_capacity = (unsigned int)(slices * (pixels / 4 + 1024));
-    batch->keypoint_capacity = batch->candidate_capacity;
-    VL_CUDA_TRY(cudaMalloc((void **)&batch->input, sizeof(float) * pixels * slices), "allocating the inputs");
-    VL_CUDA_TRY(cudaMalloc((void **)&batch->doubled, sizeof(float) * doubled * slices), "allocating the pyramid");
-    VL_CUDA_TRY(cudaMalloc((void **)&batch->scratch, sizeof(float) * doubled * slices), "allocating the pyramid");
-    VL_CUDA_TRY(cudaMalloc((void **)&batch->gauss, sizeof(float) * plan->gauss_floats * slices), "allocating the pyramid");
-    VL_CUDA_TRY(cudaMalloc((void **)&batch->dog, sizeof(float) * plan->dog_floats * slices), "allocating the pyramid");
-    if (sample_bytes)
-        VL_CUDA_TRY(cudaMalloc(&batch->raw, sample_bytes * pixels * slices), "allocating the slices");
-    VL_CUDA_TRY(cudaMalloc((void **)&batch->counters, 2 * sizeof(unsigned int)), "allocating counters");
-    return VL_OK;
-}
-
 static vl_status ensure_lists(gpu_batch *batch, unsigned int candidates, unsigned int keypoints)
 {
     if (!batch->candidates || candidates > batch->candidate_capacity) {
@@ -634,74 +637,95 @@ static vl_status ensure_lists(gpu_batch *batch, unsigned int candidates, unsigne
     return VL_OK;
 }
 
-/* Raw keypoints (doubled-input pixels, any order) of every slice of the batch into `host`. */
-static vl_status detect_batch(const vl_sift_plan *plan, const launch_shapes *shapes, gpu_batch *batch,
-                              gpu_keypoint **host, unsigned int *host_count)
+static vl_status batch_allocate(const vl_sift_plan *plan, int slices, size_t sample_bytes, gpu_batch *batch)
 {
-    *host = NULL;
-    *host_count = 0;
-    unsigned int total = 0;
-    gpu_keypoint *all = NULL;
+    memset(batch, 0, sizeof *batch);
+    batch->slices = slices;
+    int64_t pixels = plan->width * plan->height, doubled = plan->w[0] * plan->h[0];
+    /* Candidates and keypoints: a quarter of the input pixels per slice is far above what images give;
+     * a batch that overflows is detected and rerun with room for what it found. */
+    batch->candidate_capacity = (unsigned int)(slices * (pixels / 4 + 1024));
+    batch->keypoint_capacity = batch->candidate_capacity;
+    VL_CUDA_TRY(cudaStreamCreate(&batch->stream), "creating a stream");
+    VL_CUDA_TRY(cudaMalloc((void **)&batch->input, sizeof(float) * pixels * slices), "allocating the inputs");
+    VL_CUDA_TRY(cudaMalloc((void **)&batch->doubled, sizeof(float) * doubled * slices), "allocating the pyramid");
+    VL_CUDA_TRY(cudaMalloc((void **)&batch->scratch, sizeof(float) * doubled * slices), "allocating the pyramid");
+    VL_CUDA_TRY(cudaMalloc((void **)&batch->gauss, sizeof(float) * plan->gauss_floats * slices), "allocating the pyramid");
+    VL_CUDA_TRY(cudaMalloc((void **)&batch->dog, sizeof(float) * plan->dog_floats * slices), "allocating the pyramid");
+    if (sample_bytes)
+        VL_CUDA_TRY(cudaMalloc(&batch->raw, sample_bytes * pixels * slices), "allocating the slices");
+    VL_CUDA_TRY(cudaMalloc((void **)&batch->counters, (1 + VL_SIFT_MAX_OCTAVES) * sizeof(unsigned int)),
+                "allocating counters");
+    VL_CUDA_TRY(cudaMallocHost((void **)&batch->host_counters, (1 + VL_SIFT_MAX_OCTAVES) * sizeof(unsigned int)),
+                "allocating counters");
+    return ensure_lists(batch, 0, 0);
+}
+
+/* Queues the extremum scan and the orientation kernel of every octave on the batch's stream, then the copy
+ * of the counters to the host; nothing waits. */
+static vl_status detect_launch(const vl_sift_plan *plan, const launch_shapes *shapes, gpu_batch *batch)
+{
+    cudaStream_t stream = batch->stream;
+    VL_CUDA_TRY(cudaMemsetAsync(batch->counters, 0, (1 + plan->octaves) * sizeof(unsigned int), stream),
+                "clearing counters");
     for (int o = 0; o < plan->octaves; o++) {
         if (plan->w[o] <= 2 * VL_SIFT_IMG_BORDER || plan->h[o] <= 2 * VL_SIFT_IMG_BORDER)
             continue;
-        for (;;) {
-            vl_status status = ensure_lists(batch, 0, 0);
-            if (status != VL_OK) {
-                free(all);
-                return status;
-            }
-            unsigned int counts[2] = {0, 0};
-            VL_CUDA_TRY(cudaMemset(batch->counters, 0, 2 * sizeof(unsigned int)), "clearing counters");
-            int64_t iw = plan->w[o] - 2 * VL_SIFT_IMG_BORDER, ih = plan->h[o] - 2 * VL_SIFT_IMG_BORDER;
-            int by = shapes->extrema;
-            dim3 grid_scan((unsigned)((iw + 31) / 32), (unsigned)((ih + by - 1) / by),
-                           (unsigned)(plan->layers * batch->slices));
-            extrema_kernel<<<grid_scan, dim3(32, by)>>>(batch->dog, o, plan->dog_floats, batch->candidates,
-                                                           batch->counters, batch->candidate_capacity);
-            VL_CUDA_TRY(cudaGetLastError(), "launching the extremum scan");
-            VL_CUDA_TRY(cudaMemcpy(counts, batch->counters, sizeof(unsigned int), cudaMemcpyDeviceToHost),
-                        "reading the candidate count");
-            if (counts[0] > batch->candidate_capacity) {
-                status = ensure_lists(batch, counts[0], 0);
-                if (status != VL_OK) {
-                    free(all);
-                    return status;
-                }
-                continue;
-            }
-            if (counts[0]) {
-                orient_kernel<<<grid_for((int64_t)counts[0] * 32, shapes->orient), shapes->orient>>>(
-                    batch->gauss, batch->dog, o, plan->gauss_floats, plan->dog_floats, batch->candidates, counts[0],
-                    batch->keypoints, batch->counters + 1, batch->keypoint_capacity);
-                VL_CUDA_TRY(cudaGetLastError(), "launching the orientation kernel");
-            }
-            VL_CUDA_TRY(cudaMemcpy(counts + 1, batch->counters + 1, sizeof(unsigned int), cudaMemcpyDeviceToHost),
-                        "reading the keypoint count");
-            if (counts[1] > batch->keypoint_capacity) {
-                status = ensure_lists(batch, 0, counts[1]);
-                if (status != VL_OK) {
-                    free(all);
-                    return status;
-                }
-                continue;
-            }
-            if (counts[1]) {
-                gpu_keypoint *grown = (gpu_keypoint *)realloc(all, sizeof *all * (total + counts[1]));
-                if (!grown) {
-                    free(all);
-                    return vl_fail(VL_ERR_MEMORY, "sift: out of memory for keypoints");
-                }
-                all = grown;
-                VL_CUDA_TRY(cudaMemcpy(all + total, batch->keypoints, sizeof *all * counts[1], cudaMemcpyDeviceToHost),
-                            "reading keypoints");
-                total += counts[1];
-            }
+        int64_t iw = plan->w[o] - 2 * VL_SIFT_IMG_BORDER, ih = plan->h[o] - 2 * VL_SIFT_IMG_BORDER;
+        int by = shapes->extrema;
+        dim3 grid_scan((unsigned)((iw + 31) / 32), (unsigned)((ih + by - 1) / by),
+                       (unsigned)(plan->layers * batch->slices));
+        extrema_kernel<<<grid_scan, dim3(32, by), 0, stream>>>(batch->dog, o, plan->dog_floats, batch->candidates,
+                                                               batch->counters + 1 + o, batch->candidate_capacity);
+        VL_CUDA_TRY(cudaGetLastError(), "launching the extremum scan");
+        orient_kernel<<<shapes->orient_grid, shapes->orient, 0, stream>>>(
+            batch->gauss, batch->dog, o, plan->gauss_floats, plan->dog_floats, batch->candidates,
+            batch->counters + 1 + o, batch->candidate_capacity, batch->keypoints, batch->counters,
+            batch->keypoint_capacity);
+        VL_CUDA_TRY(cudaGetLastError(), "launching the orientation kernel");
+    }
+    VL_CUDA_TRY(cudaMemcpyAsync(batch->host_counters, batch->counters, (1 + plan->octaves) * sizeof(unsigned int),
+                                cudaMemcpyDeviceToHost, stream),
+                "reading the counters");
+    return VL_OK;
+}
+
+/* Waits for the batch's detection and brings its raw keypoints (doubled-input pixels, any order) to the
+ * host; a detection that overflowed a list is rerun with room for what it found. */
+static vl_status detect_collect(const vl_sift_plan *plan, const launch_shapes *shapes, gpu_batch *batch,
+                                gpu_keypoint **host, unsigned int *host_count)
+{
+    *host = NULL;
+    *host_count = 0;
+    for (;;) {
+        VL_CUDA_TRY(cudaStreamSynchronize(batch->stream), "detecting keypoints");
+        unsigned int candidates = 0, keypoints = batch->host_counters[0];
+        for (int o = 0; o < plan->octaves; o++)
+            candidates = batch->host_counters[1 + o] > candidates ? batch->host_counters[1 + o] : candidates;
+        if (candidates <= batch->candidate_capacity && keypoints <= batch->keypoint_capacity)
             break;
-        }
+        vl_status status = ensure_lists(batch, candidates, keypoints);
+        if (status == VL_OK)
+            status = detect_launch(plan, shapes, batch);
+        if (status != VL_OK)
+            return status;
+    }
+    unsigned int count = batch->host_counters[0];
+    if (!count)
+        return VL_OK;
+    gpu_keypoint *all = (gpu_keypoint *)malloc(sizeof *all * count);
+    if (!all)
+        return vl_fail(VL_ERR_MEMORY, "sift: out of memory for keypoints");
+    cudaError_t error = cudaMemcpyAsync(all, batch->keypoints, sizeof *all * count, cudaMemcpyDeviceToHost,
+                                        batch->stream);
+    if (error == cudaSuccess)
+        error = cudaStreamSynchronize(batch->stream);
+    if (error != cudaSuccess) {
+        free(all);
+        return vl_cuda_failure(error, "reading keypoints");
     }
     *host = all;
-    *host_count = total;
+    *host_count = count;
     return VL_OK;
 }
 
@@ -739,27 +763,35 @@ static vl_status finish_batch(const vl_sift_plan *plan, const launch_shapes *sha
     if (status == VL_OK && finished) {
         status = ensure_lists(batch, 0, finished);
         if (status == VL_OK && finished > batch->descriptor_capacity) {
+            /* Room for a quarter more than this batch found, so that later batches rarely grow it (a device
+             * allocation waits for the other batch's work too). */
+            unsigned int capacity = finished + finished / 4;
             cudaFree(batch->descriptors);
             batch->descriptors = NULL;
             batch->descriptor_capacity = 0;
-            cudaError_t error = cudaMalloc((void **)&batch->descriptors,
-                                           sizeof(float) * VL_SIFT_DESCRIPTOR_SIZE * batch->keypoint_capacity);
+            cudaError_t error =
+                cudaMalloc((void **)&batch->descriptors, sizeof(float) * VL_SIFT_DESCRIPTOR_SIZE * capacity);
             if (error != cudaSuccess)
                 status = vl_cuda_failure(error, "allocating descriptors");
             else
-                batch->descriptor_capacity = batch->keypoint_capacity;
+                batch->descriptor_capacity = capacity;
         }
         cudaError_t error = cudaSuccess;
         if (status == VL_OK)
-            error = cudaMemcpy(batch->keypoints, ordered, sizeof *ordered * finished, cudaMemcpyHostToDevice);
+            error = cudaMemcpyAsync(batch->keypoints, ordered, sizeof *ordered * finished, cudaMemcpyHostToDevice,
+                                    batch->stream);
         if (status == VL_OK && error == cudaSuccess) {
-            descriptor_kernel<<<grid_for((int64_t)finished * 32, shapes->descriptor), shapes->descriptor>>>(
-                batch->gauss, plan->gauss_floats, batch->keypoints, finished, batch->descriptors);
+            descriptor_kernel<<<grid_for((int64_t)finished * 32, shapes->descriptor), shapes->descriptor, 0,
+                                batch->stream>>>(batch->gauss, plan->gauss_floats, batch->keypoints, finished,
+                                                 batch->descriptors);
             error = cudaGetLastError();
         }
         if (status == VL_OK && error == cudaSuccess)
-            error = cudaMemcpy(descriptors, batch->descriptors, sizeof(float) * VL_SIFT_DESCRIPTOR_SIZE * finished,
-                               cudaMemcpyDeviceToHost);
+            error = cudaMemcpyAsync(descriptors, batch->descriptors,
+                                    sizeof(float) * VL_SIFT_DESCRIPTOR_SIZE * finished, cudaMemcpyDeviceToHost,
+                                    batch->stream);
+        if (status == VL_OK && error == cudaSuccess)
+            error = cudaStreamSynchronize(batch->stream);
         if (status == VL_OK && error != cudaSuccess)
             status = vl_cuda_failure(error, "computing descriptors");
     }
@@ -777,36 +809,52 @@ static vl_status finish_batch(const vl_sift_plan *plan, const launch_shapes *sha
     return status;
 }
 
-/* Uploads and normalises slices [first, first + batch->slices) of the volume, or the one image. */
+/* Queues the upload and normalisation of slices [first, first + batch->slices) of the volume, or of the one
+ * image, on the batch's stream. */
 static vl_status load_batch(const vl_sift_plan *plan, const launch_shapes *shapes, const float *image,
                             const vl_volume *volume, int64_t first, gpu_batch *batch)
 {
     int64_t pixels = plan->width * plan->height, n = pixels * batch->slices;
+    cudaStream_t stream = batch->stream;
+    unsigned int grid = grid_for(n, shapes->normalise);
+    float offset = plan->input_offset, scale = plan->input_scale;
     if (!volume) {
-        VL_CUDA_TRY(cudaMemcpy(batch->input, image, sizeof(float) * pixels, cudaMemcpyHostToDevice), "uploading");
-        normalise_kernel<float><<<grid_for(n, shapes->normalise), shapes->normalise>>>(
-            batch->input, batch->input, n, plan->input_offset, plan->input_scale);
+        VL_CUDA_TRY(cudaMemcpyAsync(batch->input, image, sizeof(float) * pixels, cudaMemcpyHostToDevice, stream),
+                    "uploading");
+        normalise_kernel<float><<<grid, shapes->normalise, 0, stream>>>(batch->input, batch->input, n, offset, scale);
         VL_CUDA_TRY(cudaGetLastError(), "launching the normalisation");
         return VL_OK;
     }
     size_t sample = vl_dtype_size(volume->dtype);
-    VL_CUDA_TRY(cudaMemcpy(batch->raw, (const char *)volume->data + (size_t)(first * pixels) * sample, sample * n,
-                           cudaMemcpyHostToDevice),
+    VL_CUDA_TRY(cudaMemcpyAsync(batch->raw, (const char *)volume->data + (size_t)(first * pixels) * sample,
+                                sample * n, cudaMemcpyHostToDevice, stream),
                 "uploading slices");
-    unsigned int grid = grid_for(n, shapes->normalise);
-    float offset = plan->input_offset, scale = plan->input_scale;
     switch (volume->dtype) {
-    case VL_U8: normalise_kernel<uint8_t><<<grid, shapes->normalise>>>((const uint8_t *)batch->raw, batch->input, n, offset, scale); break;
-    case VL_I16: normalise_kernel<int16_t><<<grid, shapes->normalise>>>((const int16_t *)batch->raw, batch->input, n, offset, scale); break;
-    case VL_U16: normalise_kernel<uint16_t><<<grid, shapes->normalise>>>((const uint16_t *)batch->raw, batch->input, n, offset, scale); break;
-    case VL_U32: normalise_kernel<uint32_t><<<grid, shapes->normalise>>>((const uint32_t *)batch->raw, batch->input, n, offset, scale); break;
-    case VL_F32: normalise_kernel<float><<<grid, shapes->normalise>>>((const float *)batch->raw, batch->input, n, offset, scale); break;
+    case VL_U8: normalise_kernel<uint8_t><<<grid, shapes->normalise, 0, stream>>>((const uint8_t *)batch->raw, batch->input, n, offset, scale); break;
+    case VL_I16: normalise_kernel<int16_t><<<grid, shapes->normalise, 0, stream>>>((const int16_t *)batch->raw, batch->input, n, offset, scale); break;
+    case VL_U16: normalise_kernel<uint16_t><<<grid, shapes->normalise, 0, stream>>>((const uint16_t *)batch->raw, batch->input, n, offset, scale); break;
+    case VL_U32: normalise_kernel<uint32_t><<<grid, shapes->normalise, 0, stream>>>((const uint32_t *)batch->raw, batch->input, n, offset, scale); break;
+    case VL_F32: normalise_kernel<float><<<grid, shapes->normalise, 0, stream>>>((const float *)batch->raw, batch->input, n, offset, scale); break;
     }
     VL_CUDA_TRY(cudaGetLastError(), "launching the normalisation");
     return VL_OK;
 }
 
-/* Slices per batch: what fits in the caller's budget, or half the free device memory, at most BATCH_MAX. */
+/* Queues everything of one batch up to its keypoints: upload, pyramid, detection. */
+static vl_status start_batch(const vl_sift_plan *plan, const launch_shapes *shapes, const float *image,
+                             const vl_volume *volume, int64_t first, int slices, gpu_batch *batch)
+{
+    batch->slices = slices;
+    vl_status status = load_batch(plan, shapes, image, volume, first, batch);
+    if (status == VL_OK)
+        status = build_pyramids(plan, shapes, batch);
+    if (status == VL_OK)
+        status = detect_launch(plan, shapes, batch);
+    return status;
+}
+
+/* Slices per batch: two batches in flight within the caller's budget, or within half the free device
+ * memory, at most BATCH_MAX each; one batch when that holds every slice. */
 static int batch_slices(const vl_sift_plan *plan, int64_t slices, size_t sample_bytes, uint64_t budget)
 {
     size_t free_bytes = 0, total = 0;
@@ -814,6 +862,9 @@ static int batch_slices(const vl_sift_plan *plan, int64_t slices, size_t sample_
         free_bytes = 0;
     uint64_t usable = budget ? budget : free_bytes / 2;
     int64_t fit = (int64_t)usable / bytes_per_slice(plan, sample_bytes);
+    if (fit >= slices && slices <= BATCH_MAX)
+        return (int)slices;
+    fit /= 2;
     if (fit < 1)
         fit = 1;
     if (fit > BATCH_MAX)
@@ -835,23 +886,33 @@ extern "C" vl_status vl_sift_run_gpu(const vl_sift_plan *plan, const float *imag
     int64_t slices = volume ? volume->nz : 1;
     size_t sample_bytes = volume ? vl_dtype_size(volume->dtype) : 0;
     int per_batch = batch_slices(plan, slices, sample_bytes, gpu_memory);
-    gpu_batch batch;
-    status = batch_allocate(plan, per_batch, sample_bytes, &batch);
-    for (int64_t first = 0; first < slices && status == VL_OK; first += per_batch) {
-        batch.slices = (int)(slices - first < per_batch ? slices - first : per_batch);
-        status = load_batch(plan, &shapes, image, volume, first, &batch);
-        if (status == VL_OK)
-            status = build_pyramids(plan, &shapes, &batch);
+    int64_t batches = (slices + per_batch - 1) / per_batch;
+    gpu_batch batch[2];
+    memset(batch, 0, sizeof batch);
+    status = batch_allocate(plan, per_batch, sample_bytes, &batch[0]);
+    if (status == VL_OK && batches > 1)
+        status = batch_allocate(plan, per_batch, sample_bytes, &batch[1]);
+    if (status == VL_OK)
+        status = start_batch(plan, &shapes, image, volume, 0, (int)(slices < per_batch ? slices : per_batch),
+                             &batch[0]);
+    /* Batch k + 1 is queued before batch k is finished on the host, so the device works on it meanwhile. */
+    for (int64_t k = 0; k < batches && status == VL_OK; k++) {
+        gpu_batch *current = &batch[k & 1];
+        int64_t first = k * per_batch, next = first + per_batch;
+        if (next < slices)
+            status = start_batch(plan, &shapes, image, volume, next,
+                                 (int)(slices - next < per_batch ? slices - next : per_batch), &batch[(k + 1) & 1]);
         gpu_keypoint *raw = NULL;
         unsigned int raw_count = 0;
         if (status == VL_OK)
-            status = detect_batch(plan, &shapes, &batch, &raw, &raw_count);
+            status = detect_collect(plan, &shapes, current, &raw, &raw_count);
         if (status == VL_OK)
-            status = finish_batch(plan, &shapes, &batch, raw, raw_count, options->max_keypoints, first, out);
+            status = finish_batch(plan, &shapes, current, raw, raw_count, options->max_keypoints, first, out);
         free(raw);
-        vl_progress_report(progress, "sift", (double)(first + batch.slices) / (double)slices);
+        vl_progress_report(progress, "sift", (double)(first + current->slices) / (double)slices);
     }
-    batch_free(&batch);
+    batch_free(&batch[0]);
+    batch_free(&batch[1]);
     return status;
 }
 
@@ -869,14 +930,18 @@ extern "C" vl_status vl_sift_pyramid_gpu(const vl_sift_plan *plan, const float *
         status = batch_allocate(plan, 1, 0, &batch);
     if (status == VL_OK) {
         /* `image` is already normalised: upload it as is. */
-        cudaError_t error = cudaMemcpy(batch.input, image, sizeof(float) * plan->width * plan->height,
-                                       cudaMemcpyHostToDevice);
+        cudaError_t error = cudaMemcpyAsync(batch.input, image, sizeof(float) * plan->width * plan->height,
+                                            cudaMemcpyHostToDevice, batch.stream);
         status = error == cudaSuccess ? build_pyramids(plan, &shapes, &batch) : vl_cuda_failure(error, "uploading");
     }
     if (status == VL_OK) {
-        cudaError_t error = cudaMemcpy(gauss, batch.gauss, sizeof(float) * plan->gauss_floats, cudaMemcpyDeviceToHost);
+        cudaError_t error = cudaMemcpyAsync(gauss, batch.gauss, sizeof(float) * plan->gauss_floats,
+                                            cudaMemcpyDeviceToHost, batch.stream);
         if (error == cudaSuccess)
-            error = cudaMemcpy(dog, batch.dog, sizeof(float) * plan->dog_floats, cudaMemcpyDeviceToHost);
+            error = cudaMemcpyAsync(dog, batch.dog, sizeof(float) * plan->dog_floats, cudaMemcpyDeviceToHost,
+                                    batch.stream);
+        if (error == cudaSuccess)
+            error = cudaStreamSynchronize(batch.stream);
         if (error != cudaSuccess)
             status = vl_cuda_failure(error, "reading the pyramid");
     }
