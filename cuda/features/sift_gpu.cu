@@ -72,64 +72,107 @@ __global__ static void upsample_kernel(const float *__restrict__ in, float *__re
     }
 }
 
-/* Both passes in one kernel for kernels up to FUSED_RADIUS_MAX: a block of 32 x blockDim.y threads
- * computes a FUSED_TILE_W x FUSED_TILE_H tile. It stages the source tile with its halo (reflect-101) in
- * shared memory, runs the horizontal pass over all the tile's rows and halo rows into a second shared
- * array, then the vertical pass from there: each output is the two-pass kernels' float sums in the same
- * order, and the intermediate never goes through global memory. When `dog` is set it also writes the DoG
- * level dst - src from the staged centre sample. */
+/* Both passes in one kernel for kernels of radius R <= FUSED_RADIUS_MAX (one instantiation per radius, so
+ * that the sample windows live in registers): a block of 32 x 8 threads computes a FUSED_TILE_W x
+ * FUSED_TILE_H tile. It stages the source tile with its halo (reflect-101) in shared memory; the horizontal
+ * pass covers the tile's rows and halo rows, each thread 4 adjacent outputs from one window of 4 + 2R
+ * samples read as float4, into a second shared array; the vertical pass gives each thread 8 consecutive
+ * rows of one column from one window of 8 + 2R samples. Each output is the two-pass kernels' float sum in
+ * the same order (centre tap, then taps 1..R on sample pairs), and the intermediate never goes through
+ * global memory. When `dog` is set it also writes the DoG level dst - src from the staged centre sample. */
 #define FUSED_TILE_W 32
 #define FUSED_TILE_H 64
+#define FUSED_ROWS_PER_THREAD 8 /* FUSED_TILE_H / blockDim.y */
 #define FUSED_RADIUS_MAX 16
 
-static __host__ __device__ size_t fused_shared_bytes(int radius)
+template <int R>
+__global__ static void __launch_bounds__(FUSED_TILE_W * FUSED_TILE_H / FUSED_ROWS_PER_THREAD)
+blur_fused_kernel(const float *__restrict__ src, float *__restrict__ dst, int64_t w, int64_t h, int64_t src_stride,
+                  int64_t dst_stride, int level, float *__restrict__ dog, int64_t dog_stride)
 {
-    return sizeof(float) * (size_t)(FUSED_TILE_H + 2 * radius) * (FUSED_TILE_W + 2 * radius + FUSED_TILE_W);
-}
-
-__global__ static void blur_fused_kernel(const float *__restrict__ src, float *__restrict__ dst, int64_t w,
-                                         int64_t h, int64_t src_stride, int64_t dst_stride, int level,
-                                         float *__restrict__ dog, int64_t dog_stride)
-{
-    extern __shared__ float shared[];
-    const int r = plan_c.radius[level];
-    const float *taps = plan_c.kernel[level];
-    const int in_w = FUSED_TILE_W + 2 * r, in_h = FUSED_TILE_H + 2 * r;
-    float *in = shared;                /* in_h x in_w: source rows y0 - r .., columns x0 - r .. */
-    float *mid = shared + in_h * in_w; /* in_h x FUSED_TILE_W: horizontal pass of those rows */
-    const int tx = threadIdx.x, ty = threadIdx.y, rows_step = blockDim.y;
+    constexpr int threads = FUSED_TILE_W * FUSED_TILE_H / FUSED_ROWS_PER_THREAD;
+    constexpr int used_w = FUSED_TILE_W + 2 * R;     /* columns x0 - R .. x0 + 31 + R */
+    constexpr int in_w = (used_w + 3) / 4 * 4;       /* rows padded to whole float4 */
+    constexpr int in_h = FUSED_TILE_H + 2 * R;       /* rows y0 - R .. y0 + 63 + R */
+    constexpr int row_window = (4 + 2 * R + 3) / 4 * 4;
+    constexpr int col_window = FUSED_ROWS_PER_THREAD + 2 * R;
+    __shared__ __align__(16) float in[in_h * in_w];
+    __shared__ __align__(16) float mid[in_h * FUSED_TILE_W];
+    float taps[R + 1];
+#pragma unroll
+    for (int k = 0; k <= R; k++)
+        taps[k] = plan_c.kernel[level][k];
+    const int tid = threadIdx.y * FUSED_TILE_W + threadIdx.x;
     const int64_t x0 = (int64_t)blockIdx.x * FUSED_TILE_W, y0 = (int64_t)blockIdx.y * FUSED_TILE_H;
     const int64_t b = blockIdx.z;
     const float *plane = src + b * src_stride;
-    for (int i = ty; i < in_h; i += rows_step) {
-        const float *row = plane + vl_sift_reflect101(y0 - r + i, h) * w;
-        for (int j = tx; j < in_w; j += FUSED_TILE_W)
-            in[i * in_w + j] = row[vl_sift_reflect101(x0 - r + j, w)];
+    for (int e = tid; e < in_h * in_w; e += threads) {
+        const int i = e / in_w, j = e - i * in_w;
+        in[e] = j < used_w ? plane[vl_sift_reflect101(y0 - R + i, h) * w + vl_sift_reflect101(x0 - R + j, w)] : 0.f;
     }
     __syncthreads();
-    for (int i = ty; i < in_h; i += rows_step) {
-        const float *s = in + i * in_w + tx + r;
-        float sum = taps[0] * s[0];
-        for (int k = 1; k <= r; k++)
-            sum += taps[k] * (s[-k] + s[k]);
-        mid[i * FUSED_TILE_W + tx] = sum;
+    /* Horizontal: unit u = row i, outputs 4q .. 4q + 3 (tile columns), centred on in columns 4q + e + R. */
+    for (int u = tid; u < in_h * (FUSED_TILE_W / 4); u += threads) {
+        const int i = u / (FUSED_TILE_W / 4), q = u - i * (FUSED_TILE_W / 4);
+        const float4 *row = reinterpret_cast<const float4 *>(in + i * in_w + 4 * q);
+        float window[row_window];
+#pragma unroll
+        for (int v = 0; v < row_window / 4; v++) {
+            const float4 f = row[v];
+            window[4 * v] = f.x;
+            window[4 * v + 1] = f.y;
+            window[4 * v + 2] = f.z;
+            window[4 * v + 3] = f.w;
+        }
+        float out[4];
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            float sum = taps[0] * window[e + R];
+#pragma unroll
+            for (int k = 1; k <= R; k++)
+                sum += taps[k] * (window[e + R - k] + window[e + R + k]);
+            out[e] = sum;
+        }
+        *reinterpret_cast<float4 *>(mid + i * FUSED_TILE_W + 4 * q) = make_float4(out[0], out[1], out[2], out[3]);
     }
     __syncthreads();
+    /* Vertical: column tx, tile rows j0 .. j0 + 7, centred on mid rows j0 + o + R. */
+    const int tx = threadIdx.x, j0 = threadIdx.y * FUSED_ROWS_PER_THREAD;
     const int64_t x = x0 + tx;
     if (x >= w)
         return;
-    for (int j = ty; j < FUSED_TILE_H; j += rows_step) {
-        const int64_t y = y0 + j;
+    float window[col_window];
+#pragma unroll
+    for (int m = 0; m < col_window; m++)
+        window[m] = mid[(j0 + m) * FUSED_TILE_W + tx];
+#pragma unroll
+    for (int o = 0; o < FUSED_ROWS_PER_THREAD; o++) {
+        const int64_t y = y0 + j0 + o;
         if (y >= h)
             break;
-        const float *c = mid + (j + r) * FUSED_TILE_W + tx;
-        float sum = taps[0] * c[0];
-        for (int k = 1; k <= r; k++)
-            sum += taps[k] * (c[-k * FUSED_TILE_W] + c[k * FUSED_TILE_W]);
+        float sum = taps[0] * window[o + R];
+#pragma unroll
+        for (int k = 1; k <= R; k++)
+            sum += taps[k] * (window[o + R - k] + window[o + R + k]);
         dst[b * dst_stride + y * w + x] = sum;
         if (dog)
-            dog[b * dog_stride + y * w + x] = sum - in[(j + r) * in_w + tx + r];
+            dog[b * dog_stride + y * w + x] = sum - in[(j0 + o + R) * in_w + tx + R];
     }
+}
+
+typedef void (*blur_fused_fn)(const float *, float *, int64_t, int64_t, int64_t, int64_t, int, float *, int64_t);
+
+/* The fused blur for radius r (0 .. FUSED_RADIUS_MAX), or NULL beyond. */
+template <int R>
+static blur_fused_fn blur_fused_for(int r)
+{
+    return r == R ? blur_fused_kernel<R> : blur_fused_for<R - 1>(r);
+}
+
+template <>
+blur_fused_fn blur_fused_for<-1>(int)
+{
+    return NULL;
 }
 
 /* Wider kernels, in two passes through `scratch`:
@@ -424,7 +467,7 @@ typedef struct launch_shapes {
     int upsample, downsample, extrema, orient, descriptor, normalise;  /* extrema: blockDim.y of 32-wide blocks */
     int orient_grid;  /* blocks of the orientation kernel resident on the device at once */
     int rows[VL_SIFT_MAX_LEVELS], cols[VL_SIFT_MAX_LEVELS];  /* cols: blockDim.y of 32-wide blocks */
-    int fused[VL_SIFT_MAX_LEVELS];  /* blockDim.y of the fused blur's 32-wide blocks; 0: two passes */
+    blur_fused_fn fused[VL_SIFT_MAX_LEVELS];  /* the fused blur of each level; NULL: two passes */
 } launch_shapes;
 
 struct row_shared_bytes {
@@ -465,14 +508,10 @@ static vl_status choose_shapes(const vl_sift_plan *plan, launch_shapes *shapes)
     shapes->orient_grid = (processors > 0 ? processors : 1) * (per_processor > 0 ? per_processor : 1);
     for (int level = 0; level < plan->gauss_levels; level++) {
         int grid = 0, block = 0;
-        shapes->fused[level] = 0;
-        if (plan->radius[level] <= FUSED_RADIUS_MAX) {
-            VL_CUDA_TRY(cudaOccupancyMaxPotentialBlockSize(&grid, &block, blur_fused_kernel,
-                                                           fused_shared_bytes(plan->radius[level]), 512),
-                        "sizing the fused blur");
-            shapes->fused[level] = block < 32 ? 1 : block / 32;
+        /* The fused blur's shape is fixed by its register blocking (32 x 8 threads, 8 rows each). */
+        shapes->fused[level] = blur_fused_for<FUSED_RADIUS_MAX>(plan->radius[level]);
+        if (shapes->fused[level])
             continue;
-        }
         VL_CUDA_TRY(cudaOccupancyMaxPotentialBlockSizeVariableSMem(&grid, &block, blur_rows_kernel,
                                                                     row_shared_bytes{plan->radius[level]}, 1024),
                     "sizing the row blur");
@@ -547,7 +586,7 @@ static vl_status blur_level(const vl_sift_plan *plan, const launch_shapes *shape
     if (shapes->fused[level]) {
         dim3 grid((unsigned)((w + FUSED_TILE_W - 1) / FUSED_TILE_W), (unsigned)((h + FUSED_TILE_H - 1) / FUSED_TILE_H),
                   (unsigned)slices);
-        blur_fused_kernel<<<grid, dim3(32, shapes->fused[level]), fused_shared_bytes(r), stream>>>(
+        shapes->fused[level]<<<grid, dim3(FUSED_TILE_W, FUSED_TILE_H / FUSED_ROWS_PER_THREAD), 0, stream>>>(
             src, dst, w, h, src_stride, dst_stride, level, dog, dog_stride);
         VL_CUDA_TRY(cudaGetLastError(), "launching the Gaussian blur");
         return VL_OK;
