@@ -87,6 +87,14 @@ VL_SIFT_FN float vl_sift_scan_threshold(float contrast_threshold, int layers)
     return (float)(int)floor(0.5 * contrast_threshold / layers * 255);
 }
 
+/* 1 when DoG sample v exceeds the threshold in magnitude and is >= hi (maximum, positive) or <= lo
+ * (minimum, negative), hi and lo being the maximum and minimum of its neighbours (with or without v itself:
+ * the outcome is the same). */
+VL_SIFT_FN int vl_sift_extremum_test(float v, float hi, float lo, float threshold)
+{
+    return (fabsf(v) > threshold) & (((v > 0) & (v >= hi)) | ((v < 0) & (v <= lo)));
+}
+
 /* 1 when DoG sample i of `cur` exceeds the threshold in magnitude and is >= (maximum, positive) or <=
  * (minimum, negative) all 26 neighbours in `prev`, `cur` and `next`. No data-dependent branch: the 26
  * comparisons become one running max and min. */
@@ -107,7 +115,7 @@ VL_SIFT_FN int vl_sift_is_extremum(const float *prev, const float *cur, const fl
             hi = vl_sift_max(hi, vl_sift_max(prev[o], next[o]));
             lo = vl_sift_min(lo, vl_sift_min(prev[o], next[o]));
         }
-    return (fabsf(v) > threshold) & (((v > 0) & (v >= hi)) | ((v < 0) & (v <= lo)));
+    return vl_sift_extremum_test(v, hi, lo, threshold);
 }
 
 /* Solves the 3x3 system H x = b by Gaussian elimination with partial pivoting; 0 when singular. */
