@@ -177,7 +177,7 @@ static void check_volume(int64_t w, int64_t h, int64_t slices)
             compare_features(what, &cpu, &small);
             vl_sift_features_free(&small);
         }
-        /* Eight times that budget: batches of a few slices, two in flight. */
+        /* Eight times that budget: batches of a few slices, two in flight (one batch when it holds them all). */
         budget.gpu_memory *= 8;
         CHECK(vl_sift_volume(&volume, &options, &budget, NULL, &small, NULL) == VL_OK, "gpu in batches of a few");
         if (!failures) {

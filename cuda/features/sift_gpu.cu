@@ -30,7 +30,7 @@
 __constant__ vl_sift_plan plan_c;
 
 #define VERTICAL_ROWS_PER_THREAD 4
-#define BATCH_MAX 64
+#define BATCH_MAX 32
 
 typedef struct gpu_candidate {
     int32_t slice, layer, row, col;
@@ -692,11 +692,21 @@ static vl_status upload_plan(const vl_sift_plan *plan, launch_shapes *shapes)
     return choose_shapes(plan, shapes);
 }
 
+/* Whether some level's kernel is too wide for the fused blur, so the two passes need their scratch. */
+static int needs_scratch(const vl_sift_plan *plan)
+{
+    for (int level = 0; level < plan->gauss_levels; level++)
+        if (plan->radius[level] > FUSED_RADIUS_MAX)
+            return 1;
+    return 0;
+}
+
 /* Device bytes one slice of a batch needs. */
 static int64_t bytes_per_slice(const vl_sift_plan *plan, size_t sample_bytes)
 {
     int64_t pixels = plan->width * plan->height, doubled = plan->w[0] * plan->h[0];
-    return (int64_t)sizeof(float) * (pixels + 2 * doubled + plan->gauss_floats + plan->dog_floats) +
+    return (int64_t)sizeof(float) *
+               (pixels + (1 + needs_scratch(plan)) * doubled + plan->gauss_floats + plan->dog_floats) +
            (int64_t)sample_bytes * pixels + (int64_t)(sizeof(gpu_candidate) + sizeof(gpu_keypoint)) * (pixels / 4);
 }
 
@@ -731,7 +741,8 @@ static vl_status batch_allocate(const vl_sift_plan *plan, int slices, size_t sam
     VL_CUDA_TRY(cudaStreamCreate(&batch->stream), "creating a stream");
     VL_CUDA_TRY(cudaMalloc((void **)&batch->input, sizeof(float) * pixels * slices), "allocating the inputs");
     VL_CUDA_TRY(cudaMalloc((void **)&batch->doubled, sizeof(float) * doubled * slices), "allocating the pyramid");
-    VL_CUDA_TRY(cudaMalloc((void **)&batch->scratch, sizeof(float) * doubled * slices), "allocating the pyramid");
+    if (needs_scratch(plan))
+        VL_CUDA_TRY(cudaMalloc((void **)&batch->scratch, sizeof(float) * doubled * slices), "allocating the pyramid");
     VL_CUDA_TRY(cudaMalloc((void **)&batch->gauss, sizeof(float) * plan->gauss_floats * slices), "allocating the pyramid");
     VL_CUDA_TRY(cudaMalloc((void **)&batch->dog, sizeof(float) * plan->dog_floats * slices), "allocating the pyramid");
     if (sample_bytes)
