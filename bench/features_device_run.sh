@@ -4,7 +4,8 @@
 # the GPU per 512x512 slice and per 300-slice volume (F6), voxlabel on the CPU, OpenCV SIFT on all cores with
 # the ratio of its time to ours on the GPU (the 20x target), kornia's SIFT on the same GPU (PyTorch) when its
 # wheels are carried in .whl/ (otherwise that step is left out, noted in the log only), and a per-kernel
-# profile (Nsight Compute: time, launches and DRAM bytes of each kernel).
+# profile (Nsight Compute: time, launches and DRAM bytes of each kernel; Nsight Systems, where present: the CUDA API
+# and copy summaries of a 300-slice volume).
 # usage: bench/features_device_run.sh BIN_DIR OUT_DIR [STAGE...]
 #   BIN_DIR  features_gpu and features_bench (linked --as-needed: no DCMTK needed on the device)
 #   STAGE    tests sanitizer bench profile (default: all four; under 3 minutes on an H200 host)
@@ -82,6 +83,18 @@ for stage in $stages; do
         step ncu 90 ncu --clock-control none --csv --metrics \
             gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum "$bin/features_bench" 512 512 32 gpu 0 1
         python3 "$here/features_ncu_summary.py" "$out/ncu.out" 64 | tee -a "$log"
+        # Where a 300-slice volume's wall time goes besides kernels (allocations, copies, waits), when the
+        # machine has Nsight Systems: its CUDA API and memory-copy summaries.
+        if command -v nsys > /dev/null; then
+            step nsys 90 nsys profile --force-overwrite true -o "$out/features_timeline" --stats=true \
+                "$bin/features_bench" 512 512 300 gpu 0 1
+            awk '/cuda_api_sum|cuda_gpu_mem_time_sum|cuda_gpu_kern_sum/ { show = 1; shown = 0 }
+                 show && /^ *$/ && shown > 3 { show = 0 }
+                 show && shown < 18 { print; shown++ }' "$out/nsys.out" | cut -c1-160 | tee -a "$log"
+            rm -f "$out"/features_timeline.*
+        else
+            echo "nsys: not on this machine; timeline left out" | tee -a "$log"
+        fi
         ;;
     esac
 done
