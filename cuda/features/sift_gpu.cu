@@ -8,10 +8,12 @@
  *     fused blur's shape is fixed by its register blocking;
  *   - each Gaussian level is one kernel: the source tile and its halo are staged in shared memory, the
  *     horizontal pass goes to a second shared tile and the vertical pass reads it, each thread computing
- *     several outputs from a register window; the DoG level is written by the same kernel (two passes
- *     through global memory only for kernels wider than 16);
+ *     several outputs from a register window (two passes through global memory only for kernels wider
+ *     than 16); the DoG pyramid is not stored for detection: the extremum scan and the refinement take
+ *     DoG samples as differences of Gaussian levels, the very floats the stored DoG holds (the blur writes
+ *     DoG levels beside the Gaussian ones only for vl_sift_pyramid);
  *   - the 26-neighbour extremum test is a running max/min without data-dependent branches
- *     (vl_sift_extremum_test), slid down a column so each sample is loaded three times rather than 27,
+ *     (vl_sift_extremum_test), slid down a column so each sample costs 12 loads rather than 27,
  *     and the survivors are appended with one atomic per warp (ballot + popc);
  *   - refinement: the CPU's code (src/features/sift_math.h); orientation histograms and descriptors: one
  *     warp per candidate or keypoint, samples spread over the lanes, histogram bins owned by lanes.
@@ -262,20 +264,26 @@ __global__ static void downsample_kernel(const float *__restrict__ src, int64_t 
 
 /* The extremum scan: a thread walks EXTREMA_ROWS rows of one interior column of an inner DoG layer, keeping
  * the maximum and minimum of the 3 x 3 samples of the three DoG levels for the rows above, at and below
- * the current one, so each row costs 9 loads instead of the 27 of a 3 x 3 x 3 test. Blocks of 32 x
+ * the current one, so each row costs 12 loads (3 columns of the 4 Gaussian levels whose differences are
+ * the 3 DoG levels; the DoG pyramid is not stored) instead of the 27 of a 3 x 3 x 3 test. Blocks of 32 x
  * blockDim.y threads (a warp is 32 adjacent columns); grid x over columns, y over row strips, z over
  * (slice, layer). The test is branch-free (vl_sift_extremum_test) and survivors are appended with one
  * atomicAdd per warp. */
 #define EXTREMA_ROWS 16
 
-/* Maximum and minimum of samples i - 1, i, i + 1 of three levels; centre gets cur[i]. */
-static __device__ __forceinline__ void extrema_row(const float *__restrict__ prev, const float *__restrict__ cur,
-                                                   const float *__restrict__ next, int64_t i, float *hi, float *lo,
-                                                   float *centre)
+/* Maximum and minimum of samples i - 1, i, i + 1 of the three DoG levels g1 - g0, g2 - g1, g3 - g2 (the
+ * stored DoG's differences); centre gets the middle level's sample i. */
+static __device__ __forceinline__ void extrema_row(const float *__restrict__ g0, const float *__restrict__ g1,
+                                                   const float *__restrict__ g2, const float *__restrict__ g3,
+                                                   int64_t i, float *hi, float *lo, float *centre)
 {
-    const float p0 = prev[i - 1], p1 = prev[i], p2 = prev[i + 1];
-    const float c0 = cur[i - 1], c1 = cur[i], c2 = cur[i + 1];
-    const float n0 = next[i - 1], n1 = next[i], n2 = next[i + 1];
+    const float a0 = g0[i - 1], a1 = g0[i], a2 = g0[i + 1];
+    const float b0 = g1[i - 1], b1 = g1[i], b2 = g1[i + 1];
+    const float d0 = g2[i - 1], d1 = g2[i], d2 = g2[i + 1];
+    const float e0 = g3[i - 1], e1 = g3[i], e2 = g3[i + 1];
+    const float p0 = b0 - a0, p1 = b1 - a1, p2 = b2 - a2;
+    const float c0 = d0 - b0, c1 = d1 - b1, c2 = d2 - b2;
+    const float n0 = e0 - d0, n1 = e1 - d1, n2 = e2 - d2;
     *hi = vl_sift_max(vl_sift_max(vl_sift_max(p0, p1), vl_sift_max(p2, c0)),
                       vl_sift_max(vl_sift_max(c1, c2), vl_sift_max(vl_sift_max(n0, n1), n2)));
     *lo = vl_sift_min(vl_sift_min(vl_sift_min(p0, p1), vl_sift_min(p2, c0)),
@@ -283,7 +291,7 @@ static __device__ __forceinline__ void extrema_row(const float *__restrict__ pre
     *centre = c1;
 }
 
-__global__ static void extrema_kernel(const float *__restrict__ dog, int octave, int64_t dog_stride,
+__global__ static void extrema_kernel(const float *__restrict__ gauss, int octave, int64_t gauss_stride,
                                       gpu_candidate *candidates, unsigned int *count, unsigned int capacity)
 {
     const int64_t w = plan_c.w[octave], h = plan_c.h[octave], n = w * h;
@@ -295,16 +303,17 @@ __global__ static void extrema_kernel(const float *__restrict__ dog, int octave,
     const int64_t end = first + EXTREMA_ROWS < h - VL_SIFT_IMG_BORDER ? first + EXTREMA_ROWS : h - VL_SIFT_IMG_BORDER;
     if (first >= end)
         return; /* the whole warp: first depends on threadIdx.y only */
-    const float *base = dog + b * dog_stride + plan_c.dog_offset[octave];
-    const float *prev = base + (layer - 1) * n, *cur = base + layer * n, *next = base + (layer + 1) * n;
+    const float *base = gauss + b * gauss_stride + plan_c.gauss_offset[octave];
+    const float *g0 = base + (layer - 1) * n, *g1 = base + layer * n, *g2 = base + (layer + 1) * n,
+                *g3 = base + (layer + 2) * n;
     const float threshold = plan_c.scan_threshold;
     const unsigned lane = threadIdx.x;
     float hi_above, lo_above, hi_here, lo_here, v_here, unused;
-    extrema_row(prev, cur, next, (first - 1) * w + column, &hi_above, &lo_above, &unused);
-    extrema_row(prev, cur, next, first * w + column, &hi_here, &lo_here, &v_here);
+    extrema_row(g0, g1, g2, g3, (first - 1) * w + column, &hi_above, &lo_above, &unused);
+    extrema_row(g0, g1, g2, g3, first * w + column, &hi_here, &lo_here, &v_here);
     for (int64_t r = first; r < end; r++) {
         float hi_below, lo_below, v_below;
-        extrema_row(prev, cur, next, (r + 1) * w + column, &hi_below, &lo_below, &v_below);
+        extrema_row(g0, g1, g2, g3, (r + 1) * w + column, &hi_below, &lo_below, &v_below);
         const float hi = vl_sift_max(vl_sift_max(hi_above, hi_here), hi_below);
         const float lo = vl_sift_min(vl_sift_min(lo_above, lo_here), lo_below);
         const int hit = valid & vl_sift_extremum_test(v_here, hi, lo, threshold);
@@ -336,8 +345,8 @@ __global__ static void extrema_kernel(const float *__restrict__ dog, int octave,
  * L owns bins L and L + 32 and adds the samples of its bins in that order, so each bin is the CPU's sum.
  * One keypoint per peak. The candidate count is read on the device (the extremum scan's counter, at most
  * the list's capacity), so the launch needs no round trip to the host: its warps stride over the list. */
-__global__ static void orient_kernel(const float *__restrict__ gauss, const float *__restrict__ dog, int octave,
-                                     int64_t gauss_stride, int64_t dog_stride, const gpu_candidate *candidates,
+__global__ static void orient_kernel(const float *__restrict__ gauss, int octave, int64_t gauss_stride,
+                                     const gpu_candidate *candidates,
                                      const unsigned int *candidates_found, unsigned int candidate_capacity,
                                      gpu_keypoint *keypoints, unsigned int *count, unsigned int capacity)
 {
@@ -350,15 +359,15 @@ __global__ static void orient_kernel(const float *__restrict__ gauss, const floa
         *candidates_found < candidate_capacity ? *candidates_found : candidate_capacity;
     for (unsigned int item = blockIdx.x * (blockDim.x >> 5) + warp_in_block; item < candidate_count; item += warps) {
         const gpu_candidate cand = candidates[item];
-        const float *layers[VL_SIFT_MAX_LEVELS];
-        const float *dog_octave = dog + cand.slice * dog_stride + plan_c.dog_offset[octave];
-        for (int l = 0; l < plan_c.dog_levels; l++)
-            layers[l] = dog_octave + l * n;
+        const float *levels[VL_SIFT_MAX_LEVELS];
+        const float *gauss_octave = gauss + cand.slice * gauss_stride + plan_c.gauss_offset[octave];
+        for (int l = 0; l < plan_c.gauss_levels; l++)
+            levels[l] = gauss_octave + l * n;
         vl_sift_candidate c;
-        if (!vl_sift_refine(layers, w, h, octave, cand.layer, cand.row, cand.col, plan_c.layers,
+        if (!vl_sift_refine(levels, w, h, octave, cand.layer, cand.row, cand.col, plan_c.layers,
                             plan_c.contrast_threshold, plan_c.edge_threshold, plan_c.sigma, &c))
             continue;
-        const float *level = gauss + cand.slice * gauss_stride + plan_c.gauss_offset[octave] + c.layer * n;
+        const float *level = levels[c.layer];
         const float scale_octave = c.size * 0.5f / (float)(1 << octave);
         const int radius = vl_sift_round(VL_SIFT_ORI_RADIUS * scale_octave);
         const float sigma = VL_SIFT_ORI_SIG_FACTOR * scale_octave;
@@ -585,7 +594,7 @@ typedef struct gpu_batch {
     float *input;      /* slices x w x h, normalised */
     float *doubled;    /* slices x 4wh */
     float *scratch;    /* slices x 4wh, the horizontal pass's output (kernels wider than the fused blur's) */
-    float *gauss, *dog;
+    float *gauss;      /* the Gaussian pyramids; their DoG levels are taken as differences where needed */
     void *raw;         /* slices of the volume as stored */
     gpu_candidate *candidates;
     gpu_keypoint *keypoints;
@@ -604,7 +613,6 @@ static void batch_free(gpu_batch *batch)
     cudaFree(batch->doubled);
     cudaFree(batch->scratch);
     cudaFree(batch->gauss);
-    cudaFree(batch->dog);
     cudaFree(batch->raw);
     cudaFree(batch->candidates);
     cudaFree(batch->keypoints);
@@ -647,8 +655,9 @@ static vl_status blur_level(const vl_sift_plan *plan, const launch_shapes *shape
     return VL_OK;
 }
 
-/* Gaussian and DoG pyramids of batch->slices normalised images in batch->input (queued on its stream). */
-static vl_status build_pyramids(const vl_sift_plan *plan, const launch_shapes *shapes, gpu_batch *batch)
+/* Gaussian pyramids of batch->slices normalised images in batch->input (queued on its stream), and their
+ * DoG pyramids into `dog` (plan->dog_floats per slice) when it is set. */
+static vl_status build_pyramids(const vl_sift_plan *plan, const launch_shapes *shapes, gpu_batch *batch, float *dog)
 {
     int slices = batch->slices;
     cudaStream_t stream = batch->stream;
@@ -673,10 +682,10 @@ static vl_status build_pyramids(const vl_sift_plan *plan, const launch_shapes *s
                 plan->gauss_floats);
             VL_CUDA_TRY(cudaGetLastError(), "launching the halving");
         }
-        /* Level i and DoG level i - 1 = level i - level i - 1 in one pass. */
+        /* Level i, and DoG level i - 1 = level i - level i - 1 in the same pass when asked for. */
         for (int i = 1; i < plan->gauss_levels && status == VL_OK; i++)
             status = blur_level(plan, shapes, batch, i, level + (i - 1) * n, plan->gauss_floats, level + i * n,
-                                plan->gauss_floats, w, h, batch->dog + plan->dog_offset[o] + (i - 1) * n,
+                                plan->gauss_floats, w, h, dog ? dog + plan->dog_offset[o] + (i - 1) * n : NULL,
                                 plan->dog_floats);
         if (status != VL_OK)
             return status;
@@ -706,7 +715,7 @@ static int64_t bytes_per_slice(const vl_sift_plan *plan, size_t sample_bytes)
 {
     int64_t pixels = plan->width * plan->height, doubled = plan->w[0] * plan->h[0];
     return (int64_t)sizeof(float) *
-               (pixels + (1 + needs_scratch(plan)) * doubled + plan->gauss_floats + plan->dog_floats) +
+               (pixels + (1 + needs_scratch(plan)) * doubled + plan->gauss_floats) +
            (int64_t)sample_bytes * pixels + (int64_t)(sizeof(gpu_candidate) + sizeof(gpu_keypoint)) * (pixels / 4);
 }
 
@@ -744,7 +753,6 @@ static vl_status batch_allocate(const vl_sift_plan *plan, int slices, size_t sam
     if (needs_scratch(plan))
         VL_CUDA_TRY(cudaMalloc((void **)&batch->scratch, sizeof(float) * doubled * slices), "allocating the pyramid");
     VL_CUDA_TRY(cudaMalloc((void **)&batch->gauss, sizeof(float) * plan->gauss_floats * slices), "allocating the pyramid");
-    VL_CUDA_TRY(cudaMalloc((void **)&batch->dog, sizeof(float) * plan->dog_floats * slices), "allocating the pyramid");
     if (sample_bytes)
         VL_CUDA_TRY(cudaMalloc(&batch->raw, sample_bytes * pixels * slices), "allocating the slices");
     VL_CUDA_TRY(cudaMalloc((void **)&batch->counters, (1 + VL_SIFT_MAX_OCTAVES) * sizeof(unsigned int)),
@@ -769,13 +777,13 @@ static vl_status detect_launch(const vl_sift_plan *plan, const launch_shapes *sh
         int64_t strip = (int64_t)by * EXTREMA_ROWS;
         dim3 grid_scan((unsigned)((iw + 31) / 32), (unsigned)((ih + strip - 1) / strip),
                        (unsigned)(plan->layers * batch->slices));
-        extrema_kernel<<<grid_scan, dim3(32, by), 0, stream>>>(batch->dog, o, plan->dog_floats, batch->candidates,
-                                                               batch->counters + 1 + o, batch->candidate_capacity);
+        extrema_kernel<<<grid_scan, dim3(32, by), 0, stream>>>(batch->gauss, o, plan->gauss_floats,
+                                                               batch->candidates, batch->counters + 1 + o,
+                                                               batch->candidate_capacity);
         VL_CUDA_TRY(cudaGetLastError(), "launching the extremum scan");
         orient_kernel<<<shapes->orient_grid, shapes->orient, 0, stream>>>(
-            batch->gauss, batch->dog, o, plan->gauss_floats, plan->dog_floats, batch->candidates,
-            batch->counters + 1 + o, batch->candidate_capacity, batch->keypoints, batch->counters,
-            batch->keypoint_capacity);
+            batch->gauss, o, plan->gauss_floats, batch->candidates, batch->counters + 1 + o,
+            batch->candidate_capacity, batch->keypoints, batch->counters, batch->keypoint_capacity);
         VL_CUDA_TRY(cudaGetLastError(), "launching the orientation kernel");
     }
     VL_CUDA_TRY(cudaMemcpyAsync(batch->host_counters, batch->counters, (1 + plan->octaves) * sizeof(unsigned int),
@@ -941,7 +949,7 @@ static vl_status start_batch(const vl_sift_plan *plan, const launch_shapes *shap
     batch->slices = slices;
     vl_status status = load_batch(plan, shapes, image, volume, first, batch);
     if (status == VL_OK)
-        status = build_pyramids(plan, shapes, batch);
+        status = build_pyramids(plan, shapes, batch, NULL);
     if (status == VL_OK)
         status = detect_launch(plan, shapes, batch);
     return status;
@@ -1020,19 +1028,25 @@ extern "C" vl_status vl_sift_pyramid_gpu(const vl_sift_plan *plan, const float *
     status = upload_plan(plan, &shapes);
     gpu_batch batch;
     memset(&batch, 0, sizeof batch);
+    float *device_dog = NULL;
     if (status == VL_OK)
         status = batch_allocate(plan, 1, 0, &batch);
+    if (status == VL_OK) {
+        cudaError_t error = cudaMalloc((void **)&device_dog, sizeof(float) * plan->dog_floats);
+        status = error == cudaSuccess ? VL_OK : vl_cuda_failure(error, "allocating the DoG pyramid");
+    }
     if (status == VL_OK) {
         /* `image` is already normalised: upload it as is. */
         cudaError_t error = cudaMemcpyAsync(batch.input, image, sizeof(float) * plan->width * plan->height,
                                             cudaMemcpyHostToDevice, batch.stream);
-        status = error == cudaSuccess ? build_pyramids(plan, &shapes, &batch) : vl_cuda_failure(error, "uploading");
+        status = error == cudaSuccess ? build_pyramids(plan, &shapes, &batch, device_dog)
+                                      : vl_cuda_failure(error, "uploading");
     }
     if (status == VL_OK) {
         cudaError_t error = cudaMemcpyAsync(gauss, batch.gauss, sizeof(float) * plan->gauss_floats,
                                             cudaMemcpyDeviceToHost, batch.stream);
         if (error == cudaSuccess)
-            error = cudaMemcpyAsync(dog, batch.dog, sizeof(float) * plan->dog_floats, cudaMemcpyDeviceToHost,
+            error = cudaMemcpyAsync(dog, device_dog, sizeof(float) * plan->dog_floats, cudaMemcpyDeviceToHost,
                                     batch.stream);
         if (error == cudaSuccess)
             error = cudaStreamSynchronize(batch.stream);
@@ -1040,5 +1054,6 @@ extern "C" vl_status vl_sift_pyramid_gpu(const vl_sift_plan *plan, const float *
             status = vl_cuda_failure(error, "reading the pyramid");
     }
     batch_free(&batch);
+    cudaFree(device_dog);
     return status;
 }

@@ -162,9 +162,23 @@ typedef struct vl_sift_candidate {
     int32_t octave, layer, row, col;  /* where the refinement ended */
 } vl_sift_candidate;
 
+/* The 3 x 3 x 3 DoG samples around sample i of DoG level `layer` of an octave whose Gaussian levels are
+ * `gauss` (each `w` wide): cube[9 * (dl + 1) + 3 * (dy + 1) + dx + 1]. Each is the difference the DoG
+ * pyramid stores (level l + 1 - level l), so taking it here or from the stored level gives the same float. */
+VL_SIFT_FN void vl_sift_dog_cube(const float *const *gauss, int layer, int64_t i, int64_t w, float cube[27])
+{
+    for (int dl = -1; dl <= 1; dl++)
+        for (int dy = -1; dy <= 1; dy++)
+            for (int dx = -1; dx <= 1; dx++) {
+                int64_t at = i + dy * w + dx;
+                cube[9 * (dl + 1) + 3 * (dy + 1) + dx + 1] = gauss[layer + dl + 1][at] - gauss[layer + dl][at];
+            }
+}
+
 /* Sub-pixel and sub-layer refinement of the extremum at (row, col) of DoG `layer` of `octave`, then the
- * contrast and edge (principal curvature ratio) tests. `dog` points at the octave's layers, each w x h. */
-VL_SIFT_FN int vl_sift_refine(const float *const *dog, int64_t w, int64_t h, int octave, int layer, int row, int col,
+ * contrast and edge (principal curvature ratio) tests. `gauss` points at the octave's Gaussian levels, each
+ * w x h; the DoG samples come from them (vl_sift_dog_cube). */
+VL_SIFT_FN int vl_sift_refine(const float *const *gauss, int64_t w, int64_t h, int octave, int layer, int row, int col,
                               int layers, float contrast_threshold, float edge_threshold, float sigma,
                               vl_sift_candidate *out)
 {
@@ -173,17 +187,18 @@ VL_SIFT_FN int vl_sift_refine(const float *const *dog, int64_t w, int64_t h, int
     float xi = 0, xr = 0, xc = 0;
     int step = 0;
     for (; step < VL_SIFT_MAX_INTERP_STEPS; step++) {
-        const float *img = dog[layer], *prev = dog[layer - 1], *next = dog[layer + 1];
-        int64_t i = (int64_t)row * w + col;
-        float dx = (img[i + 1] - img[i - 1]) * deriv_scale, dy = (img[i + w] - img[i - w]) * deriv_scale,
-              ds = (next[i] - prev[i]) * deriv_scale;
-        float v2 = img[i] * 2;
-        float dxx = (img[i + 1] + img[i - 1] - v2) * second_scale;
-        float dyy = (img[i + w] + img[i - w] - v2) * second_scale;
-        float dss = (next[i] + prev[i] - v2) * second_scale;
-        float dxy = (img[i + w + 1] - img[i + w - 1] - img[i - w + 1] + img[i - w - 1]) * cross_scale;
-        float dxs = (next[i + 1] - next[i - 1] - prev[i + 1] + prev[i - 1]) * cross_scale;
-        float dys = (next[i + w] - next[i - w] - prev[i + w] + prev[i - w]) * cross_scale;
+        float cube[27];
+        vl_sift_dog_cube(gauss, layer, (int64_t)row * w + col, w, cube);
+        const float *prev = cube + 4, *img = cube + 13, *next = cube + 22; /* centres; rows 3 apart */
+        float dx = (img[1] - img[-1]) * deriv_scale, dy = (img[3] - img[-3]) * deriv_scale,
+              ds = (next[0] - prev[0]) * deriv_scale;
+        float v2 = img[0] * 2;
+        float dxx = (img[1] + img[-1] - v2) * second_scale;
+        float dyy = (img[3] + img[-3] - v2) * second_scale;
+        float dss = (next[0] + prev[0] - v2) * second_scale;
+        float dxy = (img[4] - img[2] - img[-2] + img[-4]) * cross_scale;
+        float dxs = (next[1] - next[-1] - prev[1] + prev[-1]) * cross_scale;
+        float dys = (next[3] - next[-3] - prev[3] + prev[-3]) * cross_scale;
         float hm[9] = {dxx, dxy, dxs, dxy, dyy, dys, dxs, dys, dss};
         float x[3] = {dx, dy, ds};
         if (!vl_sift_solve3(hm, x))
@@ -205,18 +220,19 @@ VL_SIFT_FN int vl_sift_refine(const float *const *dog, int64_t w, int64_t h, int
     }
     if (step >= VL_SIFT_MAX_INTERP_STEPS)
         return 0;
-    const float *img = dog[layer], *prev = dog[layer - 1], *next = dog[layer + 1];
-    int64_t i = (int64_t)row * w + col;
-    float dx = (img[i + 1] - img[i - 1]) * deriv_scale, dy = (img[i + w] - img[i - w]) * deriv_scale,
-          ds = (next[i] - prev[i]) * deriv_scale;
+    float cube[27];
+    vl_sift_dog_cube(gauss, layer, (int64_t)row * w + col, w, cube);
+    const float *prev = cube + 4, *img = cube + 13, *next = cube + 22;
+    float dx = (img[1] - img[-1]) * deriv_scale, dy = (img[3] - img[-3]) * deriv_scale,
+          ds = (next[0] - prev[0]) * deriv_scale;
     float t = dx * xc + dy * xr + ds * xi;
-    float contrast = img[i] * img_scale + t * 0.5f;
+    float contrast = img[0] * img_scale + t * 0.5f;
     if (fabsf(contrast) * layers < contrast_threshold)
         return 0;
-    float v2 = img[i] * 2.f;
-    float dxx = (img[i + 1] + img[i - 1] - v2) * second_scale;
-    float dyy = (img[i + w] + img[i - w] - v2) * second_scale;
-    float dxy = (img[i + w + 1] - img[i + w - 1] - img[i - w + 1] + img[i - w - 1]) * cross_scale;
+    float v2 = img[0] * 2.f;
+    float dxx = (img[1] + img[-1] - v2) * second_scale;
+    float dyy = (img[3] + img[-3] - v2) * second_scale;
+    float dxy = (img[4] - img[2] - img[-2] + img[-4]) * cross_scale;
     float tr = dxx + dyy, det = dxx * dyy - dxy * dxy;
     if (det <= 0 || tr * tr * edge_threshold >= (edge_threshold + 1) * (edge_threshold + 1) * det)
         return 0;
