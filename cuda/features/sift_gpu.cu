@@ -587,10 +587,14 @@ static unsigned int grid_for(int64_t items, int block)
 
 /* ---- the pyramid of a batch ------------------------------------------------------------------------- */
 
-/* One batch of slices on the device, with its own stream: two batches are in flight, so that the host
- * finishes one batch's keypoints while the device builds the next one's pyramid. */
+/* One batch of slices on the device, with its own streams: two batches are in flight, so that the host
+ * finishes one batch's keypoints while the device builds the next one's pyramid. The upload and the
+ * pyramid go on `stream`, at the lowest priority; the detection and the descriptors, which the host waits
+ * for, go on `urgent`, at the highest, after the event `built`: their blocks are scheduled ahead of the
+ * other batch's pyramid blocks rather than behind them. */
 typedef struct gpu_batch {
-    cudaStream_t stream;
+    cudaStream_t stream, urgent;
+    cudaEvent_t built;
     float *input;      /* slices x w x h, normalised */
     float *doubled;    /* slices x 4wh */
     float *scratch;    /* slices x 4wh, the horizontal pass's output (kernels wider than the fused blur's) */
@@ -609,6 +613,8 @@ static void batch_free(gpu_batch *batch)
 {
     if (batch->stream)
         cudaStreamSynchronize(batch->stream);
+    if (batch->urgent)
+        cudaStreamSynchronize(batch->urgent);
     cudaFree(batch->input);
     cudaFree(batch->doubled);
     cudaFree(batch->scratch);
@@ -622,6 +628,10 @@ static void batch_free(gpu_batch *batch)
         cudaFreeHost(batch->host_counters);
     if (batch->stream)
         cudaStreamDestroy(batch->stream);
+    if (batch->urgent)
+        cudaStreamDestroy(batch->urgent);
+    if (batch->built)
+        cudaEventDestroy(batch->built);
     memset(batch, 0, sizeof *batch);
 }
 
@@ -747,7 +757,11 @@ static vl_status batch_allocate(const vl_sift_plan *plan, int slices, size_t sam
      * a batch that overflows is detected and rerun with room for what it found. */
     batch->candidate_capacity = (unsigned int)(slices * (pixels / 4 + 1024));
     batch->keypoint_capacity = batch->candidate_capacity;
-    VL_CUDA_TRY(cudaStreamCreate(&batch->stream), "creating a stream");
+    int least = 0, greatest = 0;
+    VL_CUDA_TRY(cudaDeviceGetStreamPriorityRange(&least, &greatest), "querying stream priorities");
+    VL_CUDA_TRY(cudaStreamCreateWithPriority(&batch->stream, cudaStreamDefault, least), "creating a stream");
+    VL_CUDA_TRY(cudaStreamCreateWithPriority(&batch->urgent, cudaStreamDefault, greatest), "creating a stream");
+    VL_CUDA_TRY(cudaEventCreateWithFlags(&batch->built, cudaEventDisableTiming), "creating an event");
     VL_CUDA_TRY(cudaMalloc((void **)&batch->input, sizeof(float) * pixels * slices), "allocating the inputs");
     VL_CUDA_TRY(cudaMalloc((void **)&batch->doubled, sizeof(float) * doubled * slices), "allocating the pyramid");
     if (needs_scratch(plan))
@@ -762,11 +776,13 @@ static vl_status batch_allocate(const vl_sift_plan *plan, int slices, size_t sam
     return ensure_lists(batch, 0, 0);
 }
 
-/* Queues the extremum scan and the orientation kernel of every octave on the batch's stream, then the copy
- * of the counters to the host; nothing waits. */
+/* Queues, after the pyramid, the extremum scan and the orientation kernel of every octave on the batch's
+ * urgent stream, then the copy of the counters to the host; nothing waits. */
 static vl_status detect_launch(const vl_sift_plan *plan, const launch_shapes *shapes, gpu_batch *batch)
 {
-    cudaStream_t stream = batch->stream;
+    cudaStream_t stream = batch->urgent;
+    VL_CUDA_TRY(cudaEventRecord(batch->built, batch->stream), "ordering the detection");
+    VL_CUDA_TRY(cudaStreamWaitEvent(stream, batch->built, 0), "ordering the detection");
     VL_CUDA_TRY(cudaMemsetAsync(batch->counters, 0, (1 + plan->octaves) * sizeof(unsigned int), stream),
                 "clearing counters");
     for (int o = 0; o < plan->octaves; o++) {
@@ -800,7 +816,7 @@ static vl_status detect_collect(const vl_sift_plan *plan, const launch_shapes *s
     *host = NULL;
     *host_count = 0;
     for (;;) {
-        VL_CUDA_TRY(cudaStreamSynchronize(batch->stream), "detecting keypoints");
+        VL_CUDA_TRY(cudaStreamSynchronize(batch->urgent), "detecting keypoints");
         unsigned int candidates = 0, keypoints = batch->host_counters[0];
         for (int o = 0; o < plan->octaves; o++)
             candidates = batch->host_counters[1 + o] > candidates ? batch->host_counters[1 + o] : candidates;
@@ -819,9 +835,9 @@ static vl_status detect_collect(const vl_sift_plan *plan, const launch_shapes *s
     if (!all)
         return vl_fail(VL_ERR_MEMORY, "sift: out of memory for keypoints");
     cudaError_t error = cudaMemcpyAsync(all, batch->keypoints, sizeof *all * count, cudaMemcpyDeviceToHost,
-                                        batch->stream);
+                                        batch->urgent);
     if (error == cudaSuccess)
-        error = cudaStreamSynchronize(batch->stream);
+        error = cudaStreamSynchronize(batch->urgent);
     if (error != cudaSuccess) {
         free(all);
         return vl_cuda_failure(error, "reading keypoints");
@@ -881,19 +897,19 @@ static vl_status finish_batch(const vl_sift_plan *plan, const launch_shapes *sha
         cudaError_t error = cudaSuccess;
         if (status == VL_OK)
             error = cudaMemcpyAsync(batch->keypoints, ordered, sizeof *ordered * finished, cudaMemcpyHostToDevice,
-                                    batch->stream);
+                                    batch->urgent);
         if (status == VL_OK && error == cudaSuccess) {
             descriptor_kernel<<<grid_for((int64_t)finished * 32, shapes->descriptor), shapes->descriptor, 0,
-                                batch->stream>>>(batch->gauss, plan->gauss_floats, batch->keypoints, finished,
+                                batch->urgent>>>(batch->gauss, plan->gauss_floats, batch->keypoints, finished,
                                                  batch->descriptors);
             error = cudaGetLastError();
         }
         if (status == VL_OK && error == cudaSuccess)
             error = cudaMemcpyAsync(descriptors, batch->descriptors,
                                     sizeof(float) * VL_SIFT_DESCRIPTOR_SIZE * finished, cudaMemcpyDeviceToHost,
-                                    batch->stream);
+                                    batch->urgent);
         if (status == VL_OK && error == cudaSuccess)
-            error = cudaStreamSynchronize(batch->stream);
+            error = cudaStreamSynchronize(batch->urgent);
         if (status == VL_OK && error != cudaSuccess)
             status = vl_cuda_failure(error, "computing descriptors");
     }
