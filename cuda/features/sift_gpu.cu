@@ -2,7 +2,8 @@
  * computes:
  *   - a volume's slices go through in batches: every kernel covers all slices of a batch (grid z), so a
  *     batch is one launch chain, not one per slice; two batches are in flight on their own streams, so the
- *     host finishes one batch's keypoints while the device builds the next one's pyramid;
+ *     host finishes one batch's keypoints while the device builds the next one's pyramid (the work the host
+ *     waits for runs at the highest stream priority, the pyramids at the lowest);
  *   - launch shapes come from the occupancy calculator for each kernel (cudaOccupancyMaxPotentialBlockSize,
  *     with the shared memory a block size implies for the two-pass blur), computed once per device; the
  *     fused blur's shape is fixed by its register blocking;
