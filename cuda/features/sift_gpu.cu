@@ -115,9 +115,11 @@ blur_fused_kernel(const float *__restrict__ src, float *__restrict__ dst, int64_
     const int64_t x0 = (int64_t)blockIdx.x * FUSED_TILE_W, y0 = (int64_t)blockIdx.y * FUSED_TILE_H;
     const int64_t b = blockIdx.z;
     const float *plane = src + b * src_stride;
-    for (int e = tid; e < in_h * in_w; e += threads) {
-        const int i = e / in_w, j = e - i * in_w;
-        in[e] = j < used_w ? plane[vl_sift_reflect101(y0 - R + i, h) * w + vl_sift_reflect101(x0 - R + j, w)] : 0.f;
+    /* A warp stages whole rows: one row index per row, one column index per sample. */
+    for (int i = threadIdx.y; i < in_h; i += threads / FUSED_TILE_W) {
+        const float *row = plane + vl_sift_reflect101(y0 - R + i, h) * w;
+        for (int j = threadIdx.x; j < in_w; j += FUSED_TILE_W)
+            in[i * in_w + j] = j < used_w ? row[vl_sift_reflect101(x0 - R + j, w)] : 0.f;
     }
     __syncthreads();
     /* Horizontal: unit u = row i, outputs 4q .. 4q + 3 (tile columns), centred on in columns 4q + e + R. */
