@@ -71,9 +71,9 @@ static void check_pyramids(const float *image, int64_t w, int64_t h, double sigm
             }
         }
     }
-    printf("F1 %lldx%lld sigma %g: %d octaves, max |GPU - CPU| on [0,1]: Gaussian %.3g, DoG %.3g; %lld of %lld Gaussian samples "
-           "differ\n", (long long)w, (long long)h, sigma, cpu.octaves, worst_gauss, worst_dog, (long long)differing,
-           (long long)total);
+    printf("F1 %lldx%lld sigma %g: %d octaves, max |GPU - CPU| on [0,1]: Gaussian %.3g, DoG %.3g; %lld of %lld "
+           "Gaussian samples differ\n", (long long)w, (long long)h, sigma, cpu.octaves, worst_gauss, worst_dog,
+           (long long)differing, (long long)total);
     CHECK(worst_gauss <= 1e-5 && worst_dog <= 1e-5, "F1: pyramid levels differ by %g / %g", worst_gauss, worst_dog);
     vl_sift_pyramid_free(&cpu);
     vl_sift_pyramid_free(&gpu);
