@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Everything the feature stage needs on a GPU machine, in one call (issue 21): GPU == CPU (F1 pyramid levels,
 # keypoints, descriptors, matches), compute-sanitizer memcheck and racecheck, and the bench: voxlabel SIFT on
-# the GPU per 512x512 slice and per 300-slice volume (F6), voxlabel on the CPU, OpenCV SIFT on all cores and
-# kornia's SIFT on the same GPU (PyTorch), kornia installed at run time from the wheels carried in .whl/.
+# the GPU per 512x512 slice and per 300-slice volume (F6), voxlabel on the CPU, OpenCV SIFT on all cores with
+# the ratio of its time to ours on the GPU (the 20x target), kornia's SIFT on the same GPU (PyTorch) when its
+# wheels are carried in .whl/ (otherwise that step is left out, noted in the log only), and a per-kernel
+# profile (Nsight Compute: time, launches and DRAM bytes of each kernel; Nsight Systems, where present: the CUDA API
+# and copy summaries of a 300-slice volume).
 # usage: bench/features_device_run.sh BIN_DIR OUT_DIR [STAGE...]
 #   BIN_DIR  features_gpu and features_bench (linked --as-needed: no DCMTK needed on the device)
-#   STAGE    tests sanitizer bench (default: all three; under 3 minutes on an H200 host)
+#   STAGE    tests sanitizer bench profile (default: all four; under 3 minutes on an H200 host)
 # Logs go to OUT_DIR/features.log; stdout carries the summaries.
 set -uo pipefail
 bin=$1 out=$2
 shift 2
-stages=${*:-tests sanitizer bench}
+stages=${*:-tests sanitizer bench profile}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 mkdir -p "$out"
@@ -29,7 +32,7 @@ at_least() { [ "$(printf '%s\n' "$2" "$1" | sort -V | head -n 1)" = "$2" ]; }
 # packaging); pip picks the kornia_rs wheel of the device's python. Returns 1, with a line, when skipped.
 install_kornia() {
     if ! ls "$root"/.whl/kornia-*.whl > /dev/null 2>&1; then
-        echo "kornia: no wheels in $root/.whl (carry .whl/ to the device); kornia step skipped" | tee -a "$log"
+        echo "kornia: no wheels in $root/.whl; kornia step left out" >> "$log"
         return 1
     fi
     local versions spec=kornia
@@ -65,8 +68,34 @@ for stage in $stages; do
         fi
         [ -z "${kornia_site:-}" ] || rm -rf "$kornia_site"
         rm -f "$out/slices.u8"
+        # ms/slice of ours on the GPU (300-slice volume) and of OpenCV on all cores, and their ratio.
+        ours=$(sed -n 's/.*= \([0-9.]*\) ms\/slice.*/\1/p' "$out/gpu_volume.out" | tail -n 1)
+        opencv=$(sed -n 's/.*= \([0-9.]*\) ms\/slice.*/\1/p' "$out/opencv.out" | tail -n 1)
+        if [ -n "$ours" ] && [ -n "$opencv" ]; then
+            awk -v a="$opencv" -v b="$ours" -v c="$cores" 'BEGIN {
+                printf "ratio: OpenCV on %d cores %.3f ms/slice / voxlabel GPU %.3f ms/slice = %.1fx (target >= 20x)\n",
+                       c, a, b, a / b }' | tee -a "$log"
+        fi
         echo "published: CudaSift 1280x960 0.7 ms, 1920x1080 1.0 ms (GTX 1080 Ti); Kumar et al. full SIFT < 25 ms" \
              "for high-resolution images (Tesla C2075)" | tee -a "$log"
+        ;;
+    profile)
+        # Kernel times of a 32-slice volume (one batch) run twice (warm-up and one timed run).
+        step ncu 90 ncu --clock-control none --csv --metrics \
+            gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum "$bin/features_bench" 512 512 32 gpu 0 1
+        python3 "$here/features_ncu_summary.py" "$out/ncu.out" 64 | tee -a "$log"
+        # Where a 300-slice volume's wall time goes besides kernels (allocations, copies, waits), when the
+        # machine has Nsight Systems: its CUDA API and memory-copy summaries.
+        if command -v nsys > /dev/null; then
+            step nsys 90 nsys profile --force-overwrite true -o "$out/features_timeline" --stats=true \
+                "$bin/features_bench" 512 512 300 gpu 0 1
+            awk '/cuda_api_sum|cuda_gpu_mem_time_sum|cuda_gpu_kern_sum/ { show = 1; shown = 0 }
+                 show && /^ *$/ && shown > 3 { show = 0 }
+                 show && shown < 18 { print; shown++ }' "$out/nsys.out" | cut -c1-160 | tee -a "$log"
+            rm -f "$out"/features_timeline.*
+        else
+            echo "nsys: not on this machine; timeline left out" | tee -a "$log"
+        fi
         ;;
     esac
 done

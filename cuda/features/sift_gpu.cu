@@ -1,18 +1,27 @@
 /* SIFT on the GPU, after Kumar et al.'s method, computing what the CPU reference (src/features/sift_cpu.c)
  * computes:
  *   - a volume's slices go through in batches: every kernel covers all slices of a batch (grid z), so a
- *     batch is one launch chain, not one per slice;
+ *     batch is one launch chain, not one per slice; two batches are in flight on their own streams, so the
+ *     host finishes one batch's keypoints while the device builds the next one's pyramid (the work the host
+ *     waits for runs at the highest stream priority, the pyramids at the lowest);
  *   - launch shapes come from the occupancy calculator for each kernel (cudaOccupancyMaxPotentialBlockSize,
- *     with the shared memory a block size implies for the blur kernels), computed once per device;
- *   - the separable Gaussian blurs stage their rows (horizontal pass) and column strips (vertical pass) in
- *     shared memory with the kernel's halo, so each input sample is read from global memory once per block;
+ *     with the shared memory a block size implies for the two-pass blur), computed once per device; the
+ *     fused blur's shape is fixed by its register blocking;
+ *   - each Gaussian level is one kernel: the source tile and its halo are staged in shared memory, the
+ *     horizontal pass goes to a second shared tile and the vertical pass reads it, each thread computing
+ *     several outputs from a register window (two passes through global memory only for kernels wider
+ *     than 16); the DoG pyramid is not stored for detection: the extremum scan and the refinement take
+ *     DoG samples as differences of Gaussian levels, the very floats the stored DoG holds (the blur writes
+ *     DoG levels beside the Gaussian ones only for vl_sift_pyramid);
  *   - the 26-neighbour extremum test is a running max/min without data-dependent branches
- *     (vl_sift_is_extremum), and the survivors are appended with one atomic per warp (ballot + popc);
- *   - refinement, orientation, descriptors: one thread per candidate or keypoint, the same code as the CPU
- *     (src/features/sift_math.h).
+ *     (vl_sift_extremum_test), slid down a column so each sample costs 12 loads rather than 27,
+ *     and the survivors are appended with one atomic per warp (ballot + popc);
+ *   - refinement: the CPU's code (src/features/sift_math.h); orientation histograms and descriptors: one
+ *     warp per candidate or keypoint, samples spread over the lanes, histogram bins owned by lanes.
  * Bit-identity: this file is compiled without multiply-add contraction (CMakeLists.txt), the blur sums run
- * in the CPU's order, and transcendental functions go through double (sift_math.h); keypoints are then put
- * in the documented order on the host by the CPU's own vl_sift_finish_keypoints. */
+ * in the CPU's order, each histogram bin adds its samples in the CPU's order, the descriptor norms use the
+ * one reduction tree both backends share, and transcendental functions go through double (sift_math.h);
+ * keypoints are then put in the documented order on the host by the CPU's own vl_sift_finish_keypoints. */
 #include <cuda_runtime.h>
 
 #include <stdlib.h>
@@ -24,7 +33,7 @@
 __constant__ vl_sift_plan plan_c;
 
 #define VERTICAL_ROWS_PER_THREAD 4
-#define BATCH_MAX 64
+#define BATCH_MAX 32
 
 typedef struct gpu_candidate {
     int32_t slice, layer, row, col;
@@ -72,7 +81,113 @@ __global__ static void upsample_kernel(const float *__restrict__ in, float *__re
     }
 }
 
-/* Horizontal pass: a block computes blockDim.x outputs of one row from a shared copy of the row segment
+/* Both passes in one kernel for kernels of radius R <= FUSED_RADIUS_MAX (one instantiation per radius, so
+ * that the sample windows live in registers): a block of 32 x 8 threads computes a FUSED_TILE_W x
+ * FUSED_TILE_H tile. It stages the source tile with its halo (reflect-101) in shared memory; the horizontal
+ * pass covers the tile's rows and halo rows, each thread 4 adjacent outputs from one window of 4 + 2R
+ * samples read as float4, into a second shared array; the vertical pass gives each thread 8 consecutive
+ * rows of one column from one window of 8 + 2R samples. Each output is the two-pass kernels' float sum in
+ * the same order (centre tap, then taps 1..R on sample pairs), and the intermediate never goes through
+ * global memory. When `dog` is set it also writes the DoG level dst - src from the staged centre sample. */
+#define FUSED_TILE_W 32
+#define FUSED_TILE_H 64
+#define FUSED_ROWS_PER_THREAD 8 /* FUSED_TILE_H / blockDim.y */
+#define FUSED_RADIUS_MAX 16
+
+template <int R>
+__global__ static void __launch_bounds__(FUSED_TILE_W * FUSED_TILE_H / FUSED_ROWS_PER_THREAD)
+blur_fused_kernel(const float *__restrict__ src, float *__restrict__ dst, int64_t w, int64_t h, int64_t src_stride,
+                  int64_t dst_stride, int level, float *__restrict__ dog, int64_t dog_stride)
+{
+    constexpr int threads = FUSED_TILE_W * FUSED_TILE_H / FUSED_ROWS_PER_THREAD;
+    constexpr int used_w = FUSED_TILE_W + 2 * R;     /* columns x0 - R .. x0 + 31 + R */
+    constexpr int in_w = (used_w + 3) / 4 * 4;       /* rows padded to whole float4 */
+    constexpr int in_h = FUSED_TILE_H + 2 * R;       /* rows y0 - R .. y0 + 63 + R */
+    constexpr int row_window = (4 + 2 * R + 3) / 4 * 4;
+    constexpr int col_window = FUSED_ROWS_PER_THREAD + 2 * R;
+    __shared__ __align__(16) float in[in_h * in_w];
+    __shared__ __align__(16) float mid[in_h * FUSED_TILE_W];
+    float taps[R + 1];
+#pragma unroll
+    for (int k = 0; k <= R; k++)
+        taps[k] = plan_c.kernel[level][k];
+    const int tid = threadIdx.y * FUSED_TILE_W + threadIdx.x;
+    const int64_t x0 = (int64_t)blockIdx.x * FUSED_TILE_W, y0 = (int64_t)blockIdx.y * FUSED_TILE_H;
+    const int64_t b = blockIdx.z;
+    const float *plane = src + b * src_stride;
+    /* A warp stages whole rows: one row index per row, one column index per sample. */
+    for (int i = threadIdx.y; i < in_h; i += threads / FUSED_TILE_W) {
+        const float *row = plane + vl_sift_reflect101(y0 - R + i, h) * w;
+        for (int j = threadIdx.x; j < in_w; j += FUSED_TILE_W)
+            in[i * in_w + j] = j < used_w ? row[vl_sift_reflect101(x0 - R + j, w)] : 0.f;
+    }
+    __syncthreads();
+    /* Horizontal: unit u = row i, outputs 4q .. 4q + 3 (tile columns), centred on in columns 4q + e + R. */
+    for (int u = tid; u < in_h * (FUSED_TILE_W / 4); u += threads) {
+        const int i = u / (FUSED_TILE_W / 4), q = u - i * (FUSED_TILE_W / 4);
+        const float4 *row = reinterpret_cast<const float4 *>(in + i * in_w + 4 * q);
+        float window[row_window];
+#pragma unroll
+        for (int v = 0; v < row_window / 4; v++) {
+            const float4 f = row[v];
+            window[4 * v] = f.x;
+            window[4 * v + 1] = f.y;
+            window[4 * v + 2] = f.z;
+            window[4 * v + 3] = f.w;
+        }
+        float out[4];
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            float sum = taps[0] * window[e + R];
+#pragma unroll
+            for (int k = 1; k <= R; k++)
+                sum += taps[k] * (window[e + R - k] + window[e + R + k]);
+            out[e] = sum;
+        }
+        *reinterpret_cast<float4 *>(mid + i * FUSED_TILE_W + 4 * q) = make_float4(out[0], out[1], out[2], out[3]);
+    }
+    __syncthreads();
+    /* Vertical: column tx, tile rows j0 .. j0 + 7, centred on mid rows j0 + o + R. */
+    const int tx = threadIdx.x, j0 = threadIdx.y * FUSED_ROWS_PER_THREAD;
+    const int64_t x = x0 + tx;
+    if (x >= w)
+        return;
+    float window[col_window];
+#pragma unroll
+    for (int m = 0; m < col_window; m++)
+        window[m] = mid[(j0 + m) * FUSED_TILE_W + tx];
+#pragma unroll
+    for (int o = 0; o < FUSED_ROWS_PER_THREAD; o++) {
+        const int64_t y = y0 + j0 + o;
+        if (y >= h)
+            break;
+        float sum = taps[0] * window[o + R];
+#pragma unroll
+        for (int k = 1; k <= R; k++)
+            sum += taps[k] * (window[o + R - k] + window[o + R + k]);
+        dst[b * dst_stride + y * w + x] = sum;
+        if (dog)
+            dog[b * dog_stride + y * w + x] = sum - in[(j0 + o + R) * in_w + tx + R];
+    }
+}
+
+typedef void (*blur_fused_fn)(const float *, float *, int64_t, int64_t, int64_t, int64_t, int, float *, int64_t);
+
+/* The fused blur for radius r (0 .. FUSED_RADIUS_MAX), or NULL beyond. */
+template <int R>
+static blur_fused_fn blur_fused_for(int r)
+{
+    return r == R ? blur_fused_kernel<R> : blur_fused_for<R - 1>(r);
+}
+
+template <>
+blur_fused_fn blur_fused_for<-1>(int)
+{
+    return NULL;
+}
+
+/* Wider kernels, in two passes through `scratch`:
+ * Horizontal pass: a block computes blockDim.x outputs of one row from a shared copy of the row segment
  * and its halo (reflect-101 at the ends). */
 __global__ static void blur_rows_kernel(const float *__restrict__ src, float *__restrict__ dst, int64_t w, int64_t h,
                                         int64_t src_stride, int64_t dst_stride, int level)
@@ -100,9 +215,12 @@ __global__ static void blur_rows_kernel(const float *__restrict__ src, float *__
 }
 
 /* Vertical pass: a block of 32 x blockDim.y threads computes a strip of 32 columns x
- * blockDim.y * VERTICAL_ROWS_PER_THREAD rows from a shared copy of the strip and its halo rows. */
+ * blockDim.y * VERTICAL_ROWS_PER_THREAD rows from a shared copy of the strip and its halo rows. When `dog`
+ * is set, it also writes the DoG level dst - below (below: the level this one was blurred from, same
+ * stride), so no separate pass reads both levels again. */
 __global__ static void blur_cols_kernel(const float *__restrict__ src, float *__restrict__ dst, int64_t w, int64_t h,
-                                        int64_t src_stride, int64_t dst_stride, int level)
+                                        int64_t src_stride, int64_t dst_stride, int level,
+                                        const float *__restrict__ below, float *__restrict__ dog, int64_t dog_stride)
 {
     extern __shared__ float strip[];
     const int r = plan_c.radius[level];
@@ -125,6 +243,8 @@ __global__ static void blur_cols_kernel(const float *__restrict__ src, float *__
         for (int k = 1; k <= r; k++)
             sum += taps[k] * (c[-k * 32] + c[k * 32]);
         dst[b * dst_stride + y * w + x] = sum;
+        if (dog)
+            dog[b * dog_stride + y * w + x] = sum - below[b * dst_stride + y * w + x];
     }
 }
 
@@ -145,114 +265,253 @@ __global__ static void downsample_kernel(const float *__restrict__ src, int64_t 
     }
 }
 
-/* DoG levels of one octave: grid x strides over a slice's levels, z over slices. */
-__global__ static void dog_kernel(const float *__restrict__ gauss, float *__restrict__ dog, int64_t n_octave,
-                                  int64_t level_pixels, int64_t gauss_stride, int64_t dog_stride)
+/* The extremum scan: a thread walks EXTREMA_ROWS rows of one interior column of an inner DoG layer, keeping
+ * the maximum and minimum of the 3 x 3 samples of the three DoG levels for the rows above, at and below
+ * the current one, so each row costs 12 loads (3 columns of the 4 Gaussian levels whose differences are
+ * the 3 DoG levels; the DoG pyramid is not stored) instead of the 27 of a 3 x 3 x 3 test. Blocks of 32 x
+ * blockDim.y threads (a warp is 32 adjacent columns); grid x over columns, y over row strips, z over
+ * (slice, layer). The test is branch-free (vl_sift_extremum_test) and survivors are appended with one
+ * atomicAdd per warp. */
+#define EXTREMA_ROWS 16
+
+/* Maximum and minimum of samples i - 1, i, i + 1 of the three DoG levels g1 - g0, g2 - g1, g3 - g2 (the
+ * stored DoG's differences); centre gets the middle level's sample i. */
+static __device__ __forceinline__ void extrema_row(const float *__restrict__ g0, const float *__restrict__ g1,
+                                                   const float *__restrict__ g2, const float *__restrict__ g3,
+                                                   int64_t i, float *hi, float *lo, float *centre)
 {
-    const float *g = gauss + blockIdx.z * gauss_stride;
-    float *d = dog + blockIdx.z * dog_stride;
-    for (int64_t p = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; p < n_octave; p += (int64_t)gridDim.x * blockDim.x)
-        d[p] = g[p + level_pixels] - g[p];
+    const float a0 = g0[i - 1], a1 = g0[i], a2 = g0[i + 1];
+    const float b0 = g1[i - 1], b1 = g1[i], b2 = g1[i + 1];
+    const float d0 = g2[i - 1], d1 = g2[i], d2 = g2[i + 1];
+    const float e0 = g3[i - 1], e1 = g3[i], e2 = g3[i + 1];
+    const float p0 = b0 - a0, p1 = b1 - a1, p2 = b2 - a2;
+    const float c0 = d0 - b0, c1 = d1 - b1, c2 = d2 - b2;
+    const float n0 = e0 - d0, n1 = e1 - d1, n2 = e2 - d2;
+    *hi = vl_sift_max(vl_sift_max(vl_sift_max(p0, p1), vl_sift_max(p2, c0)),
+                      vl_sift_max(vl_sift_max(c1, c2), vl_sift_max(vl_sift_max(n0, n1), n2)));
+    *lo = vl_sift_min(vl_sift_min(vl_sift_min(p0, p1), vl_sift_min(p2, c0)),
+                      vl_sift_min(vl_sift_min(c1, c2), vl_sift_min(vl_sift_min(n0, n1), n2)));
+    *centre = c1;
 }
 
-/* One thread per interior sample of the octave's inner DoG layers of every slice; survivors are appended
- * with one atomicAdd per warp. */
-__global__ static void extrema_kernel(const float *__restrict__ dog, int octave, int64_t dog_stride,
+__global__ static void extrema_kernel(const float *__restrict__ gauss, int octave, int64_t gauss_stride,
                                       gpu_candidate *candidates, unsigned int *count, unsigned int capacity)
 {
     const int64_t w = plan_c.w[octave], h = plan_c.h[octave], n = w * h;
-    const int64_t iw = w - 2 * VL_SIFT_IMG_BORDER, ih = h - 2 * VL_SIFT_IMG_BORDER;
     const int layer = 1 + (int)(blockIdx.z % plan_c.layers), b = (int)(blockIdx.z / plan_c.layers);
-    const int64_t total = iw * ih;
-    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-    /* Every lane of a warp runs the same number of iterations so that the warp vote sees all of them. */
-    const int64_t start = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-    const int64_t rounds = (total + stride - 1) / stride;
-    const unsigned lane = threadIdx.x & 31;
-    for (int64_t round = 0; round < rounds; round++) {
-        int64_t i = start + round * stride;
-        int valid = i < total;
-        int64_t j = valid ? i : 0;
-        int64_t r = j / iw, c = VL_SIFT_IMG_BORDER + (j - r * iw);
-        r += VL_SIFT_IMG_BORDER;
-        const float *base = dog + b * dog_stride + plan_c.dog_offset[octave];
-        int hit = valid & vl_sift_is_extremum(base + (layer - 1) * n, base + layer * n, base + (layer + 1) * n,
-                                              r * w + c, w, plan_c.scan_threshold);
-        const unsigned lanes = __activemask();
-        unsigned ballot = __ballot_sync(lanes, hit);
-        if (!ballot)
-            continue;
-        unsigned first = 0;
-        int leader = __ffs(ballot) - 1;
-        if ((int)lane == leader)
-            first = atomicAdd(count, (unsigned)__popc(ballot));
-        first = __shfl_sync(lanes, first, leader);
-        unsigned slot = first + __popc(ballot & ((1u << lane) - 1));
-        if (hit && slot < capacity)
-            candidates[slot] = gpu_candidate{b, layer, (int32_t)r, (int32_t)c};
-    }
-}
-
-/* One thread per candidate: refinement, contrast and edge tests, orientation histogram, one keypoint per
- * peak (vl_sift_refine and friends, as on the CPU). */
-__global__ static void orient_kernel(const float *__restrict__ gauss, const float *__restrict__ dog, int octave,
-                                     int64_t gauss_stride, int64_t dog_stride, const gpu_candidate *candidates,
-                                     unsigned int candidate_count, gpu_keypoint *keypoints, unsigned int *count,
-                                     unsigned int capacity)
-{
-    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= candidate_count)
-        return;
-    const gpu_candidate cand = candidates[i];
-    const int64_t w = plan_c.w[octave], h = plan_c.h[octave], n = w * h;
-    const float *layers[VL_SIFT_MAX_LEVELS];
-    const float *dog_octave = dog + cand.slice * dog_stride + plan_c.dog_offset[octave];
-    for (int l = 0; l < plan_c.dog_levels; l++)
-        layers[l] = dog_octave + l * n;
-    vl_sift_candidate c;
-    if (!vl_sift_refine(layers, w, h, octave, cand.layer, cand.row, cand.col, plan_c.layers,
-                        plan_c.contrast_threshold, plan_c.edge_threshold, plan_c.sigma, &c))
-        return;
-    const float *level = gauss + cand.slice * gauss_stride + plan_c.gauss_offset[octave] + c.layer * n;
-    float scale_octave = c.size * 0.5f / (float)(1 << octave);
-    float hist[VL_SIFT_ORI_BINS];
-    float peak = vl_sift_orientation_histogram(level, w, h, c.row, c.col,
-                                               vl_sift_round(VL_SIFT_ORI_RADIUS * scale_octave),
-                                               VL_SIFT_ORI_SIG_FACTOR * scale_octave, hist);
-    float threshold = peak * VL_SIFT_ORI_PEAK_RATIO;
-    for (int j = 0; j < VL_SIFT_ORI_BINS; j++) {
-        float angle = vl_sift_peak_angle(hist, j, threshold);
-        if (angle < 0)
-            continue;
-        unsigned slot = atomicAdd(count, 1u);
-        if (slot < capacity) {
-            gpu_keypoint k;
-            k.keypoint = vl_sift_keypoint{c.x, c.y, c.size, angle, c.response, c.octave_packed, cand.slice};
-            k.octave = octave;
-            k.layer = c.layer;
-            keypoints[slot] = k;
+    const int64_t c = VL_SIFT_IMG_BORDER + (int64_t)blockIdx.x * 32 + threadIdx.x;
+    const int valid = c < w - VL_SIFT_IMG_BORDER;
+    const int64_t column = valid ? c : VL_SIFT_IMG_BORDER; /* lanes past the edge read a valid column */
+    const int64_t first = VL_SIFT_IMG_BORDER + ((int64_t)blockIdx.y * blockDim.y + threadIdx.y) * EXTREMA_ROWS;
+    const int64_t end = first + EXTREMA_ROWS < h - VL_SIFT_IMG_BORDER ? first + EXTREMA_ROWS : h - VL_SIFT_IMG_BORDER;
+    if (first >= end)
+        return; /* the whole warp: first depends on threadIdx.y only */
+    const float *base = gauss + b * gauss_stride + plan_c.gauss_offset[octave];
+    const float *g0 = base + (layer - 1) * n, *g1 = base + layer * n, *g2 = base + (layer + 1) * n,
+                *g3 = base + (layer + 2) * n;
+    const float threshold = plan_c.scan_threshold;
+    const unsigned lane = threadIdx.x;
+    float hi_above, lo_above, hi_here, lo_here, v_here, unused;
+    extrema_row(g0, g1, g2, g3, (first - 1) * w + column, &hi_above, &lo_above, &unused);
+    extrema_row(g0, g1, g2, g3, first * w + column, &hi_here, &lo_here, &v_here);
+    for (int64_t r = first; r < end; r++) {
+        float hi_below, lo_below, v_below;
+        extrema_row(g0, g1, g2, g3, (r + 1) * w + column, &hi_below, &lo_below, &v_below);
+        const float hi = vl_sift_max(vl_sift_max(hi_above, hi_here), hi_below);
+        const float lo = vl_sift_min(vl_sift_min(lo_above, lo_here), lo_below);
+        const int hit = valid & vl_sift_extremum_test(v_here, hi, lo, threshold);
+        const unsigned ballot = __ballot_sync(0xffffffffu, hit);
+        if (ballot) {
+            const int leader = __ffs(ballot) - 1;
+            unsigned slot0 = 0;
+            if ((int)lane == leader)
+                slot0 = atomicAdd(count, (unsigned)__popc(ballot));
+            slot0 = __shfl_sync(0xffffffffu, slot0, leader);
+            const unsigned slot = slot0 + __popc(ballot & ((1u << lane) - 1));
+            if (hit && slot < capacity)
+                candidates[slot] = gpu_candidate{b, layer, (int32_t)r, (int32_t)c};
         }
+        hi_above = hi_here;
+        lo_above = lo_here;
+        hi_here = hi_below;
+        lo_here = lo_below;
+        v_here = v_below;
     }
 }
 
-/* One thread per finished keypoint (input pixels): its descriptor from its Gaussian level. */
+/* Warp-per-item kernels: at most this many warps per block (their shared memory is sized for it). */
+#define WARPS_PER_BLOCK_MAX 8
+#define FULL_WARP 0xffffffffu
+
+/* One warp per candidate: refinement, contrast and edge tests (every lane the same, vl_sift_refine), then
+ * the orientation histogram with the samples spread over the lanes, 32 at a time in row-major order. Lane
+ * L owns bins L and L + 32 and adds the samples of its bins in that order, so each bin is the CPU's sum.
+ * One keypoint per peak. The candidate count is read on the device (the extremum scan's counter, at most
+ * the list's capacity), so the launch needs no round trip to the host: its warps stride over the list. */
+__global__ static void orient_kernel(const float *__restrict__ gauss, int octave, int64_t gauss_stride,
+                                     const gpu_candidate *candidates,
+                                     const unsigned int *candidates_found, unsigned int candidate_capacity,
+                                     gpu_keypoint *keypoints, unsigned int *count, unsigned int capacity)
+{
+    __shared__ float bins[WARPS_PER_BLOCK_MAX][VL_SIFT_ORI_BINS];
+    const unsigned int lane = threadIdx.x & 31, warp_in_block = threadIdx.x >> 5;
+    const unsigned int warps = gridDim.x * (blockDim.x >> 5);
+    float *temp = bins[warp_in_block];
+    const int64_t w = plan_c.w[octave], h = plan_c.h[octave], n = w * h;
+    const unsigned int candidate_count =
+        *candidates_found < candidate_capacity ? *candidates_found : candidate_capacity;
+    for (unsigned int item = blockIdx.x * (blockDim.x >> 5) + warp_in_block; item < candidate_count; item += warps) {
+        const gpu_candidate cand = candidates[item];
+        const float *levels[VL_SIFT_MAX_LEVELS];
+        const float *gauss_octave = gauss + cand.slice * gauss_stride + plan_c.gauss_offset[octave];
+        for (int l = 0; l < plan_c.gauss_levels; l++)
+            levels[l] = gauss_octave + l * n;
+        vl_sift_candidate c;
+        if (!vl_sift_refine(levels, w, h, octave, cand.layer, cand.row, cand.col, plan_c.layers,
+                            plan_c.contrast_threshold, plan_c.edge_threshold, plan_c.sigma, &c))
+            continue;
+        const float *level = levels[c.layer];
+        const float scale_octave = c.size * 0.5f / (float)(1 << octave);
+        const int radius = vl_sift_round(VL_SIFT_ORI_RADIUS * scale_octave);
+        const float sigma = VL_SIFT_ORI_SIG_FACTOR * scale_octave;
+        const float expf_scale = -1.f / (2.f * sigma * sigma);
+        const int side = 2 * radius + 1, samples = side * side;
+        float own_low = 0.f, own_high = 0.f;  /* bins lane and lane + 32 */
+        for (int first = 0; first < samples; first += 32) {
+            const int s = first + (int)lane;
+            int bin = -1;
+            float value = 0.f;
+            if (s < samples && !vl_sift_orientation_sample(level, w, h, c.row, c.col, s / side - radius,
+                                                           s % side - radius, expf_scale, &bin, &value))
+                bin = -1;
+            for (unsigned int pending = __ballot_sync(FULL_WARP, bin >= 0); pending; pending &= pending - 1) {
+                const int t = __ffs(pending) - 1;
+                const int b = __shfl_sync(FULL_WARP, bin, t);
+                const float v = __shfl_sync(FULL_WARP, value, t);
+                if (b == (int)lane)
+                    own_low += v;
+                if (b == (int)lane + 32)
+                    own_high += v;
+            }
+        }
+        temp[lane] = own_low;
+        if (lane + 32 < VL_SIFT_ORI_BINS)
+            temp[lane + 32] = own_high;
+        __syncwarp();
+        const float smooth_low = vl_sift_orientation_smoothed(temp, (int)lane);
+        const float smooth_high =
+            lane + 32 < VL_SIFT_ORI_BINS ? vl_sift_orientation_smoothed(temp, (int)lane + 32) : smooth_low;
+        /* The maximum of finite non-negative values does not depend on the order it is taken in. */
+        float peak = vl_sift_max(smooth_low, smooth_high);
+        for (int offset = 16; offset >= 1; offset >>= 1)
+            peak = vl_sift_max(peak, __shfl_xor_sync(FULL_WARP, peak, offset));
+        __syncwarp();
+        temp[lane] = smooth_low;
+        if (lane + 32 < VL_SIFT_ORI_BINS)
+            temp[lane + 32] = smooth_high;
+        __syncwarp();
+        const float threshold = peak * VL_SIFT_ORI_PEAK_RATIO;
+        for (int j = (int)lane; j < VL_SIFT_ORI_BINS; j += 32) {
+            float angle = vl_sift_peak_angle(temp, j, threshold);
+            if (angle < 0)
+                continue;
+            unsigned slot = atomicAdd(count, 1u);
+            if (slot < capacity) {
+                gpu_keypoint k;
+                k.keypoint = vl_sift_keypoint{c.x, c.y, c.size, angle, c.response, c.octave_packed, cand.slice};
+                k.octave = octave;
+                k.layer = c.layer;
+                keypoints[slot] = k;
+            }
+        }
+        __syncwarp();
+    }
+}
+
+/* One warp per finished keypoint (input pixels): its descriptor from its Gaussian level. The samples are
+ * spread over the lanes 32 at a time in row-major order; lane L owns cell L / 2 of the 4 x 4 inner cells
+ * and, of its 10 orientation bins, 0-3 and 8-9 (L even) or 4-7 (L odd), and adds the shares of its bins
+ * in sample order, so each bin is the CPU's sum. After folding bins 8-9 into 0-1, lane L holds values
+ * 4L..4L+3 of the descriptor, the layout vl_sift_descriptor_sum_squares reduces. */
 __global__ static void descriptor_kernel(const float *__restrict__ gauss, int64_t gauss_stride,
                                          const gpu_keypoint *keypoints, unsigned int count, float *descriptors)
 {
-    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= count)
-        return;
-    const gpu_keypoint k = keypoints[i];
-    const int o = k.octave;
-    const int64_t w = plan_c.w[o], h = plan_c.h[o];
-    const float *level = gauss + k.keypoint.slice * gauss_stride + plan_c.gauss_offset[o] + k.layer * w * h;
-    float scale = 2.f / (float)(1 << o);
-    float angle = 360.f - k.keypoint.angle;
-    if (fabsf(angle - 360.f) < VL_SIFT_FLT_EPSILON)
-        angle = 0.f;
-    float hist[VL_SIFT_DESCR_HIST];
-    vl_sift_descriptor(level, w, h, k.keypoint.x * scale, k.keypoint.y * scale, angle, k.keypoint.size * scale * 0.5f,
-                       hist, descriptors + (int64_t)i * VL_SIFT_DESCRIPTOR_SIZE);
+    __shared__ float shares[WARPS_PER_BLOCK_MAX][32][9];  /* 9: rows of 8 shares padded against bank conflicts */
+    const unsigned int lane = threadIdx.x & 31, warp_in_block = threadIdx.x >> 5;
+    const unsigned int warps = gridDim.x * (blockDim.x >> 5);
+    float(*share)[9] = shares[warp_in_block];
+    const int cell_row = (int)(lane >> 3), cell_col = (int)((lane >> 1) & 3), odd = (int)(lane & 1);
+    /* label[m]: the orientation bin accumulator m holds, -1 for none. */
+    int label[6];
+    for (int m = 0; m < 6; m++)
+        label[m] = m < 4 ? m + 4 * odd : odd ? -1 : m + 4;
+    for (unsigned int item = blockIdx.x * (blockDim.x >> 5) + warp_in_block; item < count; item += warps) {
+        const gpu_keypoint k = keypoints[item];
+        const int o = k.octave;
+        const int64_t w = plan_c.w[o], h = plan_c.h[o];
+        const float *level = gauss + k.keypoint.slice * gauss_stride + plan_c.gauss_offset[o] + k.layer * w * h;
+        const float scale = 2.f / (float)(1 << o);
+        float angle = 360.f - k.keypoint.angle;
+        if (fabsf(angle - 360.f) < VL_SIFT_FLT_EPSILON)
+            angle = 0.f;
+        const vl_sift_descr_geometry g = vl_sift_descriptor_geometry(
+            w, h, k.keypoint.x * scale, k.keypoint.y * scale, angle, k.keypoint.size * scale * 0.5f);
+        const int side = 2 * g.radius + 1, samples = side * side;
+        float acc[6] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+        for (int first = 0; first < samples; first += 32) {
+            const int s = first + (int)lane;
+            int r0 = 0, c0 = 0, o0 = 0, found = 0;
+            float v[8];
+            if (s < samples)
+                found = vl_sift_descriptor_sample(level, w, h, &g, s / side - g.radius, s % side - g.radius, &r0,
+                                                  &c0, &o0, v);
+            if (found)
+                for (int m = 0; m < 8; m++)
+                    share[lane][m] = v[m];
+            const int where = (r0 + 1) | ((c0 + 1) << 4) | (o0 << 8);
+            const unsigned int pending_all = __ballot_sync(FULL_WARP, found);
+            __syncwarp();
+            for (unsigned int pending = pending_all; pending; pending &= pending - 1) {
+                const int t = __ffs(pending) - 1;
+                const int at = __shfl_sync(FULL_WARP, where, t);
+                const int dr = cell_row - ((at & 15) - 1), dc = cell_col - (((at >> 4) & 15) - 1);
+                if (dr < 0 || dr > 1 || dc < 0 || dc > 1)
+                    continue;
+                const int bin = at >> 8, pair = (dr * 2 + dc) * 2;
+                const float low = share[t][pair], high = share[t][pair + 1];
+                for (int m = 0; m < 6; m++) {
+                    if (label[m] == bin)
+                        acc[m] += low;
+                    if (label[m] == bin + 1)
+                        acc[m] += high;
+                }
+            }
+            __syncwarp();
+        }
+        if (!odd) {
+            acc[0] += acc[4];
+            acc[1] += acc[5];
+        }
+        float norm2 = acc[0] * acc[0];
+        norm2 += acc[1] * acc[1];
+        norm2 += acc[2] * acc[2];
+        norm2 += acc[3] * acc[3];
+        for (int offset = 16; offset >= 1; offset >>= 1)
+            norm2 = norm2 + __shfl_xor_sync(FULL_WARP, norm2, offset);
+        const float threshold = sqrtf(norm2) * VL_SIFT_DESCR_MAG_THR;
+        for (int m = 0; m < 4; m++)
+            acc[m] = fminf(acc[m], threshold);
+        norm2 = acc[0] * acc[0];
+        norm2 += acc[1] * acc[1];
+        norm2 += acc[2] * acc[2];
+        norm2 += acc[3] * acc[3];
+        for (int offset = 16; offset >= 1; offset >>= 1)
+            norm2 = norm2 + __shfl_xor_sync(FULL_WARP, norm2, offset);
+        const float factor = VL_SIFT_DESCR_INT_FACTOR / fmaxf(sqrtf(norm2), VL_SIFT_FLT_EPSILON);
+        float *dst = descriptors + (int64_t)item * VL_SIFT_DESCRIPTOR_SIZE + 4 * lane;
+        for (int m = 0; m < 4; m++)
+            dst[m] = vl_sift_descriptor_quantise(acc[m], factor);
+    }
 }
 
 /* ---- launch shapes ---------------------------------------------------------------------------------- */
@@ -260,8 +519,10 @@ __global__ static void descriptor_kernel(const float *__restrict__ gauss, int64_
 /* Threads per block for each kernel, from the occupancy calculator; the blur kernels' choice depends on
  * the radius through their shared memory, so they are sized per pyramid level. */
 typedef struct launch_shapes {
-    int upsample, downsample, dog, extrema, orient, descriptor, normalise;
+    int upsample, downsample, extrema, orient, descriptor, normalise;  /* extrema: blockDim.y of 32-wide blocks */
+    int orient_grid;  /* blocks of the orientation kernel resident on the device at once */
     int rows[VL_SIFT_MAX_LEVELS], cols[VL_SIFT_MAX_LEVELS];  /* cols: blockDim.y of 32-wide blocks */
+    blur_fused_fn fused[VL_SIFT_MAX_LEVELS];  /* the fused blur of each level; NULL: two passes */
 } launch_shapes;
 
 struct row_shared_bytes {
@@ -278,25 +539,34 @@ struct col_shared_bytes {
 };
 
 template <typename K>
-static int occupancy_block(K kernel)
+static int occupancy_block(K kernel, int limit = 0)
 {
     int grid = 0, block = 256;
-    if (cudaOccupancyMaxPotentialBlockSize(&grid, &block, kernel, 0, 0) != cudaSuccess || block < 32)
-        block = 256;
-    return block;
+    if (cudaOccupancyMaxPotentialBlockSize(&grid, &block, kernel, 0, limit) != cudaSuccess || block < 32)
+        block = limit && limit < 256 ? limit : 256;
+    return block / 32 * 32;
 }
 
 static vl_status choose_shapes(const vl_sift_plan *plan, launch_shapes *shapes)
 {
     shapes->upsample = occupancy_block(upsample_kernel);
     shapes->downsample = occupancy_block(downsample_kernel);
-    shapes->dog = occupancy_block(dog_kernel);
-    shapes->extrema = occupancy_block(extrema_kernel);
-    shapes->orient = occupancy_block(orient_kernel);
-    shapes->descriptor = occupancy_block(descriptor_kernel);
+    shapes->extrema = occupancy_block(extrema_kernel) / 32;
+    shapes->orient = occupancy_block(orient_kernel, 32 * WARPS_PER_BLOCK_MAX);
+    shapes->descriptor = occupancy_block(descriptor_kernel, 32 * WARPS_PER_BLOCK_MAX);
     shapes->normalise = occupancy_block(normalise_kernel<float>);
+    int device = 0, processors = 0, per_processor = 0;
+    VL_CUDA_TRY(cudaGetDevice(&device), "querying the device");
+    VL_CUDA_TRY(cudaDeviceGetAttribute(&processors, cudaDevAttrMultiProcessorCount, device), "querying the device");
+    VL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_processor, orient_kernel, shapes->orient, 0),
+                "sizing the orientation kernel");
+    shapes->orient_grid = (processors > 0 ? processors : 1) * (per_processor > 0 ? per_processor : 1);
     for (int level = 0; level < plan->gauss_levels; level++) {
         int grid = 0, block = 0;
+        /* The fused blur's shape is fixed by its register blocking (32 x 8 threads, 8 rows each). */
+        shapes->fused[level] = blur_fused_for<FUSED_RADIUS_MAX>(plan->radius[level]);
+        if (shapes->fused[level])
+            continue;
         VL_CUDA_TRY(cudaOccupancyMaxPotentialBlockSizeVariableSMem(&grid, &block, blur_rows_kernel,
                                                                     row_shared_bytes{plan->radius[level]}, 1024),
                     "sizing the row blur");
@@ -320,89 +590,118 @@ static unsigned int grid_for(int64_t items, int block)
 
 /* ---- the pyramid of a batch ------------------------------------------------------------------------- */
 
+/* One batch of slices on the device, with its own streams: two batches are in flight, so that the host
+ * finishes one batch's keypoints while the device builds the next one's pyramid. The upload and the
+ * pyramid go on `stream`, at the lowest priority; the detection and the descriptors, which the host waits
+ * for, go on `urgent`, at the highest, after the event `built`: their blocks are scheduled ahead of the
+ * other batch's pyramid blocks rather than behind them. */
 typedef struct gpu_batch {
+    cudaStream_t stream, urgent;
+    cudaEvent_t built;
     float *input;      /* slices x w x h, normalised */
     float *doubled;    /* slices x 4wh */
-    float *scratch;    /* slices x 4wh, the horizontal pass's output */
-    float *gauss, *dog;
+    float *scratch;    /* slices x 4wh, the horizontal pass's output (kernels wider than the fused blur's) */
+    float *gauss;      /* the Gaussian pyramids; their DoG levels are taken as differences where needed */
     void *raw;         /* slices of the volume as stored */
     gpu_candidate *candidates;
     gpu_keypoint *keypoints;
     float *descriptors;
-    unsigned int *counters;
+    unsigned int *counters;       /* [0] keypoints, [1 + o] candidates of octave o */
+    unsigned int *host_counters;  /* pinned: the counters as copied at the end of the detection */
     unsigned int candidate_capacity, keypoint_capacity, descriptor_capacity;
     int slices;
 } gpu_batch;
 
 static void batch_free(gpu_batch *batch)
 {
+    if (batch->stream)
+        cudaStreamSynchronize(batch->stream);
+    if (batch->urgent)
+        cudaStreamSynchronize(batch->urgent);
     cudaFree(batch->input);
     cudaFree(batch->doubled);
     cudaFree(batch->scratch);
     cudaFree(batch->gauss);
-    cudaFree(batch->dog);
     cudaFree(batch->raw);
     cudaFree(batch->candidates);
     cudaFree(batch->keypoints);
     cudaFree(batch->descriptors);
     cudaFree(batch->counters);
+    if (batch->host_counters)
+        cudaFreeHost(batch->host_counters);
+    if (batch->stream)
+        cudaStreamDestroy(batch->stream);
+    if (batch->urgent)
+        cudaStreamDestroy(batch->urgent);
+    if (batch->built)
+        cudaEventDestroy(batch->built);
     memset(batch, 0, sizeof *batch);
 }
 
-/* dst = src blurred with the plan's kernel `level`, for every slice of the batch in one launch per pass;
- * slices lie src_stride / dst_stride floats apart, the intermediate in scratch w*h apart. */
-static vl_status blur_level(const vl_sift_plan *plan, const launch_shapes *shapes, int level, const float *src,
-                            int64_t src_stride, float *dst, int64_t dst_stride, float *scratch, int64_t w, int64_t h,
-                            int slices)
+/* dst = src blurred with the plan's kernel `level`, for every slice of the batch in one launch (two for
+ * kernels wider than the fused one's limit); slices lie src_stride / dst_stride floats apart. When `dog` is
+ * set, the DoG level dst - src goes there (slices dog_stride apart). */
+static vl_status blur_level(const vl_sift_plan *plan, const launch_shapes *shapes, gpu_batch *batch, int level,
+                            const float *src, int64_t src_stride, float *dst, int64_t dst_stride, int64_t w,
+                            int64_t h, float *dog, int64_t dog_stride)
 {
-    int r = plan->radius[level];
+    int r = plan->radius[level], slices = batch->slices;
+    cudaStream_t stream = batch->stream;
+    if (shapes->fused[level]) {
+        dim3 grid((unsigned)((w + FUSED_TILE_W - 1) / FUSED_TILE_W), (unsigned)((h + FUSED_TILE_H - 1) / FUSED_TILE_H),
+                  (unsigned)slices);
+        shapes->fused[level]<<<grid, dim3(FUSED_TILE_W, FUSED_TILE_H / FUSED_ROWS_PER_THREAD), 0, stream>>>(
+            src, dst, w, h, src_stride, dst_stride, level, dog, dog_stride);
+        VL_CUDA_TRY(cudaGetLastError(), "launching the Gaussian blur");
+        return VL_OK;
+    }
     int block = shapes->rows[level];
     dim3 grid_rows((unsigned)((w + block - 1) / block), (unsigned)(h < 65535 ? h : 65535), (unsigned)slices);
-    blur_rows_kernel<<<grid_rows, block, (size_t)(block + 2 * r) * sizeof(float)>>>(src, scratch, w, h, src_stride,
-                                                                                    w * h, level);
+    blur_rows_kernel<<<grid_rows, block, (size_t)(block + 2 * r) * sizeof(float), stream>>>(
+        src, batch->scratch, w, h, src_stride, w * h, level);
     int by = shapes->cols[level];
     int rows = by * VERTICAL_ROWS_PER_THREAD;
     dim3 grid_cols((unsigned)((w + 31) / 32), (unsigned)((h + rows - 1) / rows), (unsigned)slices);
-    blur_cols_kernel<<<grid_cols, dim3(32, by), (size_t)32 * (rows + 2 * r) * sizeof(float)>>>(
-        scratch, dst, w, h, w * h, dst_stride, level);
+    blur_cols_kernel<<<grid_cols, dim3(32, by), (size_t)32 * (rows + 2 * r) * sizeof(float), stream>>>(
+        batch->scratch, dst, w, h, w * h, dst_stride, level, dog ? src : NULL, dog, dog_stride);
     VL_CUDA_TRY(cudaGetLastError(), "launching the Gaussian blur");
     return VL_OK;
 }
 
-/* Gaussian and DoG pyramids of batch->slices normalised images in batch->input. */
-static vl_status build_pyramids(const vl_sift_plan *plan, const launch_shapes *shapes, gpu_batch *batch)
+/* Gaussian pyramids of batch->slices normalised images in batch->input (queued on its stream), and their
+ * DoG pyramids into `dog` (plan->dog_floats per slice) when it is set. */
+static vl_status build_pyramids(const vl_sift_plan *plan, const launch_shapes *shapes, gpu_batch *batch, float *dog)
 {
     int slices = batch->slices;
+    cudaStream_t stream = batch->stream;
     int64_t w0 = plan->w[0], h0 = plan->h[0];
     dim3 grid_up((unsigned)((w0 + shapes->upsample - 1) / shapes->upsample), (unsigned)(h0 < 65535 ? h0 : 65535),
                  (unsigned)slices);
-    upsample_kernel<<<grid_up, shapes->upsample>>>(batch->input, batch->doubled, plan->width, plan->height);
+    upsample_kernel<<<grid_up, shapes->upsample, 0, stream>>>(batch->input, batch->doubled, plan->width,
+                                                              plan->height);
     VL_CUDA_TRY(cudaGetLastError(), "launching the enlargement");
     for (int o = 0; o < plan->octaves; o++) {
         int64_t w = plan->w[o], h = plan->h[o], n = w * h;
         float *level = batch->gauss + plan->gauss_offset[o];
         vl_status status = VL_OK;
         if (o == 0) {
-            status = blur_level(plan, shapes, 0, batch->doubled, n, level, plan->gauss_floats, batch->scratch, w, h,
-                                slices);
+            status = blur_level(plan, shapes, batch, 0, batch->doubled, n, level, plan->gauss_floats, w, h, NULL, 0);
         } else {
             int64_t pw = plan->w[o - 1], ph = plan->h[o - 1];
             dim3 grid_down((unsigned)((w + shapes->downsample - 1) / shapes->downsample),
                            (unsigned)(h < 65535 ? h : 65535), (unsigned)slices);
-            downsample_kernel<<<grid_down, shapes->downsample>>>(
+            downsample_kernel<<<grid_down, shapes->downsample, 0, stream>>>(
                 batch->gauss + plan->gauss_offset[o - 1] + plan->layers * pw * ph, pw, ph, level, w, h,
                 plan->gauss_floats);
             VL_CUDA_TRY(cudaGetLastError(), "launching the halving");
         }
+        /* Level i, and DoG level i - 1 = level i - level i - 1 in the same pass when asked for. */
         for (int i = 1; i < plan->gauss_levels && status == VL_OK; i++)
-            status = blur_level(plan, shapes, i, level + (i - 1) * n, plan->gauss_floats, level + i * n,
-                                plan->gauss_floats, batch->scratch, w, h, slices);
+            status = blur_level(plan, shapes, batch, i, level + (i - 1) * n, plan->gauss_floats, level + i * n,
+                                plan->gauss_floats, w, h, dog ? dog + plan->dog_offset[o] + (i - 1) * n : NULL,
+                                plan->dog_floats);
         if (status != VL_OK)
             return status;
-        dim3 grid_dog(grid_for(plan->dog_levels * n, shapes->dog), 1, (unsigned)slices);
-        dog_kernel<<<grid_dog, shapes->dog>>>(level, batch->dog + plan->dog_offset[o], plan->dog_levels * n, n,
-                                              plan->gauss_floats, plan->dog_floats);
-        VL_CUDA_TRY(cudaGetLastError(), "launching the DoG");
     }
     return VL_OK;
 }
@@ -415,32 +714,22 @@ static vl_status upload_plan(const vl_sift_plan *plan, launch_shapes *shapes)
     return choose_shapes(plan, shapes);
 }
 
+/* Whether some level's kernel is too wide for the fused blur, so the two passes need their scratch. */
+static int needs_scratch(const vl_sift_plan *plan)
+{
+    for (int level = 0; level < plan->gauss_levels; level++)
+        if (plan->radius[level] > FUSED_RADIUS_MAX)
+            return 1;
+    return 0;
+}
+
 /* Device bytes one slice of a batch needs. */
 static int64_t bytes_per_slice(const vl_sift_plan *plan, size_t sample_bytes)
 {
     int64_t pixels = plan->width * plan->height, doubled = plan->w[0] * plan->h[0];
-    return (int64_t)sizeof(float) * (pixels + 2 * doubled + plan->gauss_floats + plan->dog_floats) +
+    return (int64_t)sizeof(float) *
+               (pixels + (1 + needs_scratch(plan)) * doubled + plan->gauss_floats) +
            (int64_t)sample_bytes * pixels + (int64_t)(sizeof(gpu_candidate) + sizeof(gpu_keypoint)) * (pixels / 4);
-}
-
-static vl_status batch_allocate(const vl_sift_plan *plan, int slices, size_t sample_bytes, gpu_batch *batch)
-{
-    memset(batch, 0, sizeof *batch);
-    batch->slices = slices;
-    int64_t pixels = plan->width * plan->height, doubled = plan->w[0] * plan->h[0];
-    /* Candidates and keypoints: a quarter of the input pixels per slice is far above what images give;
-     * a batch that overflows is detected and rerun with room for what it found. */
-    batch->candidate_capacity = (unsigned int)(slices * (pixels / 4 + 1024));
-    batch->keypoint_capacity = batch->candidate_capacity;
-    VL_CUDA_TRY(cudaMalloc((void **)&batch->input, sizeof(float) * pixels * slices), "allocating the inputs");
-    VL_CUDA_TRY(cudaMalloc((void **)&batch->doubled, sizeof(float) * doubled * slices), "allocating the pyramid");
-    VL_CUDA_TRY(cudaMalloc((void **)&batch->scratch, sizeof(float) * doubled * slices), "allocating the pyramid");
-    VL_CUDA_TRY(cudaMalloc((void **)&batch->gauss, sizeof(float) * plan->gauss_floats * slices), "allocating the pyramid");
-    VL_CUDA_TRY(cudaMalloc((void **)&batch->dog, sizeof(float) * plan->dog_floats * slices), "allocating the pyramid");
-    if (sample_bytes)
-        VL_CUDA_TRY(cudaMalloc(&batch->raw, sample_bytes * pixels * slices), "allocating the slices");
-    VL_CUDA_TRY(cudaMalloc((void **)&batch->counters, 2 * sizeof(unsigned int)), "allocating counters");
-    return VL_OK;
 }
 
 static vl_status ensure_lists(gpu_batch *batch, unsigned int candidates, unsigned int keypoints)
@@ -462,72 +751,102 @@ static vl_status ensure_lists(gpu_batch *batch, unsigned int candidates, unsigne
     return VL_OK;
 }
 
-/* Raw keypoints (doubled-input pixels, any order) of every slice of the batch into `host`. */
-static vl_status detect_batch(const vl_sift_plan *plan, const launch_shapes *shapes, gpu_batch *batch,
-                              gpu_keypoint **host, unsigned int *host_count)
+static vl_status batch_allocate(const vl_sift_plan *plan, int slices, size_t sample_bytes, gpu_batch *batch)
 {
-    *host = NULL;
-    *host_count = 0;
-    unsigned int total = 0;
-    gpu_keypoint *all = NULL;
+    memset(batch, 0, sizeof *batch);
+    batch->slices = slices;
+    int64_t pixels = plan->width * plan->height, doubled = plan->w[0] * plan->h[0];
+    /* Candidates and keypoints: a quarter of the input pixels per slice is far above what images give;
+     * a batch that overflows is detected and rerun with room for what it found. */
+    batch->candidate_capacity = (unsigned int)(slices * (pixels / 4 + 1024));
+    batch->keypoint_capacity = batch->candidate_capacity;
+    int least = 0, greatest = 0;
+    VL_CUDA_TRY(cudaDeviceGetStreamPriorityRange(&least, &greatest), "querying stream priorities");
+    VL_CUDA_TRY(cudaStreamCreateWithPriority(&batch->stream, cudaStreamDefault, least), "creating a stream");
+    VL_CUDA_TRY(cudaStreamCreateWithPriority(&batch->urgent, cudaStreamDefault, greatest), "creating a stream");
+    VL_CUDA_TRY(cudaEventCreateWithFlags(&batch->built, cudaEventDisableTiming), "creating an event");
+    VL_CUDA_TRY(cudaMalloc((void **)&batch->input, sizeof(float) * pixels * slices), "allocating the inputs");
+    VL_CUDA_TRY(cudaMalloc((void **)&batch->doubled, sizeof(float) * doubled * slices), "allocating the pyramid");
+    if (needs_scratch(plan))
+        VL_CUDA_TRY(cudaMalloc((void **)&batch->scratch, sizeof(float) * doubled * slices), "allocating the pyramid");
+    VL_CUDA_TRY(cudaMalloc((void **)&batch->gauss, sizeof(float) * plan->gauss_floats * slices), "allocating the pyramid");
+    if (sample_bytes)
+        VL_CUDA_TRY(cudaMalloc(&batch->raw, sample_bytes * pixels * slices), "allocating the slices");
+    VL_CUDA_TRY(cudaMalloc((void **)&batch->counters, (1 + VL_SIFT_MAX_OCTAVES) * sizeof(unsigned int)),
+                "allocating counters");
+    VL_CUDA_TRY(cudaMallocHost((void **)&batch->host_counters, (1 + VL_SIFT_MAX_OCTAVES) * sizeof(unsigned int)),
+                "allocating counters");
+    return ensure_lists(batch, 0, 0);
+}
+
+/* Queues, after the pyramid, the extremum scan and the orientation kernel of every octave on the batch's
+ * urgent stream, then the copy of the counters to the host; nothing waits. */
+static vl_status detect_launch(const vl_sift_plan *plan, const launch_shapes *shapes, gpu_batch *batch)
+{
+    cudaStream_t stream = batch->urgent;
+    VL_CUDA_TRY(cudaEventRecord(batch->built, batch->stream), "ordering the detection");
+    VL_CUDA_TRY(cudaStreamWaitEvent(stream, batch->built, 0), "ordering the detection");
+    VL_CUDA_TRY(cudaMemsetAsync(batch->counters, 0, (1 + plan->octaves) * sizeof(unsigned int), stream),
+                "clearing counters");
     for (int o = 0; o < plan->octaves; o++) {
         if (plan->w[o] <= 2 * VL_SIFT_IMG_BORDER || plan->h[o] <= 2 * VL_SIFT_IMG_BORDER)
             continue;
-        for (;;) {
-            vl_status status = ensure_lists(batch, 0, 0);
-            if (status != VL_OK) {
-                free(all);
-                return status;
-            }
-            unsigned int counts[2] = {0, 0};
-            VL_CUDA_TRY(cudaMemset(batch->counters, 0, 2 * sizeof(unsigned int)), "clearing counters");
-            int64_t items = (plan->w[o] - 2 * VL_SIFT_IMG_BORDER) * (plan->h[o] - 2 * VL_SIFT_IMG_BORDER);
-            dim3 grid_scan(grid_for(items, shapes->extrema), 1, (unsigned)(plan->layers * batch->slices));
-            extrema_kernel<<<grid_scan, shapes->extrema>>>(batch->dog, o, plan->dog_floats, batch->candidates,
-                                                           batch->counters, batch->candidate_capacity);
-            VL_CUDA_TRY(cudaGetLastError(), "launching the extremum scan");
-            VL_CUDA_TRY(cudaMemcpy(counts, batch->counters, sizeof(unsigned int), cudaMemcpyDeviceToHost),
-                        "reading the candidate count");
-            if (counts[0] > batch->candidate_capacity) {
-                status = ensure_lists(batch, counts[0], 0);
-                if (status != VL_OK) {
-                    free(all);
-                    return status;
-                }
-                continue;
-            }
-            if (counts[0]) {
-                orient_kernel<<<grid_for(counts[0], shapes->orient), shapes->orient>>>(
-                    batch->gauss, batch->dog, o, plan->gauss_floats, plan->dog_floats, batch->candidates, counts[0],
-                    batch->keypoints, batch->counters + 1, batch->keypoint_capacity);
-                VL_CUDA_TRY(cudaGetLastError(), "launching the orientation kernel");
-            }
-            VL_CUDA_TRY(cudaMemcpy(counts + 1, batch->counters + 1, sizeof(unsigned int), cudaMemcpyDeviceToHost),
-                        "reading the keypoint count");
-            if (counts[1] > batch->keypoint_capacity) {
-                status = ensure_lists(batch, 0, counts[1]);
-                if (status != VL_OK) {
-                    free(all);
-                    return status;
-                }
-                continue;
-            }
-            if (counts[1]) {
-                gpu_keypoint *grown = (gpu_keypoint *)realloc(all, sizeof *all * (total + counts[1]));
-                if (!grown) {
-                    free(all);
-                    return vl_fail(VL_ERR_MEMORY, "sift: out of memory for keypoints");
-                }
-                all = grown;
-                VL_CUDA_TRY(cudaMemcpy(all + total, batch->keypoints, sizeof *all * counts[1], cudaMemcpyDeviceToHost),
-                            "reading keypoints");
-                total += counts[1];
-            }
+        int64_t iw = plan->w[o] - 2 * VL_SIFT_IMG_BORDER, ih = plan->h[o] - 2 * VL_SIFT_IMG_BORDER;
+        int by = shapes->extrema;
+        int64_t strip = (int64_t)by * EXTREMA_ROWS;
+        dim3 grid_scan((unsigned)((iw + 31) / 32), (unsigned)((ih + strip - 1) / strip),
+                       (unsigned)(plan->layers * batch->slices));
+        extrema_kernel<<<grid_scan, dim3(32, by), 0, stream>>>(batch->gauss, o, plan->gauss_floats,
+                                                               batch->candidates, batch->counters + 1 + o,
+                                                               batch->candidate_capacity);
+        VL_CUDA_TRY(cudaGetLastError(), "launching the extremum scan");
+        orient_kernel<<<shapes->orient_grid, shapes->orient, 0, stream>>>(
+            batch->gauss, o, plan->gauss_floats, batch->candidates, batch->counters + 1 + o,
+            batch->candidate_capacity, batch->keypoints, batch->counters, batch->keypoint_capacity);
+        VL_CUDA_TRY(cudaGetLastError(), "launching the orientation kernel");
+    }
+    VL_CUDA_TRY(cudaMemcpyAsync(batch->host_counters, batch->counters, (1 + plan->octaves) * sizeof(unsigned int),
+                                cudaMemcpyDeviceToHost, stream),
+                "reading the counters");
+    return VL_OK;
+}
+
+/* Waits for the batch's detection and brings its raw keypoints (doubled-input pixels, any order) to the
+ * host; a detection that overflowed a list is rerun with room for what it found. */
+static vl_status detect_collect(const vl_sift_plan *plan, const launch_shapes *shapes, gpu_batch *batch,
+                                gpu_keypoint **host, unsigned int *host_count)
+{
+    *host = NULL;
+    *host_count = 0;
+    for (;;) {
+        VL_CUDA_TRY(cudaStreamSynchronize(batch->urgent), "detecting keypoints");
+        unsigned int candidates = 0, keypoints = batch->host_counters[0];
+        for (int o = 0; o < plan->octaves; o++)
+            candidates = batch->host_counters[1 + o] > candidates ? batch->host_counters[1 + o] : candidates;
+        if (candidates <= batch->candidate_capacity && keypoints <= batch->keypoint_capacity)
             break;
-        }
+        vl_status status = ensure_lists(batch, candidates, keypoints);
+        if (status == VL_OK)
+            status = detect_launch(plan, shapes, batch);
+        if (status != VL_OK)
+            return status;
+    }
+    unsigned int count = batch->host_counters[0];
+    if (!count)
+        return VL_OK;
+    gpu_keypoint *all = (gpu_keypoint *)malloc(sizeof *all * count);
+    if (!all)
+        return vl_fail(VL_ERR_MEMORY, "sift: out of memory for keypoints");
+    cudaError_t error = cudaMemcpyAsync(all, batch->keypoints, sizeof *all * count, cudaMemcpyDeviceToHost,
+                                        batch->urgent);
+    if (error == cudaSuccess)
+        error = cudaStreamSynchronize(batch->urgent);
+    if (error != cudaSuccess) {
+        free(all);
+        return vl_cuda_failure(error, "reading keypoints");
     }
     *host = all;
-    *host_count = total;
+    *host_count = count;
     return VL_OK;
 }
 
@@ -565,27 +884,35 @@ static vl_status finish_batch(const vl_sift_plan *plan, const launch_shapes *sha
     if (status == VL_OK && finished) {
         status = ensure_lists(batch, 0, finished);
         if (status == VL_OK && finished > batch->descriptor_capacity) {
+            /* Room for a quarter more than this batch found, so that later batches rarely grow it (a device
+             * allocation waits for the other batch's work too). */
+            unsigned int capacity = finished + finished / 4;
             cudaFree(batch->descriptors);
             batch->descriptors = NULL;
             batch->descriptor_capacity = 0;
-            cudaError_t error = cudaMalloc((void **)&batch->descriptors,
-                                           sizeof(float) * VL_SIFT_DESCRIPTOR_SIZE * batch->keypoint_capacity);
+            cudaError_t error =
+                cudaMalloc((void **)&batch->descriptors, sizeof(float) * VL_SIFT_DESCRIPTOR_SIZE * capacity);
             if (error != cudaSuccess)
                 status = vl_cuda_failure(error, "allocating descriptors");
             else
-                batch->descriptor_capacity = batch->keypoint_capacity;
+                batch->descriptor_capacity = capacity;
         }
         cudaError_t error = cudaSuccess;
         if (status == VL_OK)
-            error = cudaMemcpy(batch->keypoints, ordered, sizeof *ordered * finished, cudaMemcpyHostToDevice);
+            error = cudaMemcpyAsync(batch->keypoints, ordered, sizeof *ordered * finished, cudaMemcpyHostToDevice,
+                                    batch->urgent);
         if (status == VL_OK && error == cudaSuccess) {
-            descriptor_kernel<<<grid_for(finished, shapes->descriptor), shapes->descriptor>>>(
-                batch->gauss, plan->gauss_floats, batch->keypoints, finished, batch->descriptors);
+            descriptor_kernel<<<grid_for((int64_t)finished * 32, shapes->descriptor), shapes->descriptor, 0,
+                                batch->urgent>>>(batch->gauss, plan->gauss_floats, batch->keypoints, finished,
+                                                 batch->descriptors);
             error = cudaGetLastError();
         }
         if (status == VL_OK && error == cudaSuccess)
-            error = cudaMemcpy(descriptors, batch->descriptors, sizeof(float) * VL_SIFT_DESCRIPTOR_SIZE * finished,
-                               cudaMemcpyDeviceToHost);
+            error = cudaMemcpyAsync(descriptors, batch->descriptors,
+                                    sizeof(float) * VL_SIFT_DESCRIPTOR_SIZE * finished, cudaMemcpyDeviceToHost,
+                                    batch->urgent);
+        if (status == VL_OK && error == cudaSuccess)
+            error = cudaStreamSynchronize(batch->urgent);
         if (status == VL_OK && error != cudaSuccess)
             status = vl_cuda_failure(error, "computing descriptors");
     }
@@ -603,36 +930,52 @@ static vl_status finish_batch(const vl_sift_plan *plan, const launch_shapes *sha
     return status;
 }
 
-/* Uploads and normalises slices [first, first + batch->slices) of the volume, or the one image. */
+/* Queues the upload and normalisation of slices [first, first + batch->slices) of the volume, or of the one
+ * image, on the batch's stream. */
 static vl_status load_batch(const vl_sift_plan *plan, const launch_shapes *shapes, const float *image,
                             const vl_volume *volume, int64_t first, gpu_batch *batch)
 {
     int64_t pixels = plan->width * plan->height, n = pixels * batch->slices;
+    cudaStream_t stream = batch->stream;
+    unsigned int grid = grid_for(n, shapes->normalise);
+    float offset = plan->input_offset, scale = plan->input_scale;
     if (!volume) {
-        VL_CUDA_TRY(cudaMemcpy(batch->input, image, sizeof(float) * pixels, cudaMemcpyHostToDevice), "uploading");
-        normalise_kernel<float><<<grid_for(n, shapes->normalise), shapes->normalise>>>(
-            batch->input, batch->input, n, plan->input_offset, plan->input_scale);
+        VL_CUDA_TRY(cudaMemcpyAsync(batch->input, image, sizeof(float) * pixels, cudaMemcpyHostToDevice, stream),
+                    "uploading");
+        normalise_kernel<float><<<grid, shapes->normalise, 0, stream>>>(batch->input, batch->input, n, offset, scale);
         VL_CUDA_TRY(cudaGetLastError(), "launching the normalisation");
         return VL_OK;
     }
     size_t sample = vl_dtype_size(volume->dtype);
-    VL_CUDA_TRY(cudaMemcpy(batch->raw, (const char *)volume->data + (size_t)(first * pixels) * sample, sample * n,
-                           cudaMemcpyHostToDevice),
+    VL_CUDA_TRY(cudaMemcpyAsync(batch->raw, (const char *)volume->data + (size_t)(first * pixels) * sample,
+                                sample * n, cudaMemcpyHostToDevice, stream),
                 "uploading slices");
-    unsigned int grid = grid_for(n, shapes->normalise);
-    float offset = plan->input_offset, scale = plan->input_scale;
     switch (volume->dtype) {
-    case VL_U8: normalise_kernel<uint8_t><<<grid, shapes->normalise>>>((const uint8_t *)batch->raw, batch->input, n, offset, scale); break;
-    case VL_I16: normalise_kernel<int16_t><<<grid, shapes->normalise>>>((const int16_t *)batch->raw, batch->input, n, offset, scale); break;
-    case VL_U16: normalise_kernel<uint16_t><<<grid, shapes->normalise>>>((const uint16_t *)batch->raw, batch->input, n, offset, scale); break;
-    case VL_U32: normalise_kernel<uint32_t><<<grid, shapes->normalise>>>((const uint32_t *)batch->raw, batch->input, n, offset, scale); break;
-    case VL_F32: normalise_kernel<float><<<grid, shapes->normalise>>>((const float *)batch->raw, batch->input, n, offset, scale); break;
+    case VL_U8: normalise_kernel<uint8_t><<<grid, shapes->normalise, 0, stream>>>((const uint8_t *)batch->raw, batch->input, n, offset, scale); break;
+    case VL_I16: normalise_kernel<int16_t><<<grid, shapes->normalise, 0, stream>>>((const int16_t *)batch->raw, batch->input, n, offset, scale); break;
+    case VL_U16: normalise_kernel<uint16_t><<<grid, shapes->normalise, 0, stream>>>((const uint16_t *)batch->raw, batch->input, n, offset, scale); break;
+    case VL_U32: normalise_kernel<uint32_t><<<grid, shapes->normalise, 0, stream>>>((const uint32_t *)batch->raw, batch->input, n, offset, scale); break;
+    case VL_F32: normalise_kernel<float><<<grid, shapes->normalise, 0, stream>>>((const float *)batch->raw, batch->input, n, offset, scale); break;
     }
     VL_CUDA_TRY(cudaGetLastError(), "launching the normalisation");
     return VL_OK;
 }
 
-/* Slices per batch: what fits in the caller's budget, or half the free device memory, at most BATCH_MAX. */
+/* Queues everything of one batch up to its keypoints: upload, pyramid, detection. */
+static vl_status start_batch(const vl_sift_plan *plan, const launch_shapes *shapes, const float *image,
+                             const vl_volume *volume, int64_t first, int slices, gpu_batch *batch)
+{
+    batch->slices = slices;
+    vl_status status = load_batch(plan, shapes, image, volume, first, batch);
+    if (status == VL_OK)
+        status = build_pyramids(plan, shapes, batch, NULL);
+    if (status == VL_OK)
+        status = detect_launch(plan, shapes, batch);
+    return status;
+}
+
+/* Slices per batch: two batches in flight within the caller's budget, or within half the free device
+ * memory, at most BATCH_MAX each; one batch when that holds every slice. */
 static int batch_slices(const vl_sift_plan *plan, int64_t slices, size_t sample_bytes, uint64_t budget)
 {
     size_t free_bytes = 0, total = 0;
@@ -640,6 +983,9 @@ static int batch_slices(const vl_sift_plan *plan, int64_t slices, size_t sample_
         free_bytes = 0;
     uint64_t usable = budget ? budget : free_bytes / 2;
     int64_t fit = (int64_t)usable / bytes_per_slice(plan, sample_bytes);
+    if (fit >= slices && slices <= BATCH_MAX)
+        return (int)slices;
+    fit /= 2;
     if (fit < 1)
         fit = 1;
     if (fit > BATCH_MAX)
@@ -661,23 +1007,33 @@ extern "C" vl_status vl_sift_run_gpu(const vl_sift_plan *plan, const float *imag
     int64_t slices = volume ? volume->nz : 1;
     size_t sample_bytes = volume ? vl_dtype_size(volume->dtype) : 0;
     int per_batch = batch_slices(plan, slices, sample_bytes, gpu_memory);
-    gpu_batch batch;
-    status = batch_allocate(plan, per_batch, sample_bytes, &batch);
-    for (int64_t first = 0; first < slices && status == VL_OK; first += per_batch) {
-        batch.slices = (int)(slices - first < per_batch ? slices - first : per_batch);
-        status = load_batch(plan, &shapes, image, volume, first, &batch);
-        if (status == VL_OK)
-            status = build_pyramids(plan, &shapes, &batch);
+    int64_t batches = (slices + per_batch - 1) / per_batch;
+    gpu_batch batch[2];
+    memset(batch, 0, sizeof batch);
+    status = batch_allocate(plan, per_batch, sample_bytes, &batch[0]);
+    if (status == VL_OK && batches > 1)
+        status = batch_allocate(plan, per_batch, sample_bytes, &batch[1]);
+    if (status == VL_OK)
+        status = start_batch(plan, &shapes, image, volume, 0, (int)(slices < per_batch ? slices : per_batch),
+                             &batch[0]);
+    /* Batch k + 1 is queued before batch k is finished on the host, so the device works on it meanwhile. */
+    for (int64_t k = 0; k < batches && status == VL_OK; k++) {
+        gpu_batch *current = &batch[k & 1];
+        int64_t first = k * per_batch, next = first + per_batch;
+        if (next < slices)
+            status = start_batch(plan, &shapes, image, volume, next,
+                                 (int)(slices - next < per_batch ? slices - next : per_batch), &batch[(k + 1) & 1]);
         gpu_keypoint *raw = NULL;
         unsigned int raw_count = 0;
         if (status == VL_OK)
-            status = detect_batch(plan, &shapes, &batch, &raw, &raw_count);
+            status = detect_collect(plan, &shapes, current, &raw, &raw_count);
         if (status == VL_OK)
-            status = finish_batch(plan, &shapes, &batch, raw, raw_count, options->max_keypoints, first, out);
+            status = finish_batch(plan, &shapes, current, raw, raw_count, options->max_keypoints, first, out);
         free(raw);
-        vl_progress_report(progress, "sift", (double)(first + batch.slices) / (double)slices);
+        vl_progress_report(progress, "sift", (double)(first + current->slices) / (double)slices);
     }
-    batch_free(&batch);
+    batch_free(&batch[0]);
+    batch_free(&batch[1]);
     return status;
 }
 
@@ -691,21 +1047,32 @@ extern "C" vl_status vl_sift_pyramid_gpu(const vl_sift_plan *plan, const float *
     status = upload_plan(plan, &shapes);
     gpu_batch batch;
     memset(&batch, 0, sizeof batch);
+    float *device_dog = NULL;
     if (status == VL_OK)
         status = batch_allocate(plan, 1, 0, &batch);
     if (status == VL_OK) {
-        /* `image` is already normalised: upload it as is. */
-        cudaError_t error = cudaMemcpy(batch.input, image, sizeof(float) * plan->width * plan->height,
-                                       cudaMemcpyHostToDevice);
-        status = error == cudaSuccess ? build_pyramids(plan, &shapes, &batch) : vl_cuda_failure(error, "uploading");
+        cudaError_t error = cudaMalloc((void **)&device_dog, sizeof(float) * plan->dog_floats);
+        status = error == cudaSuccess ? VL_OK : vl_cuda_failure(error, "allocating the DoG pyramid");
     }
     if (status == VL_OK) {
-        cudaError_t error = cudaMemcpy(gauss, batch.gauss, sizeof(float) * plan->gauss_floats, cudaMemcpyDeviceToHost);
+        /* `image` is already normalised: upload it as is. */
+        cudaError_t error = cudaMemcpyAsync(batch.input, image, sizeof(float) * plan->width * plan->height,
+                                            cudaMemcpyHostToDevice, batch.stream);
+        status = error == cudaSuccess ? build_pyramids(plan, &shapes, &batch, device_dog)
+                                      : vl_cuda_failure(error, "uploading");
+    }
+    if (status == VL_OK) {
+        cudaError_t error = cudaMemcpyAsync(gauss, batch.gauss, sizeof(float) * plan->gauss_floats,
+                                            cudaMemcpyDeviceToHost, batch.stream);
         if (error == cudaSuccess)
-            error = cudaMemcpy(dog, batch.dog, sizeof(float) * plan->dog_floats, cudaMemcpyDeviceToHost);
+            error = cudaMemcpyAsync(dog, device_dog, sizeof(float) * plan->dog_floats, cudaMemcpyDeviceToHost,
+                                    batch.stream);
+        if (error == cudaSuccess)
+            error = cudaStreamSynchronize(batch.stream);
         if (error != cudaSuccess)
             status = vl_cuda_failure(error, "reading the pyramid");
     }
     batch_free(&batch);
+    cudaFree(device_dog);
     return status;
 }

@@ -250,6 +250,9 @@ static void scan_rows(scan_job *job, int64_t first, int64_t end)
     for (int i = 0; i < plan->dog_levels; i++)
         layers[i] = dog_octave + i * w * h;
     const float *prev = layers[job->layer - 1], *cur = layers[job->layer], *next = layers[job->layer + 1];
+    const float *levels[VL_SIFT_MAX_LEVELS];
+    for (int i = 0; i < plan->gauss_levels; i++)
+        levels[i] = job->gauss + plan->gauss_offset[o] + i * w * h;
     for (int64_t r = first; r < end && job->status == VL_OK; r++)
         for (int64_t c = VL_SIFT_IMG_BORDER; c < w - VL_SIFT_IMG_BORDER; c++) {
             /* A necessary condition first (the full test implies it), then the shared branch-free test. */
@@ -261,7 +264,7 @@ static void scan_rows(scan_job *job, int64_t first, int64_t end)
             if (!vl_sift_is_extremum(prev, cur, next, r * w + c, w, plan->scan_threshold))
                 continue;
             vl_sift_candidate candidate;
-            if (vl_sift_refine(layers, w, h, o, job->layer, (int)r, (int)c, plan->layers, plan->contrast_threshold,
+            if (vl_sift_refine(levels, w, h, o, job->layer, (int)r, (int)c, plan->layers, plan->contrast_threshold,
                                plan->edge_threshold, plan->sigma, &candidate))
                 job->status = emit_keypoints(plan, job->gauss, &candidate, &job->found);
         }

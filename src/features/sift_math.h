@@ -87,6 +87,14 @@ VL_SIFT_FN float vl_sift_scan_threshold(float contrast_threshold, int layers)
     return (float)(int)floor(0.5 * contrast_threshold / layers * 255);
 }
 
+/* 1 when DoG sample v exceeds the threshold in magnitude and is >= hi (maximum, positive) or <= lo
+ * (minimum, negative), hi and lo being the maximum and minimum of its neighbours (with or without v itself:
+ * the outcome is the same). */
+VL_SIFT_FN int vl_sift_extremum_test(float v, float hi, float lo, float threshold)
+{
+    return (fabsf(v) > threshold) & (((v > 0) & (v >= hi)) | ((v < 0) & (v <= lo)));
+}
+
 /* 1 when DoG sample i of `cur` exceeds the threshold in magnitude and is >= (maximum, positive) or <=
  * (minimum, negative) all 26 neighbours in `prev`, `cur` and `next`. No data-dependent branch: the 26
  * comparisons become one running max and min. */
@@ -107,7 +115,7 @@ VL_SIFT_FN int vl_sift_is_extremum(const float *prev, const float *cur, const fl
             hi = vl_sift_max(hi, vl_sift_max(prev[o], next[o]));
             lo = vl_sift_min(lo, vl_sift_min(prev[o], next[o]));
         }
-    return (fabsf(v) > threshold) & (((v > 0) & (v >= hi)) | ((v < 0) & (v <= lo)));
+    return vl_sift_extremum_test(v, hi, lo, threshold);
 }
 
 /* Solves the 3x3 system H x = b by Gaussian elimination with partial pivoting; 0 when singular. */
@@ -154,9 +162,23 @@ typedef struct vl_sift_candidate {
     int32_t octave, layer, row, col;  /* where the refinement ended */
 } vl_sift_candidate;
 
+/* The 3 x 3 x 3 DoG samples around sample i of DoG level `layer` of an octave whose Gaussian levels are
+ * `gauss` (each `w` wide): cube[9 * (dl + 1) + 3 * (dy + 1) + dx + 1]. Each is the difference the DoG
+ * pyramid stores (level l + 1 - level l), so taking it here or from the stored level gives the same float. */
+VL_SIFT_FN void vl_sift_dog_cube(const float *const *gauss, int layer, int64_t i, int64_t w, float cube[27])
+{
+    for (int dl = -1; dl <= 1; dl++)
+        for (int dy = -1; dy <= 1; dy++)
+            for (int dx = -1; dx <= 1; dx++) {
+                int64_t at = i + dy * w + dx;
+                cube[9 * (dl + 1) + 3 * (dy + 1) + dx + 1] = gauss[layer + dl + 1][at] - gauss[layer + dl][at];
+            }
+}
+
 /* Sub-pixel and sub-layer refinement of the extremum at (row, col) of DoG `layer` of `octave`, then the
- * contrast and edge (principal curvature ratio) tests. `dog` points at the octave's layers, each w x h. */
-VL_SIFT_FN int vl_sift_refine(const float *const *dog, int64_t w, int64_t h, int octave, int layer, int row, int col,
+ * contrast and edge (principal curvature ratio) tests. `gauss` points at the octave's Gaussian levels, each
+ * w x h; the DoG samples come from them (vl_sift_dog_cube). */
+VL_SIFT_FN int vl_sift_refine(const float *const *gauss, int64_t w, int64_t h, int octave, int layer, int row, int col,
                               int layers, float contrast_threshold, float edge_threshold, float sigma,
                               vl_sift_candidate *out)
 {
@@ -165,17 +187,18 @@ VL_SIFT_FN int vl_sift_refine(const float *const *dog, int64_t w, int64_t h, int
     float xi = 0, xr = 0, xc = 0;
     int step = 0;
     for (; step < VL_SIFT_MAX_INTERP_STEPS; step++) {
-        const float *img = dog[layer], *prev = dog[layer - 1], *next = dog[layer + 1];
-        int64_t i = (int64_t)row * w + col;
-        float dx = (img[i + 1] - img[i - 1]) * deriv_scale, dy = (img[i + w] - img[i - w]) * deriv_scale,
-              ds = (next[i] - prev[i]) * deriv_scale;
-        float v2 = img[i] * 2;
-        float dxx = (img[i + 1] + img[i - 1] - v2) * second_scale;
-        float dyy = (img[i + w] + img[i - w] - v2) * second_scale;
-        float dss = (next[i] + prev[i] - v2) * second_scale;
-        float dxy = (img[i + w + 1] - img[i + w - 1] - img[i - w + 1] + img[i - w - 1]) * cross_scale;
-        float dxs = (next[i + 1] - next[i - 1] - prev[i + 1] + prev[i - 1]) * cross_scale;
-        float dys = (next[i + w] - next[i - w] - prev[i + w] + prev[i - w]) * cross_scale;
+        float cube[27];
+        vl_sift_dog_cube(gauss, layer, (int64_t)row * w + col, w, cube);
+        const float *prev = cube + 4, *img = cube + 13, *next = cube + 22; /* centres; rows 3 apart */
+        float dx = (img[1] - img[-1]) * deriv_scale, dy = (img[3] - img[-3]) * deriv_scale,
+              ds = (next[0] - prev[0]) * deriv_scale;
+        float v2 = img[0] * 2;
+        float dxx = (img[1] + img[-1] - v2) * second_scale;
+        float dyy = (img[3] + img[-3] - v2) * second_scale;
+        float dss = (next[0] + prev[0] - v2) * second_scale;
+        float dxy = (img[4] - img[2] - img[-2] + img[-4]) * cross_scale;
+        float dxs = (next[1] - next[-1] - prev[1] + prev[-1]) * cross_scale;
+        float dys = (next[3] - next[-3] - prev[3] + prev[-3]) * cross_scale;
         float hm[9] = {dxx, dxy, dxs, dxy, dyy, dys, dxs, dys, dss};
         float x[3] = {dx, dy, ds};
         if (!vl_sift_solve3(hm, x))
@@ -197,18 +220,19 @@ VL_SIFT_FN int vl_sift_refine(const float *const *dog, int64_t w, int64_t h, int
     }
     if (step >= VL_SIFT_MAX_INTERP_STEPS)
         return 0;
-    const float *img = dog[layer], *prev = dog[layer - 1], *next = dog[layer + 1];
-    int64_t i = (int64_t)row * w + col;
-    float dx = (img[i + 1] - img[i - 1]) * deriv_scale, dy = (img[i + w] - img[i - w]) * deriv_scale,
-          ds = (next[i] - prev[i]) * deriv_scale;
+    float cube[27];
+    vl_sift_dog_cube(gauss, layer, (int64_t)row * w + col, w, cube);
+    const float *prev = cube + 4, *img = cube + 13, *next = cube + 22;
+    float dx = (img[1] - img[-1]) * deriv_scale, dy = (img[3] - img[-3]) * deriv_scale,
+          ds = (next[0] - prev[0]) * deriv_scale;
     float t = dx * xc + dy * xr + ds * xi;
-    float contrast = img[i] * img_scale + t * 0.5f;
+    float contrast = img[0] * img_scale + t * 0.5f;
     if (fabsf(contrast) * layers < contrast_threshold)
         return 0;
-    float v2 = img[i] * 2.f;
-    float dxx = (img[i + 1] + img[i - 1] - v2) * second_scale;
-    float dyy = (img[i + w] + img[i - w] - v2) * second_scale;
-    float dxy = (img[i + w + 1] - img[i + w - 1] - img[i - w + 1] + img[i - w - 1]) * cross_scale;
+    float v2 = img[0] * 2.f;
+    float dxx = (img[1] + img[-1] - v2) * second_scale;
+    float dyy = (img[3] + img[-3] - v2) * second_scale;
+    float dxy = (img[4] - img[2] - img[-2] + img[-4]) * cross_scale;
     float tr = dxx + dyy, det = dxx * dyy - dxy * dxy;
     if (det <= 0 || tr * tr * edge_threshold >= (edge_threshold + 1) * (edge_threshold + 1) * det)
         return 0;
@@ -225,46 +249,60 @@ VL_SIFT_FN int vl_sift_refine(const float *const *dog, int64_t w, int64_t h, int
     return 1;
 }
 
+/* Sample (row + i, col + j) of a Gaussian level for the orientation histogram: 1 and its bin and
+ * Gaussian-weighted gradient magnitude, or 0 when it lies on or outside the image's one-pixel frame.
+ * expf_scale is -1 / (2 sigma^2). */
+VL_SIFT_FN int vl_sift_orientation_sample(const float *img, int64_t w, int64_t h, int row, int col, int i, int j,
+                                          float expf_scale, int *bin, float *value)
+{
+    const int n = VL_SIFT_ORI_BINS;
+    int y = row + i, x = col + j;
+    if (y <= 0 || y >= h - 1 || x <= 0 || x >= w - 1)
+        return 0;
+    const float *p = img + (int64_t)y * w + x;
+    float dx = p[1] - p[-1], dy = p[-w] - p[w];
+    float weight = vl_sift_exp((float)(i * i + j * j) * expf_scale);
+    float angle = vl_sift_atan2_deg(dy, dx);
+    float magnitude = sqrtf(dx * dx + dy * dy);
+    int b = vl_sift_round((n / 360.f) * angle);
+    if (b >= n)
+        b -= n;
+    if (b < 0)
+        b += n;
+    *bin = b;
+    *value = weight * magnitude;
+    return 1;
+}
+
+/* Bin j of the raw histogram `temp` smoothed circularly with [1 4 6 4 1]/16. */
+VL_SIFT_FN float vl_sift_orientation_smoothed(const float temp[VL_SIFT_ORI_BINS], int j)
+{
+    const int n = VL_SIFT_ORI_BINS;
+    float m2 = temp[(j + n - 2) % n], m1 = temp[(j + n - 1) % n], p1 = temp[(j + 1) % n], p2 = temp[(j + 2) % n];
+    return (m2 + p2) * (1.f / 16.f) + (m1 + p1) * (4.f / 16.f) + temp[j] * (6.f / 16.f);
+}
+
 /* The 36-bin gradient orientation histogram around (row, col) of a Gaussian level, Gaussian-weighted and
- * smoothed with [1 4 6 4 1]/16; returns its maximum. */
+ * smoothed; returns its maximum. Each bin sums its samples in row-major order of (i, j), the order the GPU
+ * keeps too (cuda/features/sift_gpu.cu spreads the samples over a warp, each lane owning bins). */
 VL_SIFT_FN float vl_sift_orientation_histogram(const float *img, int64_t w, int64_t h, int row, int col, int radius,
                                                float sigma, float hist[VL_SIFT_ORI_BINS])
 {
     const int n = VL_SIFT_ORI_BINS;
-    float raw[VL_SIFT_ORI_BINS + 4];
-    float *temp = raw + 2;
+    float temp[VL_SIFT_ORI_BINS];
     float expf_scale = -1.f / (2.f * sigma * sigma);
     for (int i = 0; i < n; i++)
         temp[i] = 0.f;
-    for (int i = -radius; i <= radius; i++) {
-        int y = row + i;
-        if (y <= 0 || y >= h - 1)
-            continue;
+    for (int i = -radius; i <= radius; i++)
         for (int j = -radius; j <= radius; j++) {
-            int x = col + j;
-            if (x <= 0 || x >= w - 1)
-                continue;
-            const float *p = img + (int64_t)y * w + x;
-            float dx = p[1] - p[-1], dy = p[-w] - p[w];
-            float weight = vl_sift_exp((float)(i * i + j * j) * expf_scale);
-            float angle = vl_sift_atan2_deg(dy, dx);
-            float magnitude = sqrtf(dx * dx + dy * dy);
-            int bin = vl_sift_round((n / 360.f) * angle);
-            if (bin >= n)
-                bin -= n;
-            if (bin < 0)
-                bin += n;
-            temp[bin] += weight * magnitude;
+            int bin;
+            float value;
+            if (vl_sift_orientation_sample(img, w, h, row, col, i, j, expf_scale, &bin, &value))
+                temp[bin] += value;
         }
-    }
-    temp[-1] = temp[n - 1];
-    temp[-2] = temp[n - 2];
-    temp[n] = temp[0];
-    temp[n + 1] = temp[1];
     float maximum = 0;
     for (int i = 0; i < n; i++) {
-        hist[i] = (temp[i - 2] + temp[i + 2]) * (1.f / 16.f) + (temp[i - 1] + temp[i + 1]) * (4.f / 16.f) +
-                  temp[i] * (6.f / 16.f);
+        hist[i] = vl_sift_orientation_smoothed(temp, i);
         maximum = i == 0 ? hist[0] : vl_sift_max(maximum, hist[i]);
     }
     return maximum;
@@ -286,63 +324,131 @@ VL_SIFT_FN float vl_sift_peak_angle(const float hist[VL_SIFT_ORI_BINS], int j, f
     return angle;
 }
 
-/* The 4x4x8 descriptor at (x, y) of a Gaussian level (level pixels), orientation `ori` degrees (already
- * 360 - keypoint angle), scale `scl` (level pixels): trilinear accumulation into `hist`
- * (VL_SIFT_DESCR_HIST floats of scratch), clipping at 0.2 of the norm, scaling to whole numbers 0..255. */
+/* Where a descriptor's samples lie: centre pixel, sampling radius, and the rotation (already divided by the
+ * histogram cell width) that maps a sample offset to cell coordinates. */
+typedef struct vl_sift_descr_geometry {
+    int px, py, radius;
+    float cos_t, sin_t, ori, bins_per_degree, exp_scale;
+} vl_sift_descr_geometry;
+
+/* Geometry of the descriptor at (x, y) of a w x h Gaussian level (level pixels), orientation `ori` degrees
+ * (already 360 - keypoint angle), scale `scl` (level pixels). */
+VL_SIFT_FN vl_sift_descr_geometry vl_sift_descriptor_geometry(int64_t w, int64_t h, float x, float y, float ori,
+                                                               float scl)
+{
+    const int d = VL_SIFT_DESCR_WIDTH, n = VL_SIFT_DESCR_BINS;
+    vl_sift_descr_geometry g;
+    g.px = vl_sift_round(x);
+    g.py = vl_sift_round(y);
+    double radians = (double)(ori * (float)(3.14159265358979323846 / 180));
+    float cos_t = (float)cos(radians), sin_t = (float)sin(radians);
+    g.ori = ori;
+    g.bins_per_degree = n / 360.f;
+    g.exp_scale = -1.f / (d * d * 0.5f);
+    float hist_width = VL_SIFT_DESCR_SCL_FACTOR * scl;
+    int radius = vl_sift_round(hist_width * 1.4142135623730951f * (d + 1) * 0.5f);
+    int diagonal = (int)sqrt((double)w * w + (double)h * h);
+    g.radius = radius < diagonal ? radius : diagonal;
+    g.cos_t = cos_t / hist_width;
+    g.sin_t = sin_t / hist_width;
+    return g;
+}
+
+/* Sample (py + i, px + j) of a descriptor: 0 when it falls outside the cells or on the image's frame;
+ * otherwise 1, its lower cell row r0 and column c0 (-1..3), lower orientation bin o0 (0..7) and its
+ * trilinear shares v[(dr * 2 + dc) * 2 + do] of cell (r0 + dr, c0 + dc), bin o0 + do. */
+VL_SIFT_FN int vl_sift_descriptor_sample(const float *img, int64_t w, int64_t h, const vl_sift_descr_geometry *g,
+                                         int i, int j, int *r0_out, int *c0_out, int *o0_out, float v[8])
+{
+    const int d = VL_SIFT_DESCR_WIDTH, n = VL_SIFT_DESCR_BINS;
+    float c_rot = j * g->cos_t - i * g->sin_t, r_rot = j * g->sin_t + i * g->cos_t;
+    float rbin = r_rot + d / 2 - 0.5f, cbin = c_rot + d / 2 - 0.5f;
+    int r = g->py + i, c = g->px + j;
+    if (!(rbin > -1 && rbin < d && cbin > -1 && cbin < d && r > 0 && r < h - 1 && c > 0 && c < w - 1))
+        return 0;
+    const float *p = img + (int64_t)r * w + c;
+    float dx = p[1] - p[-1], dy = p[-w] - p[w];
+    float weight = vl_sift_exp((c_rot * c_rot + r_rot * r_rot) * g->exp_scale);
+    float angle = vl_sift_atan2_deg(dy, dx);
+    float magnitude = sqrtf(dx * dx + dy * dy) * weight;
+    float obin = (angle - g->ori) * g->bins_per_degree;
+    int r0 = (int)floorf(rbin), c0 = (int)floorf(cbin), o0 = (int)floorf(obin);
+    rbin -= r0;
+    cbin -= c0;
+    obin -= o0;
+    if (o0 < 0)
+        o0 += n;
+    if (o0 >= n)
+        o0 -= n;
+    float v_r1 = magnitude * rbin, v_r0 = magnitude - v_r1;
+    float v_rc11 = v_r1 * cbin, v_rc10 = v_r1 - v_rc11;
+    float v_rc01 = v_r0 * cbin, v_rc00 = v_r0 - v_rc01;
+    v[7] = v_rc11 * obin;
+    v[6] = v_rc11 - v[7];
+    v[5] = v_rc10 * obin;
+    v[4] = v_rc10 - v[5];
+    v[3] = v_rc01 * obin;
+    v[2] = v_rc01 - v[3];
+    v[1] = v_rc00 * obin;
+    v[0] = v_rc00 - v[1];
+    *r0_out = r0;
+    *c0_out = c0;
+    *o0_out = o0;
+    return 1;
+}
+
+/* Sum of squares of a descriptor's 128 values in the one order both backends use: 32 partial sums of 4
+ * consecutive values each, then halving (partial[l] + partial[l + half], half = 16, 8, .., 1), which is
+ * a warp's butterfly reduction with one partial per lane. */
+VL_SIFT_FN float vl_sift_descriptor_sum_squares(const float *v)
+{
+    float partial[32];
+    for (int l = 0; l < 32; l++) {
+        const float *q = v + 4 * l;
+        float s = q[0] * q[0];
+        s += q[1] * q[1];
+        s += q[2] * q[2];
+        s += q[3] * q[3];
+        partial[l] = s;
+    }
+    for (int half = 16; half >= 1; half >>= 1)
+        for (int l = 0; l < half; l++)
+            partial[l] = partial[l] + partial[l + half];
+    return partial[0];
+}
+
+/* Value v of a clipped descriptor as a whole number 0..255, given factor = 512 / norm. */
+VL_SIFT_FN float vl_sift_descriptor_quantise(float v, float factor)
+{
+    float q = (float)vl_sift_round(v * factor);
+    return q < 0 ? 0 : q > 255 ? 255 : q;
+}
+
+/* The 4x4x8 descriptor at (x, y) of a Gaussian level (see vl_sift_descriptor_geometry): trilinear
+ * accumulation into `hist` (VL_SIFT_DESCR_HIST floats of scratch), each bin summing its samples in
+ * row-major order of (i, j), clipping at 0.2 of the norm, scaling to whole numbers 0..255. */
 VL_SIFT_FN void vl_sift_descriptor(const float *img, int64_t w, int64_t h, float x, float y, float ori, float scl,
                                    float *hist, float *dst)
 {
     const int d = VL_SIFT_DESCR_WIDTH, n = VL_SIFT_DESCR_BINS;
-    int px = vl_sift_round(x), py = vl_sift_round(y);
-    double radians = (double)(ori * (float)(3.14159265358979323846 / 180));
-    float cos_t = (float)cos(radians), sin_t = (float)sin(radians);
-    float bins_per_degree = n / 360.f;
-    float exp_scale = -1.f / (d * d * 0.5f);
-    float hist_width = VL_SIFT_DESCR_SCL_FACTOR * scl;
-    int radius = vl_sift_round(hist_width * 1.4142135623730951f * (d + 1) * 0.5f);
-    int diagonal = (int)sqrt((double)w * w + (double)h * h);
-    radius = radius < diagonal ? radius : diagonal;
-    cos_t /= hist_width;
-    sin_t /= hist_width;
+    vl_sift_descr_geometry g = vl_sift_descriptor_geometry(w, h, x, y, ori, scl);
     for (int k = 0; k < VL_SIFT_DESCR_HIST; k++)
         hist[k] = 0.f;
-    for (int i = -radius; i <= radius; i++)
-        for (int j = -radius; j <= radius; j++) {
-            float c_rot = j * cos_t - i * sin_t, r_rot = j * sin_t + i * cos_t;
-            float rbin = r_rot + d / 2 - 0.5f, cbin = c_rot + d / 2 - 0.5f;
-            int r = py + i, c = px + j;
-            if (!(rbin > -1 && rbin < d && cbin > -1 && cbin < d && r > 0 && r < h - 1 && c > 0 && c < w - 1))
+    for (int i = -g.radius; i <= g.radius; i++)
+        for (int j = -g.radius; j <= g.radius; j++) {
+            int r0, c0, o0;
+            float v[8];
+            if (!vl_sift_descriptor_sample(img, w, h, &g, i, j, &r0, &c0, &o0, v))
                 continue;
-            const float *p = img + (int64_t)r * w + c;
-            float dx = p[1] - p[-1], dy = p[-w] - p[w];
-            float weight = vl_sift_exp((c_rot * c_rot + r_rot * r_rot) * exp_scale);
-            float angle = vl_sift_atan2_deg(dy, dx);
-            float magnitude = sqrtf(dx * dx + dy * dy) * weight;
-            float obin = (angle - ori) * bins_per_degree;
-            int r0 = (int)floorf(rbin), c0 = (int)floorf(cbin), o0 = (int)floorf(obin);
-            rbin -= r0;
-            cbin -= c0;
-            obin -= o0;
-            if (o0 < 0)
-                o0 += n;
-            if (o0 >= n)
-                o0 -= n;
-            float v_r1 = magnitude * rbin, v_r0 = magnitude - v_r1;
-            float v_rc11 = v_r1 * cbin, v_rc10 = v_r1 - v_rc11;
-            float v_rc01 = v_r0 * cbin, v_rc00 = v_r0 - v_rc01;
-            float v_rco111 = v_rc11 * obin, v_rco110 = v_rc11 - v_rco111;
-            float v_rco101 = v_rc10 * obin, v_rco100 = v_rc10 - v_rco101;
-            float v_rco011 = v_rc01 * obin, v_rco010 = v_rc01 - v_rco011;
-            float v_rco001 = v_rc00 * obin, v_rco000 = v_rc00 - v_rco001;
             int idx = ((r0 + 1) * (d + 2) + c0 + 1) * (n + 2) + o0;
-            hist[idx] += v_rco000;
-            hist[idx + 1] += v_rco001;
-            hist[idx + (n + 2)] += v_rco010;
-            hist[idx + (n + 3)] += v_rco011;
-            hist[idx + (d + 2) * (n + 2)] += v_rco100;
-            hist[idx + (d + 2) * (n + 2) + 1] += v_rco101;
-            hist[idx + (d + 3) * (n + 2)] += v_rco110;
-            hist[idx + (d + 3) * (n + 2) + 1] += v_rco111;
+            hist[idx] += v[0];
+            hist[idx + 1] += v[1];
+            hist[idx + (n + 2)] += v[2];
+            hist[idx + (n + 3)] += v[3];
+            hist[idx + (d + 2) * (n + 2)] += v[4];
+            hist[idx + (d + 2) * (n + 2) + 1] += v[5];
+            hist[idx + (d + 3) * (n + 2)] += v[6];
+            hist[idx + (d + 3) * (n + 2) + 1] += v[7];
         }
     for (int i = 0; i < d; i++)
         for (int j = 0; j < d; j++) {
@@ -353,21 +459,12 @@ VL_SIFT_FN void vl_sift_descriptor(const float *img, int64_t w, int64_t h, float
                 dst[(i * d + j) * n + k] = hist[idx + k];
         }
     const int len = d * d * n;
-    float norm2 = 0;
+    float threshold = sqrtf(vl_sift_descriptor_sum_squares(dst)) * VL_SIFT_DESCR_MAG_THR;
     for (int k = 0; k < len; k++)
-        norm2 += dst[k] * dst[k];
-    float threshold = sqrtf(norm2) * VL_SIFT_DESCR_MAG_THR;
-    norm2 = 0;
-    for (int k = 0; k < len; k++) {
-        float v = fminf(dst[k], threshold);
-        dst[k] = v;
-        norm2 += v * v;
-    }
-    float factor = VL_SIFT_DESCR_INT_FACTOR / fmaxf(sqrtf(norm2), VL_SIFT_FLT_EPSILON);
-    for (int k = 0; k < len; k++) {
-        float v = (float)vl_sift_round(dst[k] * factor);
-        dst[k] = v < 0 ? 0 : v > 255 ? 255 : v;
-    }
+        dst[k] = fminf(dst[k], threshold);
+    float factor = VL_SIFT_DESCR_INT_FACTOR / fmaxf(sqrtf(vl_sift_descriptor_sum_squares(dst)), VL_SIFT_FLT_EPSILON);
+    for (int k = 0; k < len; k++)
+        dst[k] = vl_sift_descriptor_quantise(dst[k], factor);
 }
 
 #endif
