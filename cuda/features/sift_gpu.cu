@@ -608,6 +608,11 @@ typedef struct gpu_batch {
     float *descriptors;
     unsigned int *counters;       /* [0] keypoints, [1 + o] candidates of octave o */
     unsigned int *host_counters;  /* pinned: the counters as copied at the end of the detection */
+    /* Pinned host buffers kept for every batch this one carries, grown when a batch needs more: the raw
+     * keypoints as detected, the finished keypoints sent back, and their descriptors. */
+    gpu_keypoint *host_raw, *host_ordered;
+    float *host_descriptors;
+    size_t host_raw_bytes, host_ordered_bytes, host_descriptor_bytes;
     unsigned int candidate_capacity, keypoint_capacity, descriptor_capacity;
     int slices;
 } gpu_batch;
@@ -629,6 +634,12 @@ static void batch_free(gpu_batch *batch)
     cudaFree(batch->counters);
     if (batch->host_counters)
         cudaFreeHost(batch->host_counters);
+    if (batch->host_raw)
+        cudaFreeHost(batch->host_raw);
+    if (batch->host_ordered)
+        cudaFreeHost(batch->host_ordered);
+    if (batch->host_descriptors)
+        cudaFreeHost(batch->host_descriptors);
     if (batch->stream)
         cudaStreamDestroy(batch->stream);
     if (batch->urgent)
@@ -732,6 +743,23 @@ static int64_t bytes_per_slice(const vl_sift_plan *plan, size_t sample_bytes)
            (int64_t)sample_bytes * pixels + (int64_t)(sizeof(gpu_candidate) + sizeof(gpu_keypoint)) * (pixels / 4);
 }
 
+/* Makes the pinned host buffer *buffer hold at least `bytes` (its contents are not kept); it grows to a
+ * quarter more, so that later batches rarely grow it again. The caller has waited for every copy that
+ * uses the buffer. */
+static vl_status ensure_pinned(void **buffer, size_t *capacity, size_t bytes, const char *what)
+{
+    if (*buffer && bytes <= *capacity)
+        return VL_OK;
+    if (*buffer)
+        cudaFreeHost(*buffer);
+    *buffer = NULL;
+    *capacity = 0;
+    size_t room = bytes + bytes / 4;
+    VL_CUDA_TRY(cudaMallocHost(buffer, room), what);
+    *capacity = room;
+    return VL_OK;
+}
+
 static vl_status ensure_lists(gpu_batch *batch, unsigned int candidates, unsigned int keypoints)
 {
     if (!batch->candidates || candidates > batch->candidate_capacity) {
@@ -812,7 +840,8 @@ static vl_status detect_launch(const vl_sift_plan *plan, const launch_shapes *sh
 }
 
 /* Waits for the batch's detection and brings its raw keypoints (doubled-input pixels, any order) to the
- * host; a detection that overflowed a list is rerun with room for what it found. */
+ * host, into the batch's pinned buffer; a detection that overflowed a list is rerun with room for what it
+ * found. */
 static vl_status detect_collect(const vl_sift_plan *plan, const launch_shapes *shapes, gpu_batch *batch,
                                 gpu_keypoint **host, unsigned int *host_count)
 {
@@ -834,18 +863,15 @@ static vl_status detect_collect(const vl_sift_plan *plan, const launch_shapes *s
     unsigned int count = batch->host_counters[0];
     if (!count)
         return VL_OK;
-    gpu_keypoint *all = (gpu_keypoint *)malloc(sizeof *all * count);
-    if (!all)
-        return vl_fail(VL_ERR_MEMORY, "sift: out of memory for keypoints");
-    cudaError_t error = cudaMemcpyAsync(all, batch->keypoints, sizeof *all * count, cudaMemcpyDeviceToHost,
-                                        batch->urgent);
-    if (error == cudaSuccess)
-        error = cudaStreamSynchronize(batch->urgent);
-    if (error != cudaSuccess) {
-        free(all);
-        return vl_cuda_failure(error, "reading keypoints");
-    }
-    *host = all;
+    vl_status status = ensure_pinned((void **)&batch->host_raw, &batch->host_raw_bytes,
+                                     sizeof(gpu_keypoint) * count, "allocating keypoints on the host");
+    if (status != VL_OK)
+        return status;
+    VL_CUDA_TRY(cudaMemcpyAsync(batch->host_raw, batch->keypoints, sizeof(gpu_keypoint) * count,
+                                cudaMemcpyDeviceToHost, batch->urgent),
+                "reading keypoints");
+    VL_CUDA_TRY(cudaStreamSynchronize(batch->urgent), "reading keypoints");
+    *host = batch->host_raw;
     *host_count = count;
     return VL_OK;
 }
@@ -869,10 +895,15 @@ static vl_status finish_batch(const vl_sift_plan *plan, const launch_shapes *sha
         vl_sift_finish_keypoints(&lists[b], max_keypoints);
         finished += (unsigned int)lists[b].count;
     }
-    gpu_keypoint *ordered = (gpu_keypoint *)malloc(sizeof *ordered * (finished ? finished : 1));
-    float *descriptors = (float *)malloc(sizeof(float) * VL_SIFT_DESCRIPTOR_SIZE * (finished ? finished : 1));
-    if (status == VL_OK && (!ordered || !descriptors))
-        status = vl_fail(VL_ERR_MEMORY, "sift: out of memory for descriptors");
+    size_t room = finished ? finished : 1;
+    if (status == VL_OK)
+        status = ensure_pinned((void **)&batch->host_ordered, &batch->host_ordered_bytes,
+                               sizeof(gpu_keypoint) * room, "allocating keypoints on the host");
+    if (status == VL_OK)
+        status = ensure_pinned((void **)&batch->host_descriptors, &batch->host_descriptor_bytes,
+                               sizeof(float) * VL_SIFT_DESCRIPTOR_SIZE * room, "allocating descriptors on the host");
+    gpu_keypoint *ordered = batch->host_ordered;
+    float *descriptors = batch->host_descriptors;
     unsigned int k = 0;
     for (int b = 0; b < batch->slices && status == VL_OK; b++)
         for (int64_t i = 0; i < lists[b].count; i++, k++) {
@@ -925,8 +956,6 @@ static vl_status finish_batch(const vl_sift_plan *plan, const launch_shapes *sha
     for (int b = 0; b < batch->slices; b++)
         vl_sift_list_free(&lists[b]);
     free(lists);
-    free(ordered);
-    free(descriptors);
     return status;
 }
 
@@ -1029,7 +1058,6 @@ extern "C" vl_status vl_sift_run_gpu(const vl_sift_plan *plan, const float *imag
             status = detect_collect(plan, &shapes, current, &raw, &raw_count);
         if (status == VL_OK)
             status = finish_batch(plan, &shapes, current, raw, raw_count, options->max_keypoints, first, out);
-        free(raw);
         vl_progress_report(progress, "sift", (double)(first + current->slices) / (double)slices);
     }
     batch_free(&batch[0]);
