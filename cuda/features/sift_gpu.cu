@@ -3,7 +3,8 @@
  *   - a volume's slices go through in batches: every kernel covers all slices of a batch (grid z), so a
  *     batch is one launch chain, not one per slice; two batches are in flight on their own streams, so the
  *     host finishes one batch's keypoints while the device builds the next one's pyramid (the work the host
- *     waits for runs at the highest stream priority, the pyramids at the lowest);
+ *     waits for runs at the highest stream priority, the pyramids at the lowest), and the batch after next
+ *     is queued before the host waits for a batch's descriptors;
  *   - launch shapes come from the occupancy calculator for each kernel (cudaOccupancyMaxPotentialBlockSize,
  *     with the shared memory a block size implies for the two-pass blur), computed once per device; the
  *     fused blur's shape is fixed by its register blocking;
@@ -597,7 +598,8 @@ static unsigned int grid_for(int64_t items, int block)
  * other batch's pyramid blocks rather than behind them. */
 typedef struct gpu_batch {
     cudaStream_t stream, urgent;
-    cudaEvent_t built;
+    cudaEvent_t built;      /* on `stream`, after the pyramid */
+    cudaEvent_t described;  /* on `urgent`, after the descriptors and their copy to the host */
     float *input;      /* slices x w x h, normalised */
     float *doubled;    /* slices x 4wh */
     float *scratch;    /* slices x 4wh, the horizontal pass's output (kernels wider than the fused blur's) */
@@ -608,9 +610,27 @@ typedef struct gpu_batch {
     float *descriptors;
     unsigned int *counters;       /* [0] keypoints, [1 + o] candidates of octave o */
     unsigned int *host_counters;  /* pinned: the counters as copied at the end of the detection */
+    /* Pinned host buffers kept for every batch this one carries, grown when a batch needs more: the raw
+     * keypoints as detected, the finished keypoints sent back, and their descriptors. */
+    gpu_keypoint *host_raw, *host_ordered;
+    float *host_descriptors;
+    size_t host_raw_bytes, host_ordered_bytes, host_descriptor_bytes;
     unsigned int candidate_capacity, keypoint_capacity, descriptor_capacity;
     int slices;
+    /* The finished keypoints of the batch being described, per slice, until appended to the output; the
+     * next batch on these buffers may be queued meanwhile, so they keep their own slice count. */
+    vl_sift_list *lists;
+    int list_slices;
 } gpu_batch;
+
+static void free_lists(gpu_batch *batch)
+{
+    for (int b = 0; batch->lists && b < batch->list_slices; b++)
+        vl_sift_list_free(&batch->lists[b]);
+    free(batch->lists);
+    batch->lists = NULL;
+    batch->list_slices = 0;
+}
 
 static void batch_free(gpu_batch *batch)
 {
@@ -629,12 +649,21 @@ static void batch_free(gpu_batch *batch)
     cudaFree(batch->counters);
     if (batch->host_counters)
         cudaFreeHost(batch->host_counters);
+    if (batch->host_raw)
+        cudaFreeHost(batch->host_raw);
+    if (batch->host_ordered)
+        cudaFreeHost(batch->host_ordered);
+    if (batch->host_descriptors)
+        cudaFreeHost(batch->host_descriptors);
     if (batch->stream)
         cudaStreamDestroy(batch->stream);
     if (batch->urgent)
         cudaStreamDestroy(batch->urgent);
     if (batch->built)
         cudaEventDestroy(batch->built);
+    if (batch->described)
+        cudaEventDestroy(batch->described);
+    free_lists(batch);
     memset(batch, 0, sizeof *batch);
 }
 
@@ -732,6 +761,23 @@ static int64_t bytes_per_slice(const vl_sift_plan *plan, size_t sample_bytes)
            (int64_t)sample_bytes * pixels + (int64_t)(sizeof(gpu_candidate) + sizeof(gpu_keypoint)) * (pixels / 4);
 }
 
+/* Makes the pinned host buffer *buffer hold at least `bytes` (its contents are not kept); it grows to a
+ * quarter more, so that later batches rarely grow it again. The caller has waited for every copy that
+ * uses the buffer. */
+static vl_status ensure_pinned(void **buffer, size_t *capacity, size_t bytes, const char *what)
+{
+    if (*buffer && bytes <= *capacity)
+        return VL_OK;
+    if (*buffer)
+        cudaFreeHost(*buffer);
+    *buffer = NULL;
+    *capacity = 0;
+    size_t room = bytes + bytes / 4;
+    VL_CUDA_TRY(cudaMallocHost(buffer, room), what);
+    *capacity = room;
+    return VL_OK;
+}
+
 static vl_status ensure_lists(gpu_batch *batch, unsigned int candidates, unsigned int keypoints)
 {
     if (!batch->candidates || candidates > batch->candidate_capacity) {
@@ -765,6 +811,7 @@ static vl_status batch_allocate(const vl_sift_plan *plan, int slices, size_t sam
     VL_CUDA_TRY(cudaStreamCreateWithPriority(&batch->stream, cudaStreamDefault, least), "creating a stream");
     VL_CUDA_TRY(cudaStreamCreateWithPriority(&batch->urgent, cudaStreamDefault, greatest), "creating a stream");
     VL_CUDA_TRY(cudaEventCreateWithFlags(&batch->built, cudaEventDisableTiming), "creating an event");
+    VL_CUDA_TRY(cudaEventCreateWithFlags(&batch->described, cudaEventDisableTiming), "creating an event");
     VL_CUDA_TRY(cudaMalloc((void **)&batch->input, sizeof(float) * pixels * slices), "allocating the inputs");
     VL_CUDA_TRY(cudaMalloc((void **)&batch->doubled, sizeof(float) * doubled * slices), "allocating the pyramid");
     if (needs_scratch(plan))
@@ -812,7 +859,8 @@ static vl_status detect_launch(const vl_sift_plan *plan, const launch_shapes *sh
 }
 
 /* Waits for the batch's detection and brings its raw keypoints (doubled-input pixels, any order) to the
- * host; a detection that overflowed a list is rerun with room for what it found. */
+ * host, into the batch's pinned buffer; a detection that overflowed a list is rerun with room for what it
+ * found. */
 static vl_status detect_collect(const vl_sift_plan *plan, const launch_shapes *shapes, gpu_batch *batch,
                                 gpu_keypoint **host, unsigned int *host_count)
 {
@@ -834,47 +882,49 @@ static vl_status detect_collect(const vl_sift_plan *plan, const launch_shapes *s
     unsigned int count = batch->host_counters[0];
     if (!count)
         return VL_OK;
-    gpu_keypoint *all = (gpu_keypoint *)malloc(sizeof *all * count);
-    if (!all)
-        return vl_fail(VL_ERR_MEMORY, "sift: out of memory for keypoints");
-    cudaError_t error = cudaMemcpyAsync(all, batch->keypoints, sizeof *all * count, cudaMemcpyDeviceToHost,
-                                        batch->urgent);
-    if (error == cudaSuccess)
-        error = cudaStreamSynchronize(batch->urgent);
-    if (error != cudaSuccess) {
-        free(all);
-        return vl_cuda_failure(error, "reading keypoints");
-    }
-    *host = all;
+    vl_status status = ensure_pinned((void **)&batch->host_raw, &batch->host_raw_bytes,
+                                     sizeof(gpu_keypoint) * count, "allocating keypoints on the host");
+    if (status != VL_OK)
+        return status;
+    VL_CUDA_TRY(cudaMemcpyAsync(batch->host_raw, batch->keypoints, sizeof(gpu_keypoint) * count,
+                                cudaMemcpyDeviceToHost, batch->urgent),
+                "reading keypoints");
+    VL_CUDA_TRY(cudaStreamSynchronize(batch->urgent), "reading keypoints");
+    *host = batch->host_raw;
     *host_count = count;
     return VL_OK;
 }
 
-/* Finishes the batch's keypoints per slice on the host (the CPU's order), computes their descriptors on the
- * device and appends slice by slice to `out`; `first_slice` is the batch's first slice in the volume. */
-static vl_status finish_batch(const vl_sift_plan *plan, const launch_shapes *shapes, gpu_batch *batch,
-                              const gpu_keypoint *raw, unsigned int raw_count, int max_keypoints, int64_t first_slice,
-                              vl_sift_features *out)
+/* Finishes the batch's keypoints per slice on the host (the CPU's order) into batch->lists, and queues their
+ * descriptors on the device and the copy back, then the event `described`; nothing waits. */
+static vl_status describe_batch(const vl_sift_plan *plan, const launch_shapes *shapes, gpu_batch *batch,
+                                const gpu_keypoint *raw, unsigned int raw_count, int max_keypoints)
 {
     vl_status status = VL_OK;
-    vl_sift_list *lists = (vl_sift_list *)calloc((size_t)batch->slices, sizeof *lists);
-    if (!lists)
+    batch->list_slices = batch->slices;
+    batch->lists = (vl_sift_list *)calloc((size_t)batch->list_slices, sizeof *batch->lists);
+    if (!batch->lists)
         return vl_fail(VL_ERR_MEMORY, "sift: out of memory");
+    vl_sift_list *lists = batch->lists;
     for (unsigned int i = 0; i < raw_count && status == VL_OK; i++) {
         vl_sift_found found = {raw[i].keypoint, raw[i].octave, raw[i].layer};
         status = vl_sift_list_push(&lists[raw[i].keypoint.slice], &found);
     }
     unsigned int finished = 0;
-    for (int b = 0; b < batch->slices && status == VL_OK; b++) {
+    for (int b = 0; b < batch->list_slices && status == VL_OK; b++) {
         vl_sift_finish_keypoints(&lists[b], max_keypoints);
         finished += (unsigned int)lists[b].count;
     }
-    gpu_keypoint *ordered = (gpu_keypoint *)malloc(sizeof *ordered * (finished ? finished : 1));
-    float *descriptors = (float *)malloc(sizeof(float) * VL_SIFT_DESCRIPTOR_SIZE * (finished ? finished : 1));
-    if (status == VL_OK && (!ordered || !descriptors))
-        status = vl_fail(VL_ERR_MEMORY, "sift: out of memory for descriptors");
+    size_t room = finished ? finished : 1;
+    if (status == VL_OK)
+        status = ensure_pinned((void **)&batch->host_ordered, &batch->host_ordered_bytes,
+                               sizeof(gpu_keypoint) * room, "allocating keypoints on the host");
+    if (status == VL_OK)
+        status = ensure_pinned((void **)&batch->host_descriptors, &batch->host_descriptor_bytes,
+                               sizeof(float) * VL_SIFT_DESCRIPTOR_SIZE * room, "allocating descriptors on the host");
+    gpu_keypoint *ordered = batch->host_ordered;
     unsigned int k = 0;
-    for (int b = 0; b < batch->slices && status == VL_OK; b++)
+    for (int b = 0; b < batch->list_slices && status == VL_OK; b++)
         for (int64_t i = 0; i < lists[b].count; i++, k++) {
             ordered[k].keypoint = lists[b].items[i].keypoint;
             ordered[k].keypoint.slice = b;
@@ -908,25 +958,30 @@ static vl_status finish_batch(const vl_sift_plan *plan, const launch_shapes *sha
             error = cudaGetLastError();
         }
         if (status == VL_OK && error == cudaSuccess)
-            error = cudaMemcpyAsync(descriptors, batch->descriptors,
+            error = cudaMemcpyAsync(batch->host_descriptors, batch->descriptors,
                                     sizeof(float) * VL_SIFT_DESCRIPTOR_SIZE * finished, cudaMemcpyDeviceToHost,
                                     batch->urgent);
-        if (status == VL_OK && error == cudaSuccess)
-            error = cudaStreamSynchronize(batch->urgent);
         if (status == VL_OK && error != cudaSuccess)
             status = vl_cuda_failure(error, "computing descriptors");
     }
-    k = 0;
-    for (int b = 0; b < batch->slices && status == VL_OK; b++) {
-        status = vl_sift_append_slice(out, first_slice + b, &lists[b],
-                                      descriptors + (size_t)k * VL_SIFT_DESCRIPTOR_SIZE);
-        k += (unsigned int)lists[b].count;
+    if (status == VL_OK)
+        VL_CUDA_TRY(cudaEventRecord(batch->described, batch->urgent), "ordering the descriptors");
+    return status;
+}
+
+/* Waits for the descriptors of describe_batch, appends the batch's keypoints slice by slice to `out` and
+ * frees its lists; `first_slice` is the batch's first slice in the volume. */
+static vl_status append_batch(gpu_batch *batch, int64_t first_slice, vl_sift_features *out)
+{
+    cudaError_t error = cudaEventSynchronize(batch->described);
+    vl_status status = error == cudaSuccess ? VL_OK : vl_cuda_failure(error, "computing descriptors");
+    int64_t k = 0;
+    for (int b = 0; b < batch->list_slices && status == VL_OK; b++) {
+        status = vl_sift_append_slice(out, first_slice + b, &batch->lists[b],
+                                      batch->host_descriptors + (size_t)k * VL_SIFT_DESCRIPTOR_SIZE);
+        k += batch->lists[b].count;
     }
-    for (int b = 0; b < batch->slices; b++)
-        vl_sift_list_free(&lists[b]);
-    free(lists);
-    free(ordered);
-    free(descriptors);
+    free_lists(batch);
     return status;
 }
 
@@ -961,12 +1016,17 @@ static vl_status load_batch(const vl_sift_plan *plan, const launch_shapes *shape
     return VL_OK;
 }
 
-/* Queues everything of one batch up to its keypoints: upload, pyramid, detection. */
+/* Queues everything of one batch up to its keypoints: upload, pyramid, detection. With `after`, the pyramid
+ * waits for that event: the descriptors of the previous batch on these buffers read its pyramid (the upload
+ * and normalisation write only the inputs, which the descriptors do not read). */
 static vl_status start_batch(const vl_sift_plan *plan, const launch_shapes *shapes, const float *image,
-                             const vl_volume *volume, int64_t first, int slices, gpu_batch *batch)
+                             const vl_volume *volume, int64_t first, int slices, gpu_batch *batch,
+                             cudaEvent_t after)
 {
     batch->slices = slices;
     vl_status status = load_batch(plan, shapes, image, volume, first, batch);
+    if (status == VL_OK && after)
+        VL_CUDA_TRY(cudaStreamWaitEvent(batch->stream, after, 0), "ordering the pyramid");
     if (status == VL_OK)
         status = build_pyramids(plan, shapes, batch, NULL);
     if (status == VL_OK)
@@ -1013,24 +1073,28 @@ extern "C" vl_status vl_sift_run_gpu(const vl_sift_plan *plan, const float *imag
     status = batch_allocate(plan, per_batch, sample_bytes, &batch[0]);
     if (status == VL_OK && batches > 1)
         status = batch_allocate(plan, per_batch, sample_bytes, &batch[1]);
-    if (status == VL_OK)
-        status = start_batch(plan, &shapes, image, volume, 0, (int)(slices < per_batch ? slices : per_batch),
-                             &batch[0]);
-    /* Batch k + 1 is queued before batch k is finished on the host, so the device works on it meanwhile. */
+    for (int64_t k = 0; k < 2 && k < batches && status == VL_OK; k++)
+        status = start_batch(plan, &shapes, image, volume, k * per_batch,
+                             (int)(slices - k * per_batch < per_batch ? slices - k * per_batch : per_batch),
+                             &batch[k], NULL);
+    /* Batch k + 1 is in flight while batch k is finished on the host, and batch k + 2 is queued on batch k's
+     * buffers (its pyramid after batch k's descriptors) before the host waits for those descriptors. */
     for (int64_t k = 0; k < batches && status == VL_OK; k++) {
         gpu_batch *current = &batch[k & 1];
-        int64_t first = k * per_batch, next = first + per_batch;
-        if (next < slices)
-            status = start_batch(plan, &shapes, image, volume, next,
-                                 (int)(slices - next < per_batch ? slices - next : per_batch), &batch[(k + 1) & 1]);
+        int64_t first = k * per_batch, later = first + 2 * (int64_t)per_batch;
+        int done = current->slices;
         gpu_keypoint *raw = NULL;
         unsigned int raw_count = 0;
+        status = detect_collect(plan, &shapes, current, &raw, &raw_count);
         if (status == VL_OK)
-            status = detect_collect(plan, &shapes, current, &raw, &raw_count);
+            status = describe_batch(plan, &shapes, current, raw, raw_count, options->max_keypoints);
+        if (status == VL_OK && later < slices)
+            status = start_batch(plan, &shapes, image, volume, later,
+                                 (int)(slices - later < per_batch ? slices - later : per_batch), current,
+                                 current->described);
         if (status == VL_OK)
-            status = finish_batch(plan, &shapes, current, raw, raw_count, options->max_keypoints, first, out);
-        free(raw);
-        vl_progress_report(progress, "sift", (double)(first + current->slices) / (double)slices);
+            status = append_batch(current, first, out);
+        vl_progress_report(progress, "sift", (double)(first + done) / (double)slices);
     }
     batch_free(&batch[0]);
     batch_free(&batch[1]);
