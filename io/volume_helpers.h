@@ -64,6 +64,12 @@ vl_dtype vl_disk_dtype_for(const vl_volume *volume, const vl_write_options *opti
 /* Converts voxels [first, first+count) of `volume` to `dtype` into `out` (count * size of dtype bytes). */
 void vl_convert_voxels(const vl_volume *volume, int64_t first, int64_t count, vl_dtype dtype, void *out);
 
+/* The gzip data from the position of `in` to its end, inflated by libdeflate (io/gzip_read.c): returns 1 when
+ * it read them, *samples then holding the `bytes` that follow the first `skip` (malloc'd) and *status VL_OK, or
+ * *status an input error for corrupt or short data; returns 0, with nothing done, when the caller should
+ * use gzread (a compressed file over 1 GiB, no memory, or a member that runs past the bytes wanted). The
+ * caller has bounded skip + bytes by the file's size (vl_check_deflate_claim). */
+int vl_gunzip_exact(FILE *in, size_t skip, size_t bytes, void **samples, vl_status *status, const char *path);
 /* Chunked zlib reads: gzread takes an unsigned length, so large volumes come in pieces. */
 vl_status vl_gz_read_exact(gzFile file, void *data, size_t bytes, const char *path);
 /* Bytes from the current position of `file` to its end, -1 when unknown; lets readers refuse a truncated
