@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# voxlabel batch on the GPU machine (issue 20), in at most 3 minutes (step limits 30 + 35 + 25 + 90 s), from the package of scripts/device-package:
+# voxlabel batch on the GPU machine (issue 20), in at most 3 minutes (step limits 25 + 30 + 20 + 15 + 90 s), from the package of scripts/device-package:
 #   gpu_equals_cpu  a phantom cohort through batch --device gpu and --device cpu: every labels.nii.gz and
 #                   components.csv byte-identical, the same cohort rows (device and seconds aside)
 #   memcheck        compute-sanitizer memcheck on a batch of 3 small series on the GPU (one process, one context,
@@ -7,6 +7,8 @@
 #   e2e_multilabel  the issue-17 command end to end (512x512x400 u8 map of 117 classes, --multilabel
 #                   --largest-per-class 1 --device gpu): wall seconds of 3 runs and each run's stage seconds; the
 #                   labels and cleaned .nii.gz read by Python's gzip and zlib.decompress, the same bytes with --threads 1
+#   gzip_bench      bench/cohort_gzip_bench on e2e_multilabel's labels.nii.gz: deflate candidates per core, the
+#                   parallel writer at 1, 2, 4, 8, 16 threads, inflate by zlib's gzread and by voxlabel's reader
 #   bench           bench/cohort_bench.sh --no-peers with DEVICE=gpu: batch as given, --prefetch 0/2, --jobs 2/4,
 #                   --format nii against a voxlabel label loop; series per minute, summed stage seconds, target ratios
 # usage: bench/cohort_device_run.sh BIN_DIR OUT_DIR [PHANTOMS]
@@ -26,7 +28,7 @@ voxlabel=$bin/voxlabel
 mkdir -p "$out"
 out=$(realpath "$out")
 export voxlabel here work=$(mktemp -d)
-log=$out/cohort.log step_dir=$out step_show="FAIL|ERROR SUMMARY|differ|series/min|\| batch|\| label|total/read|e2e|target|wall" status=0
+log=$out/cohort.log step_dir=$out step_show="FAIL|ERROR SUMMARY|differ|series/min|\| batch|\| label|total/read|e2e|target|wall|writer|inflate" status=0
 . "$here/device_step.sh"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee -a "$log"
 
@@ -80,9 +82,10 @@ for name in ("labels.nii.gz", "cleaned.nii.gz"):
 EOF
 }
 export -f equal_check memcheck_batch e2e_multilabel
-step gpu_equals_cpu 30 bash -c equal_check
-step memcheck 35 bash -c memcheck_batch
-step e2e_multilabel 25 bash -c e2e_multilabel
+step gpu_equals_cpu 25 bash -c equal_check
+step memcheck 30 bash -c memcheck_batch
+step e2e_multilabel 20 bash -c e2e_multilabel
+step gzip_bench 15 "$bin/cohort_gzip_bench" "$work/e2e/labels.nii.gz" "$work" 1 2 6
 export DEVICE=$GPU_DEVICE SLICES="200 300 400"
 step bench 90 bash "$here/cohort_bench.sh" "$voxlabel" "$work/bench" "$phantoms" --no-peers
 cp "$work/bench/cohort_bench.md" "$out/" 2> /dev/null && cat "$out/cohort_bench.md"
