@@ -52,6 +52,7 @@ typedef struct pgz_shared {
     uint32_t crc;
     uint64_t total;
     vl_status status;
+    char message[1024]; /* the failure's text: vl_last_error() is per thread, and workers run on their own */
 } pgz_shared;
 
 typedef struct pgz_worker {
@@ -118,6 +119,15 @@ static vl_status write_bytes(pgz_shared *z, const void *data, size_t bytes)
     return VL_OK;
 }
 
+/* With the lock held: records the first failure, raised on this thread by vl_fail. */
+static void record_failure(pgz_shared *z, vl_status status)
+{
+    if (z->status != VL_OK || status == VL_OK)
+        return;
+    z->status = status;
+    snprintf(z->message, sizeof z->message, "%s", vl_last_error());
+}
+
 /* With the lock held: writes the finished chunks that come next in the stream, freeing their slots. */
 static void write_ready_chunks(pgz_shared *z)
 {
@@ -126,7 +136,7 @@ static void write_ready_chunks(pgz_shared *z)
         if (slot->chunk != z->written || !slot->ready)
             return;
         if (z->status == VL_OK)
-            z->status = write_bytes(z, slot->output, slot->output_bytes);
+            record_failure(z, write_bytes(z, slot->output, slot->output_bytes));
         z->crc = (uint32_t)crc32_combine(z->crc, slot->crc, (z_off_t)slot->input_bytes);
         z->total += slot->input_bytes;
         slot->chunk = -1;
@@ -160,7 +170,7 @@ static void *worker_run(void *argument)
         const int ok = compress_chunk(worker, chunk, slot);
         pthread_mutex_lock(&z->lock);
         if (!ok && z->status == VL_OK)
-            z->status = vl_fail(VL_ERR_MEMORY, "%s: no memory to compress the voxels", z->path);
+            record_failure(z, vl_fail(VL_ERR_MEMORY, "%s: no memory to compress the voxels", z->path));
         slot->ready = 1;
         write_ready_chunks(z);
         pthread_cond_broadcast(&z->changed);
@@ -214,7 +224,7 @@ vl_status vl_pgz_write_volume(FILE *file, const void *prefix, size_t prefix_byte
         vl_run_parallel(worker_run, workers, sizeof workers[0], threads);
         pthread_cond_destroy(&z.changed);
         pthread_mutex_destroy(&z.lock);
-        status = z.status;
+        status = z.status == VL_OK ? VL_OK : vl_fail(z.status, "%s", z.message);
     }
     if (status == VL_OK) {
         /* CRC-32 and length mod 2^32, little endian. */

@@ -1,13 +1,13 @@
 #define _POSIX_C_SOURCE 200809L
 /* Whole-buffer gzip reads with libdeflate: the compressed bytes are read at once and inflated member after
- * member (a gzip file may hold several) straight into the voxel buffer, each member's CRC and length checked
- * by libdeflate. Used when the caller knows exactly how many bytes it needs; gzread stays the path for the
- * rest (see vl_gunzip_exact). */
+ * member (a gzip file may hold several) into one buffer, each member's CRC and length checked by libdeflate;
+ * the bytes before the voxels (a NIfTI header) are then moved off its front. Used when the caller knows
+ * exactly how many bytes it needs; gzread stays the path for the rest (see vl_gunzip_exact). */
 #include <errno.h>
 #include <libdeflate.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "voxlabel/error.h"
 #include "volume_helpers.h"
@@ -19,10 +19,12 @@ int vl_gunzip_exact(FILE *in, size_t skip, size_t bytes, void **samples, vl_stat
 {
     *samples = NULL;
     const int64_t left = vl_file_remaining_bytes(in);
-    if (left < 18 || left > most_compressed_bytes || skip > SIZE_MAX - bytes)
+    /* Only what deflate can give (1032 bytes per byte in, plus headers) is allocated; a larger claim is left
+     * to gzread, which fails at the end of the data without allocating it. */
+    const uint64_t most_inflated = (uint64_t)(left > 0 ? left : 0) * 1032u + (1u << 16);
+    if (left < 18 || left > most_compressed_bytes || skip > SIZE_MAX - bytes || skip + bytes > most_inflated)
         return 0;
     unsigned char *compressed = malloc((size_t)left);
-    /* The claimed size was checked against deflate's bound by the caller, so `whole` is bounded by the file. */
     unsigned char *whole = malloc(skip + bytes ? skip + bytes : 1);
     struct libdeflate_decompressor *inflater = libdeflate_alloc_decompressor();
     if (!compressed || !whole || !inflater) {
