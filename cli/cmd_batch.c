@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -199,6 +201,7 @@ static int run_jobs(batch_work *work, int jobs)
         return batch_work_run(work);
     fflush(NULL);
     pid_t children[64];
+    const pid_t parent = getpid();
     int started = 0, worst = 0;
     for (int j = 0; j < jobs; j++) {
         pid_t pid = fork();
@@ -207,6 +210,9 @@ static int run_jobs(batch_work *work, int jobs)
             break;
         }
         if (pid == 0) {
+            /* A job ends with the run that started it (killed or not), so a rerun never meets it still writing. */
+            if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+                _exit(CLI_EXIT_DEVICE);
             size_t *mine = malloc(work->pending_count * sizeof *mine), count = 0;
             if (!mine)
                 _exit(CLI_EXIT_DEVICE);
