@@ -86,6 +86,7 @@ step gpu_equals_cpu 25 bash -c equal_check
 step memcheck 30 bash -c memcheck_batch
 step e2e_multilabel 20 bash -c e2e_multilabel
 step gzip_bench 15 "$bin/cohort_gzip_bench" "$work/e2e/labels.nii.gz" "$work" 1 2 6
+cat "$out/gzip_bench.out"
 export DEVICE=$GPU_DEVICE SLICES="200 300 400"
 step bench 90 bash "$here/cohort_bench.sh" "$voxlabel" "$work/bench" "$phantoms" --no-peers
 cp "$work/bench/cohort_bench.md" "$out/" 2> /dev/null && cat "$out/cohort_bench.md"
