@@ -464,9 +464,9 @@ int label_multilabel_run(int argc, char **argv)
         input.volume = seg.classes;
         memset(&seg.classes, 0, sizeof seg.classes);
     }
-    cli_gpu_warm_up_finish(&gpu_warm_up);
     const double read_seconds = cli_seconds_since(&total_start);
     if (code) {
+        cli_gpu_warm_up_finish(&gpu_warm_up);
         vl_seg_class_map_free(&seg);
         cli_input_free(&intensity);
         cli_input_free(&input);
@@ -501,6 +501,7 @@ int label_multilabel_run(int argc, char **argv)
     }
 
     args.label.progress = cli_progress();
+    cli_gpu_warm_up_finish(&gpu_warm_up); /* the device context, made while the map was read and checked */
     clock_gettime(CLOCK_MONOTONIC, &start);
     if ((status = vl_label_multilabel(&input.volume, &labels, &args.label, &result)) != VL_OK)
         goto failed;
@@ -601,6 +602,7 @@ int label_multilabel_run(int argc, char **argv)
 failed:
     code = cli_status_error(status);
 abort:
+    cli_gpu_warm_up_finish(&gpu_warm_up);
     cli_outputs_abort(&outputs);
 done:
     free(classes);
