@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # The cohort bench (issue 20): >= 40 CT series, the real ones of ../shared plus phantoms of clinical size, labelled
 #   1. by voxlabel batch: as given (the defaults), and with --prefetch 0 and 2, --jobs 2 and 4 (the defaults are
-#      chosen from these), --format nii (the write stage without gzip) and with glibc keeping freed memory for
-#      reuse (GLIBC_TUNABLES: no mmap, no trim; whether fresh pages per series cost),
+#      chosen from these) and --format nii (the write stage without gzip),
 #   2. by a shell loop of voxlabel label, one series per call,
 #   3. by a shell loop of dcm2niix + a cc3d script (bench/cohort_cc3d_label.py), as users do today,
 # all with the bone threshold (>= 300 HU, 26-connected). Prints series per minute for each, the summed
@@ -65,14 +64,13 @@ run_batch() { # NAME OPTIONS...
     stages[$name]=$(python3 "$here/cohort_stages.py" "$work/$name")
 }
 declare -A stages
-batch_runs=(batch batch_prefetch0 batch_prefetch2 batch_jobs2 batch_jobs4 batch_nii batch_heap)
+batch_runs=(batch batch_prefetch0 batch_prefetch2 batch_jobs2 batch_jobs4 batch_nii)
 run_batch batch
 run_batch batch_prefetch0 --prefetch 0
 run_batch batch_prefetch2 --prefetch 2
 run_batch batch_jobs2 --jobs 2
 run_batch batch_jobs4 --jobs 4
 run_batch batch_nii --format nii
-GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967295 run_batch batch_heap
 
 label_loop() {
     local k=0
