@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # The cohort bench (issue 20): >= 40 CT series, the real ones of ../shared plus phantoms of clinical size, labelled
-#   1. by voxlabel batch (--prefetch 0, 1, 2 and --jobs 2: the pipeline depth is chosen from these),
+#   1. by voxlabel batch: as given (the defaults), and with --prefetch 0 and 2, --jobs 2 and 4 (the defaults are
+#      chosen from these) and --format nii (the write stage without gzip),
 #   2. by a shell loop of voxlabel label, one series per call,
 #   3. by a shell loop of dcm2niix + a cc3d script (bench/cohort_cc3d_label.py), as users do today,
-# all with the bone threshold (>= 300 HU, 26-connected). Prints series per minute for each and the summed
-# per-stage seconds of the batch runs (from each series' timings.json); the table also goes to WORK/cohort_bench.md.
+# all with the bone threshold (>= 300 HU, 26-connected). Prints series per minute for each, the summed
+# per-stage seconds of the batch runs (from each series' timings.json) and the three target ratios:
+#   batch / label loop (>= 3), batch / dcm2niix+cc3d loop (>= 10), and batch's labelling wall time over the
+#   time to just read and decode the cohort (<= 1.5; the read+decode time is the summed read stage of the
+#   --prefetch 0 run, where each series is read alone). The table also goes to WORK/cohort_bench.md.
 # usage: bench/cohort_bench.sh VOXLABEL WORK [PHANTOMS] [--no-peers]
 #   PHANTOMS  phantom series to add (default 36; 512x512 with SLICES slices in turn, default "80 120 160 200")
 #   --no-peers  only the voxlabel runs (the device has no dcm2niix); DEVICE=gpu|cpu|auto picks --device
@@ -60,10 +64,13 @@ run_batch() { # NAME OPTIONS...
     stages[$name]=$(python3 "$here/cohort_stages.py" "$work/$name")
 }
 declare -A stages
+batch_runs=(batch batch_prefetch0 batch_prefetch2 batch_jobs2 batch_jobs4 batch_nii)
+run_batch batch
 run_batch batch_prefetch0 --prefetch 0
-run_batch batch_prefetch1 --prefetch 1
 run_batch batch_prefetch2 --prefetch 2
 run_batch batch_jobs2 --jobs 2
+run_batch batch_jobs4 --jobs 4
+run_batch batch_nii --format nii
 
 label_loop() {
     local k=0
@@ -106,14 +113,24 @@ ratio() { # A B: how many times faster A is than B, per series
     awk -v n="${count[$1]}" -v s="${wall[$1]}" -v m="${count[$2]}" -v t="${wall[$2]}" \
         'BEGIN { if (m > 0 && n > 0) printf "%.2f", (n / s) / (m / t); else printf "-" }'
 }
-for name in batch_prefetch0 batch_prefetch1 batch_prefetch2 batch_jobs2 label_loop peer_loop; do
+for name in "${batch_runs[@]}" label_loop peer_loop; do
     [ -n "${wall[$name]:-}" ] || continue
     say "| $name | ${count[$name]} | $(printf %.1f "${wall[$name]}") | $(per_minute "$name") | $(ratio "$name" label_loop) | $(ratio "$name" peer_loop) |"
 done
 say ""
-say "summed per-series stage seconds (timings.json; read = read and decode, overlapped with the rest when prefetching):"
-for name in batch_prefetch0 batch_prefetch1 batch_prefetch2 batch_jobs2; do
+say "summed per-series stage seconds (timings.json; read = read and decode, overlapped with the rest when prefetching;"
+say "pipeline_wall = cohort.jsonl start to end, the labelling phase after discovery):"
+for name in "${batch_runs[@]}"; do
     say "- $name: ${stages[$name]}"
 done
+read_alone=$(python3 "$here/cohort_stages.py" "$work/batch_prefetch0" read)
+pipeline=$(python3 "$here/cohort_stages.py" "$work/batch" pipeline_wall)
+summed=$(python3 "$here/cohort_stages.py" "$work/batch" total)
+say ""
+say "targets (batch = voxlabel batch with its defaults):"
+say "- batch / voxlabel label loop, series per minute: $(ratio batch label_loop) (target >= 3)"
+say "- batch / dcm2niix + cc3d loop, series per minute: $(ratio batch peer_loop) (target >= 10)"
+say "- batch labelling wall / read+decode alone: $(awk -v a="$pipeline" -v b="$read_alone" 'BEGIN { printf "%.2f", a / b }') ($pipeline s / $read_alone s; target <= 1.5)"
+say "- summed per-series seconds / read+decode alone: $(awk -v a="$summed" -v b="$read_alone" 'BEGIN { printf "%.2f", a / b }') ($summed s / $read_alone s)"
 [ -s "$work/errors.log" ] && { echo "errors (first 5):"; head -n 5 "$work/errors.log"; }
 exit 0

@@ -1,18 +1,26 @@
 #define _POSIX_C_SOURCE 200809L
-/* The write stage's compressor for labels.nii.gz: zlib (what io/gzip_parallel.c does: 1 MiB raw-deflate blocks
- * primed with the 32 KiB before them, sync-flushed, one gzip member) against libdeflate (1 MiB blocks, each its
- * own gzip member: also a standard gzip file, as bgzip writes). One core, so the ratio holds for any thread count.
- * usage: cohort_gzip_bench LABELS_FILE [LEVEL...]   (default levels 1 and 6) */
+/* The write stage's compressor, one core, on a volume file (labels.nii.gz, a CT .nii.gz, ...): every candidate
+ * deflates the voxels in independent 1 MiB chunks, as io/gzip_parallel.c does, so the per-core speed holds for
+ * any thread count.
+ *   zlib L, zlib-rle      raw deflate, sync-flushed: one gzip member when joined (what the writer emits;
+ *                         zlib-rle is its label-map strategy, Z_RLE, the same at every level)
+ *   libdeflate L          a complete gzip member per chunk (libdeflate cannot end a chunk unfinished, so
+ *                         joined chunks make a multi-member file)
+ * Then the writer itself (vl_write_volume to a .nii.gz under WORK) at 1, 2, 4, ... threads up to all cores,
+ * as a label map when the volume is an integer type, and its inflate by zlib's gzread and by voxlabel's reader.
+ * usage: cohort_gzip_bench VOLUME_FILE WORK_DIR [LEVEL...]   (default levels 1 2 3 6) */
 #include <libdeflate.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "voxlabel/io.h"
+#include "voxlabel/threads.h"
 
-enum { block_bytes = 1 << 20, window_bytes = 32 << 10 };
+enum { chunk_bytes = 1 << 20 };
 
 static double now(void)
 {
@@ -21,80 +29,136 @@ static double now(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static size_t zlib_blocks(const unsigned char *data, size_t bytes, int level, unsigned char *out, size_t capacity)
+static size_t zlib_chunks(const unsigned char *data, size_t bytes, int level, int strategy, unsigned char *out,
+                          size_t capacity)
 {
     z_stream stream;
     memset(&stream, 0, sizeof stream);
-    deflateInit2(&stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY);
+    deflateInit2(&stream, level, Z_DEFLATED, -15, 8, strategy);
     size_t total = 0;
-    for (size_t first = 0; first < bytes; first += block_bytes) {
-        const size_t length = bytes - first < block_bytes ? bytes - first : block_bytes;
+    for (size_t first = 0; first < bytes; first += chunk_bytes) {
+        const size_t length = bytes - first < chunk_bytes ? bytes - first : chunk_bytes;
         deflateReset(&stream);
-        if (first)
-            deflateSetDictionary(&stream, data + first - window_bytes, window_bytes);
         stream.next_in = (Bytef *)(data + first);
         stream.avail_in = (uInt)length;
         stream.next_out = out;
         stream.avail_out = (uInt)capacity;
         deflate(&stream, Z_SYNC_FLUSH);
         total += capacity - stream.avail_out;
-        (void)crc32(0L, data + first, (uInt)length);
+        (void)libdeflate_crc32(0, data + first, length);
     }
     deflateEnd(&stream);
     return total;
 }
 
-static size_t libdeflate_blocks(const unsigned char *data, size_t bytes, int level, unsigned char *out,
+static size_t libdeflate_chunks(const unsigned char *data, size_t bytes, int level, unsigned char *out,
                                 size_t capacity)
 {
     struct libdeflate_compressor *compressor = libdeflate_alloc_compressor(level);
     size_t total = 0;
-    for (size_t first = 0; first < bytes; first += block_bytes) {
-        const size_t length = bytes - first < block_bytes ? bytes - first : block_bytes;
+    for (size_t first = 0; first < bytes; first += chunk_bytes) {
+        const size_t length = bytes - first < chunk_bytes ? bytes - first : chunk_bytes;
         total += libdeflate_gzip_compress(compressor, data + first, length, out, capacity);
     }
     libdeflate_free_compressor(compressor);
     return total;
 }
 
+static void row(const char *name, int level, size_t bytes, size_t size, double seconds)
+{
+    printf("%-12s %5d %10.1f %10.1f %8.4f\n", name, level, (double)bytes / 1e6 / seconds,
+           (double)bytes / (double)size, seconds);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: cohort_gzip_bench LABELS_FILE [LEVEL...]\n");
+    if (argc < 3) {
+        fprintf(stderr, "usage: cohort_gzip_bench VOLUME_FILE WORK_DIR [LEVEL...]\n");
         return 2;
     }
-    vl_volume labels;
+    vl_volume volume;
     vl_read_options read;
     vl_read_options_default(&read);
-    if (vl_read_volume(argv[1], &read, &labels) != VL_OK) {
-        fprintf(stderr, "cannot read %s\n", argv[1]);
+    if (vl_read_volume(argv[1], &read, &volume) != VL_OK) {
+        fprintf(stderr, "cannot read %s: %s\n", argv[1], vl_last_error());
         return 3;
     }
-    const size_t bytes = (size_t)vl_volume_voxels(&labels) * vl_dtype_size(labels.dtype);
-    const size_t capacity = compressBound(block_bytes) + 1024;
+    const size_t bytes = (size_t)vl_volume_voxels(&volume) * vl_dtype_size(volume.dtype);
+    const size_t capacity = compressBound(chunk_bytes) + 1024;
     unsigned char *out = malloc(capacity);
-    const int default_levels[] = {1, 6};
-    const int level_count = argc > 2 ? argc - 2 : 2;
-    printf("%s: %lldx%lldx%lld %s, %.1f MB\n", argv[1], (long long)labels.nx, (long long)labels.ny,
-           (long long)labels.nz, vl_dtype_name(labels.dtype), (double)bytes / 1e6);
+    const int default_levels[] = {1, 2, 3, 6};
+    const int level_count = argc > 3 ? argc - 3 : 4;
+    printf("%s: %lldx%lldx%lld %s, %.1f MB\n", argv[1], (long long)volume.nx, (long long)volume.ny,
+           (long long)volume.nz, vl_dtype_name(volume.dtype), (double)bytes / 1e6);
     printf("%-12s %5s %10s %10s %8s\n", "compressor", "level", "MB/s", "ratio", "seconds");
-    for (int l = 0; l < level_count; l++) {
-        const int level = argc > 2 ? atoi(argv[2 + l]) : default_levels[l];
-        for (int which = 0; which < 2; which++) {
+    for (int which = 0; which < 3; which++)
+        for (int l = 0; l < (which == 1 ? 1 : level_count); l++) {
+            const int level = which == 1 ? 1 : argc > 3 ? atoi(argv[3 + l]) : default_levels[l];
             double best = 1e30;
             size_t size = 0;
             for (int repeat = 0; repeat < 3; repeat++) {
                 const double start = now();
-                size = which ? libdeflate_blocks(labels.data, bytes, level, out, capacity)
-                             : zlib_blocks(labels.data, bytes, level, out, capacity);
+                size = which == 2 ? libdeflate_chunks(volume.data, bytes, level, out, capacity)
+                                  : zlib_chunks(volume.data, bytes, level, which ? Z_RLE : Z_DEFAULT_STRATEGY, out,
+                                                capacity);
                 const double took = now() - start;
                 best = took < best ? took : best;
             }
-            printf("%-12s %5d %10.1f %10.1f %8.4f\n", which ? "libdeflate" : "zlib", level, (double)bytes / 1e6 / best,
-                   (double)bytes / (double)size, best);
+            row(which == 2 ? "libdeflate" : which ? "zlib-rle" : "zlib", level, bytes, size, best);
         }
-    }
     free(out);
-    vl_volume_free(&labels);
+
+    /* The writer and the readers. */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/cohort_gzip_bench.nii.gz", argv[2]);
+    vl_write_options write;
+    vl_write_options_default(&write);
+    write.force = 1;
+    write.is_label_map = volume.dtype == VL_U32 || volume.dtype == VL_U16 || volume.dtype == VL_U8;
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    printf("\nwriter (%s): threads, seconds, MB/s of voxels\n", write.is_label_map ? "label map, zlib-rle" : "zlib 1");
+    for (long threads = 1;; threads *= 2) {
+        threads = threads < cores ? threads : cores;
+        vl_set_thread_limit((int)threads);
+        double best = 1e30;
+        for (int repeat = 0; repeat < 3; repeat++) {
+            const double start = now();
+            if (vl_write_volume(path, &volume, &write) != VL_OK) {
+                fprintf(stderr, "write %s: %s\n", path, vl_last_error());
+                return 4;
+            }
+            const double took = now() - start;
+            best = took < best ? took : best;
+        }
+        printf("writer %3ld %8.4f %10.1f\n", threads, best, (double)bytes / 1e6 / best);
+        if (threads == cores)
+            break;
+    }
+    vl_set_thread_limit(0);
+    double best_gzread = 1e30, best_reader = 1e30;
+    unsigned char *plain = malloc(bytes + 4096);
+    for (int repeat = 0; repeat < 3; repeat++) {
+        double start = now();
+        gzFile file = gzopen(path, "rb");
+        gzbuffer(file, 1 << 20);
+        while (gzread(file, plain, (unsigned)(bytes + 4096 < (1u << 30) ? bytes + 4096 : (1u << 30))) > 0)
+            ;
+        gzclose(file);
+        double took = now() - start;
+        best_gzread = took < best_gzread ? took : best_gzread;
+        vl_volume back;
+        start = now();
+        if (vl_read_volume(path, &read, &back) != VL_OK) {
+            fprintf(stderr, "read %s: %s\n", path, vl_last_error());
+            return 3;
+        }
+        took = now() - start;
+        best_reader = took < best_reader ? took : best_reader;
+        vl_volume_free(&back);
+    }
+    printf("inflate: zlib gzread %.4f s, voxlabel reader (libdeflate) %.4f s\n", best_gzread, best_reader);
+    free(plain);
+    unlink(path);
+    vl_volume_free(&volume);
     return 0;
 }

@@ -1,5 +1,9 @@
-"""Sums of the per-stage seconds of a voxlabel batch output (each labelled series' timings.json), for the
-cohort bench. usage: cohort_stages.py OUT  ->  one line: series=N read=S ... total=S total/read=R"""
+"""Sums of the per-stage seconds of a voxlabel batch output (each labelled series' timings.json), and the
+wall time of its labelling phase (cohort.jsonl: from the "start" event, after discovery, to "end"), for the
+cohort bench. usage: cohort_stages.py OUT [KEY]
+  without KEY: one line  series=N read=S ... write=S total=S total/read=R pipeline_wall=S
+  with KEY (a stage, "series" or "pipeline_wall"): that number alone"""
+import datetime
 import json
 import os
 import sys
@@ -13,6 +17,26 @@ for directory, _, names in os.walk(sys.argv[1]):
         count += 1
         for stage in stages:
             sums[stage] += timings[stage]
+
+
+def event_time(event):
+    return datetime.datetime.strptime(event["time"], "%Y-%m-%dT%H:%M:%S.%fZ").timestamp()
+
+
+wall = float("nan")
+log = os.path.join(sys.argv[1], "cohort.jsonl")
+if os.path.exists(log):
+    times = {}
+    for line in open(log):
+        event = json.loads(line)
+        if event.get("event") in ("start", "end"):
+            times[event["event"]] = event_time(event)  # the last run's, after a resume
+    if "start" in times and "end" in times:
+        wall = times["end"] - times["start"]
+values = dict(sums, series=count, pipeline_wall=wall)
+if len(sys.argv) > 2:
+    print("%.3f" % values[sys.argv[2]])
+    sys.exit(0)
 ratio = sums["total"] / sums["read"] if sums["read"] > 0 else float("nan")
 print("series=%d " % count + " ".join("%s=%.2f" % (stage, sums[stage]) for stage in stages) +
-      " total/read=%.2f" % ratio)
+      " total/read=%.2f pipeline_wall=%.2f" % (ratio, wall))

@@ -1,9 +1,13 @@
 /* voxlabel batch: every CT series under a folder through the label pipeline, into one folder per series, with
  * a cohort table; resumable, shardable (--shard I/N, --merge) and pipelined (docs/cohorts.md). */
 #define _POSIX_C_SOURCE 200809L
+#include <limits.h>
+#include <malloc.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -199,6 +203,7 @@ static int run_jobs(batch_work *work, int jobs)
         return batch_work_run(work);
     fflush(NULL);
     pid_t children[64];
+    const pid_t parent = getpid();
     int started = 0, worst = 0;
     for (int j = 0; j < jobs; j++) {
         pid_t pid = fork();
@@ -207,6 +212,9 @@ static int run_jobs(batch_work *work, int jobs)
             break;
         }
         if (pid == 0) {
+            /* A job ends with the run that started it (killed or not), so a rerun never meets it still writing. */
+            if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+                _exit(CLI_EXIT_DEVICE);
             size_t *mine = malloc(work->pending_count * sizeof *mine), count = 0;
             if (!mine)
                 _exit(CLI_EXIT_DEVICE);
@@ -372,6 +380,11 @@ int cmd_batch(int argc, char **argv)
                 "DICOM or without an image\n", in_share, args.shards > 1 ? " in this shard" : "", pending_count,
                 complete, skipped, (long long)(scan.files_not_dicom + scan.files_non_image));
 
+    /* Series after series allocate buffers of about the same sizes. glibc gives large blocks back to the kernel
+     * when freed, so each series would fault in and zero fresh pages again; keeping freed memory in the heap
+     * for the next series saves that. The process then holds about its largest series' peak until it ends. */
+    mallopt(M_MMAP_MAX, 0);
+    mallopt(M_TRIM_THRESHOLD, INT_MAX);
     /* Several jobs share the cores, unless --threads says how many each one takes. */
     const int jobs = pending_count < (size_t)args.jobs ? (pending_count ? (int)pending_count : 1) : args.jobs;
     const long cores = sysconf(_SC_NPROCESSORS_ONLN);

@@ -333,6 +333,7 @@ typedef struct run_report {
     const char *labels_file, *cleaned_file;
     char (*names)[65]; /* class names (a SEG's SegmentLabel), or NULL */
     uint32_t name_count;
+    double read_seconds, filter_seconds, stats_seconds, write_seconds; /* filter: size filters and clean-up */
 } run_report;
 
 static vl_status write_summary(const char *path, const run_report *r)
@@ -387,7 +388,9 @@ static vl_status write_summary(const char *path, const run_report *r)
     cli_json_write_string(out, r->result->device_name);
     fprintf(out, ", \"fallback_reason\": ");
     cli_json_write_string(out, r->result->outcome.fallback_reason);
-    fprintf(out, "},\n  \"timings_s\": {\"label\": %.6f, \"total\": %.6f}\n}\n", r->label_seconds, r->total_seconds);
+    fprintf(out, "},\n  \"timings_s\": {\"read\": %.6f, \"label\": %.6f, \"filter\": %.6f, \"stats\": %.6f, "
+                 "\"write\": %.6f, \"total\": %.6f}\n}\n",
+            r->read_seconds, r->label_seconds, r->filter_seconds, r->stats_seconds, r->write_seconds, r->total_seconds);
     return vl_atomic_file_close_stream(&file, out, VL_OK);
 }
 
@@ -461,8 +464,9 @@ int label_multilabel_run(int argc, char **argv)
         input.volume = seg.classes;
         memset(&seg.classes, 0, sizeof seg.classes);
     }
-    cli_gpu_warm_up_finish(&gpu_warm_up);
+    const double read_seconds = cli_seconds_since(&total_start);
     if (code) {
+        cli_gpu_warm_up_finish(&gpu_warm_up);
         vl_seg_class_map_free(&seg);
         cli_input_free(&intensity);
         cli_input_free(&input);
@@ -497,6 +501,7 @@ int label_multilabel_run(int argc, char **argv)
     }
 
     args.label.progress = cli_progress();
+    cli_gpu_warm_up_finish(&gpu_warm_up); /* the device context, made while the map was read and checked */
     clock_gettime(CLOCK_MONOTONIC, &start);
     if ((status = vl_label_multilabel(&input.volume, &labels, &args.label, &result)) != VL_OK)
         goto failed;
@@ -523,6 +528,7 @@ int label_multilabel_run(int argc, char **argv)
         const uint64_t from_volume = voxels >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)voxels;
         min_size = from_volume > min_size ? from_volume : min_size;
     }
+    clock_gettime(CLOCK_MONOTONIC, &start);
     if ((status = vl_label_filter_per_class(&labels, &result, min_size, (uint32_t)args.largest_per_class)) != VL_OK)
         goto failed;
     if (cleans(&args) &&
@@ -533,14 +539,18 @@ int label_multilabel_run(int argc, char **argv)
         goto failed;
     }
 
+    const double filter_seconds = cli_seconds_since(&start);
+
     vl_stats_options stats_options;
     vl_stats_options_default(&stats_options);
     stats_options.device = args.label.device;
     stats_options.threads = args.label.threads;
     stats_options.progress = cli_progress();
+    clock_gettime(CLOCK_MONOTONIC, &start);
     if ((status = vl_component_stats_compute(&labels, args.intensity_path ? &intensity.volume : NULL, result.count,
                                              &stats_options, &stats)) != VL_OK)
         goto failed;
+    const double stats_seconds = cli_seconds_since(&start);
 
     vl_write_options write;
     vl_write_options_default(&write);
@@ -550,6 +560,7 @@ int label_multilabel_run(int argc, char **argv)
     write.mat_xy = vl_label_order_is_raster(args.label.order);
     write.mat_class = VL_MAT_UINT32;
     write.progress = cli_progress();
+    clock_gettime(CLOCK_MONOTONIC, &start);
     if ((status = vl_write_volume(cli_outputs_staged(&outputs, 0), &labels, &write)) != VL_OK)
         goto failed;
     if (cleans(&args) && (status = vl_write_volume(cli_outputs_staged(&outputs, 4), &cleaned, &write)) != VL_OK)
@@ -562,7 +573,8 @@ int label_multilabel_run(int argc, char **argv)
         goto failed;
     run_report report = {&args,       &input,         &result,       classes,       class_total,
                          labelled,    min_size,       label_seconds, cli_seconds_since(&total_start),
-                         names[0],    cleans(&args) ? names[4] : NULL, seg.names, seg.segment_count};
+                         names[0],    cleans(&args) ? names[4] : NULL, seg.names, seg.segment_count,
+                         read_seconds, filter_seconds, stats_seconds, cli_seconds_since(&start)};
     if ((status = write_summary(cli_outputs_staged(&outputs, 2), &report)) != VL_OK)
         goto failed;
     if ((code = cli_outputs_commit(&outputs)))
@@ -590,6 +602,7 @@ int label_multilabel_run(int argc, char **argv)
 failed:
     code = cli_status_error(status);
 abort:
+    cli_gpu_warm_up_finish(&gpu_warm_up);
     cli_outputs_abort(&outputs);
 done:
     free(classes);

@@ -1,11 +1,18 @@
-/* Parallel gzip for .nii.gz and gzip-encoded NRRD, after pigz: one standard gzip member (gunzip, zlib's
- * gzread, Python's gzip and Java's GZIPInputStream read it), compressed in 1 MiB blocks on every core.
- * Each block is raw deflate primed with the 32 KiB before it (so the ratio stays close to one serial
- * stream) and ended by a sync flush (byte-aligned, not final); the CRCs are joined with crc32_combine and
- * an empty final block ends the stream. The bytes depend on the block size, not on the thread count.
- * Whole blocks are compressed where the caller's data lies; only a block that straddles two writes is
- * copied, so the voxels are not copied a second time on one core. */
+/* Parallel gzip for .nii.gz and gzip-encoded NRRD: one standard gzip member (gunzip, zlib's gzread, Python's
+ * gzip and zlib.decompress, Java's GZIPInputStream, Rust's GzDecoder read all of it), compressed on every core.
+ *
+ * The stream is cut into chunks of a fixed number of voxels (the first also carries the prefix, e.g. the NIfTI
+ * header). Each chunk is raw deflate from a reset state, so chunks are independent: a worker converts its
+ * voxels to the disk type itself (no serial conversion pass), deflates them and ends with a sync flush
+ * (byte-aligned, not final); the last chunk ends the stream. CRCs are joined with crc32_combine. Workers take
+ * chunks in turn from a counter and hand them to a ring of output slots that the thread finishing the oldest
+ * chunk writes out in order, so any thread count gives the same bytes, and memory stays bounded by the ring.
+ * Label maps use zlib's run-length strategy: labels are long runs of one value, which it finds faster and
+ * stores smaller than the general match finder. */
 #include <errno.h>
+#include <libdeflate.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,57 +21,94 @@
 #include "voxlabel/error.h"
 #include "volume_helpers.h"
 
-enum { block_bytes = 1 << 20, window_bytes = 32 << 10, most_threads = 32 };
+enum { chunk_bytes = 1 << 20, slots_per_thread = 2 };
 
-typedef struct pgz_job {
-    z_stream stream;
-    int ready, failed, level;
-    const unsigned char *input, *dictionary;
-    size_t input_bytes, dictionary_bytes;
+typedef struct pgz_slot {
     unsigned char *output;
-    size_t output_capacity, output_bytes;
-    uLong crc;
-} pgz_job;
+    size_t output_bytes, input_bytes;
+    uint32_t crc;
+    int64_t chunk; /* the chunk it holds, -1 when free */
+    int ready;
+} pgz_slot;
 
-struct vl_pgz {
+typedef struct pgz_shared {
     FILE *file;
     const char *path;
-    int threads;
-    const unsigned char *block[most_threads]; /* whole blocks waiting, in stream order */
-    int listed;
-    int borrowed;                             /* some of them lie in the caller's memory */
-    unsigned char *batch;                     /* copies: slot i for block i, slot `listed` for the partial one */
-    size_t partial;                           /* bytes of the block being copied together */
-    unsigned char history[window_bytes];
-    size_t history_bytes;
-    uLong crc;
+    const unsigned char *prefix;
+    size_t prefix_bytes;
+    const vl_volume *volume;
+    vl_dtype dtype;
+    size_t element;
+    int64_t voxels, chunk_voxels, chunks;
+    int level, strategy;
+    size_t capacity; /* of each slot: the worst case of the largest chunk */
+    const vl_progress *progress;
+    _Atomic int64_t next; /* the next chunk to compress */
+    pthread_mutex_t lock; /* guards the rest */
+    pthread_cond_t changed;
+    int64_t written; /* chunks written so far, in order */
+    int slot_count;
+    pgz_slot *slots;
+    uint32_t crc;
     uint64_t total;
-    pgz_job jobs[most_threads];
-};
+    vl_status status;
+    char message[1024]; /* the failure's text: vl_last_error() is per thread, and workers run on their own */
+} pgz_shared;
 
-static void *compress_block(void *argument)
+typedef struct pgz_worker {
+    pgz_shared *shared;
+    z_stream stream;
+    int ready;
+    unsigned char *converted; /* this worker's chunk in the disk type, when it differs from the volume's */
+} pgz_worker;
+
+/* Feeds `bytes` of `data` to the stream; `flush` on the last piece of a chunk. */
+static int deflate_piece(z_stream *stream, const unsigned char *data, size_t bytes, int flush)
 {
-    pgz_job *job = argument;
-    job->crc = crc32(0L, job->input, (uInt)job->input_bytes);
-    int result = job->ready ? deflateReset(&job->stream)
-                            : deflateInit2(&job->stream, job->level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY);
-    job->ready = 1;
-    if (result == Z_OK && job->dictionary_bytes)
-        result = deflateSetDictionary(&job->stream, job->dictionary, (uInt)job->dictionary_bytes);
-    if (result == Z_OK) {
-        job->stream.next_in = (Bytef *)job->input;
-        job->stream.avail_in = (uInt)job->input_bytes;
-        job->stream.next_out = job->output;
-        job->stream.avail_out = (uInt)job->output_capacity;
-        result = deflate(&job->stream, Z_SYNC_FLUSH);
-    }
-    /* The output has room for the worst case, so a complete block leaves some of it free. */
-    job->failed = result != Z_OK || job->stream.avail_in != 0 || job->stream.avail_out == 0;
-    job->output_bytes = job->output_capacity - job->stream.avail_out;
-    return NULL;
+    stream->next_in = (Bytef *)data;
+    stream->avail_in = (uInt)bytes;
+    const int result = deflate(stream, flush);
+    /* The slot has room for the worst case, so a complete chunk always leaves some of it free. */
+    return (result == Z_OK || result == Z_STREAM_END) && stream->avail_in == 0 && stream->avail_out > 0;
 }
 
-static vl_status write_bytes(vl_pgz *z, const void *data, size_t bytes)
+static int compress_chunk(pgz_worker *worker, int64_t chunk, pgz_slot *slot)
+{
+    pgz_shared *z = worker->shared;
+    const int64_t first = chunk * z->chunk_voxels;
+    const int64_t count = z->voxels - first < z->chunk_voxels ? z->voxels - first : z->chunk_voxels;
+    const size_t voxel_bytes = (size_t)count * z->element;
+    const unsigned char *voxels = (const unsigned char *)z->volume->data + (size_t)first * z->element;
+    if (z->dtype != z->volume->dtype && count > 0) {
+        vl_convert_voxels(z->volume, first, count, z->dtype, worker->converted);
+        voxels = worker->converted;
+    }
+    const unsigned char *prefix = chunk == 0 ? z->prefix : NULL;
+    const size_t prefix_bytes = chunk == 0 ? z->prefix_bytes : 0;
+    uint32_t crc = (uint32_t)libdeflate_crc32(0, prefix, prefix_bytes);
+    slot->crc = (uint32_t)libdeflate_crc32(crc, voxels, voxel_bytes);
+    slot->input_bytes = prefix_bytes + voxel_bytes;
+
+    z_stream *stream = &worker->stream;
+    if (!worker->ready) {
+        if (deflateInit2(stream, z->level, Z_DEFLATED, -15, 8, z->strategy) != Z_OK)
+            return 0;
+        worker->ready = 1;
+    } else if (deflateReset(stream) != Z_OK) {
+        return 0;
+    }
+    if (!slot->output && !(slot->output = malloc(z->capacity)))
+        return 0;
+    stream->next_out = slot->output;
+    stream->avail_out = (uInt)z->capacity;
+    const int flush = chunk == z->chunks - 1 ? Z_FINISH : Z_SYNC_FLUSH;
+    const int ok = (!prefix_bytes || deflate_piece(stream, prefix, prefix_bytes, Z_NO_FLUSH)) &&
+                   deflate_piece(stream, voxels, voxel_bytes, flush);
+    slot->output_bytes = z->capacity - stream->avail_out;
+    return ok;
+}
+
+static vl_status write_bytes(pgz_shared *z, const void *data, size_t bytes)
 {
     errno = 0;
     if (fwrite(data, 1, bytes, z->file) != bytes) {
@@ -75,126 +119,130 @@ static vl_status write_bytes(vl_pgz *z, const void *data, size_t bytes)
     return VL_OK;
 }
 
-/* Compresses the listed blocks and, with `last`, the partial one after them; then writes them in order. */
-static vl_status flush_blocks(vl_pgz *z, int last)
+/* With the lock held: records the first failure, raised on this thread by vl_fail. */
+static void record_failure(pgz_shared *z, vl_status status)
 {
-    const int used = z->listed + (last && z->partial);
-    if (used == 0)
-        return VL_OK;
-    for (int t = 0; t < used; t++) {
-        pgz_job *job = &z->jobs[t];
-        job->input = t < z->listed ? z->block[t] : z->batch + (size_t)t * block_bytes;
-        job->input_bytes = t < z->listed ? block_bytes : z->partial;
-        job->dictionary = t ? z->block[t - 1] + block_bytes - window_bytes : z->history;
-        job->dictionary_bytes = t ? window_bytes : z->history_bytes;
-    }
-    vl_run_parallel(compress_block, z->jobs, sizeof z->jobs[0], used);
-    vl_status status = VL_OK;
-    for (int t = 0; t < used && status == VL_OK; t++) {
-        if (z->jobs[t].failed)
-            return vl_fail(VL_ERR_INTERNAL, "%s: zlib could not compress a block", z->path);
-        status = write_bytes(z, z->jobs[t].output, z->jobs[t].output_bytes);
-        z->crc = crc32_combine(z->crc, z->jobs[t].crc, (z_off_t)z->jobs[t].input_bytes);
-        z->total += z->jobs[t].input_bytes;
-    }
-    /* The next block's dictionary: the last 32 KiB of the last whole block. */
-    if (z->listed) {
-        memcpy(z->history, z->block[z->listed - 1] + block_bytes - window_bytes, window_bytes);
-        z->history_bytes = window_bytes;
-    }
-    /* The partial block moves to slot 0, where the next write goes on filling it. */
-    if (z->partial && !last && z->listed)
-        memmove(z->batch, z->batch + (size_t)z->listed * block_bytes, z->partial);
-    z->listed = 0;
-    z->borrowed = 0;
-    return status;
+    if (z->status != VL_OK || status == VL_OK)
+        return;
+    z->status = status;
+    snprintf(z->message, sizeof z->message, "%s", vl_last_error());
 }
 
-vl_status vl_pgz_open(vl_pgz **out, FILE *file, int level, const char *path)
+/* With the lock held: writes the finished chunks that come next in the stream, freeing their slots. */
+static void write_ready_chunks(pgz_shared *z)
 {
-    *out = NULL;
-    vl_pgz *z = calloc(1, sizeof *z);
-    if (!z)
-        return vl_fail(VL_ERR_MEMORY, "%s: no memory for the gzip writer", path);
-    z->file = file;
-    z->path = path;
-    z->threads = vl_cpu_thread_count(0) < most_threads ? vl_cpu_thread_count(0) : most_threads;
-    z->crc = crc32(0L, Z_NULL, 0);
-    z->batch = malloc((size_t)z->threads * block_bytes);
-    int failed = !z->batch;
-    for (int t = 0; t < z->threads && !failed; t++) {
-        z->jobs[t].level = level >= 1 && level <= 9 ? level : 1;
-        z->jobs[t].output_capacity = compressBound(block_bytes) + 64;
-        z->jobs[t].output = malloc(z->jobs[t].output_capacity);
-        failed = !z->jobs[t].output;
+    for (;;) {
+        pgz_slot *slot = &z->slots[z->written % z->slot_count];
+        if (slot->chunk != z->written || !slot->ready)
+            return;
+        if (z->status == VL_OK)
+            record_failure(z, write_bytes(z, slot->output, slot->output_bytes));
+        z->crc = (uint32_t)crc32_combine(z->crc, slot->crc, (z_off_t)slot->input_bytes);
+        z->total += slot->input_bytes;
+        slot->chunk = -1;
+        slot->ready = 0;
+        z->written++;
+        if (z->chunks > 1)
+            vl_progress_report(z->progress, "writing", (double)z->written / (double)z->chunks);
+        pthread_cond_broadcast(&z->changed);
     }
-    if (failed) {
-        const int threads = z->threads;
-        vl_pgz_close(z, 0);
-        return vl_fail(VL_ERR_MEMORY, "%s: no memory for the gzip writer's %d blocks", path, threads);
+}
+
+static void *worker_run(void *argument)
+{
+    pgz_worker *worker = argument;
+    pgz_shared *z = worker->shared;
+    for (;;) {
+        const int64_t chunk = atomic_fetch_add(&z->next, 1);
+        if (chunk >= z->chunks)
+            break;
+        pthread_mutex_lock(&z->lock);
+        /* Chunk c goes to slot c mod slot_count, free once chunk c - slot_count is written. */
+        while (z->status == VL_OK && chunk >= z->written + z->slot_count)
+            pthread_cond_wait(&z->changed, &z->lock);
+        const int failed = z->status != VL_OK;
+        pgz_slot *slot = &z->slots[chunk % z->slot_count];
+        if (!failed)
+            slot->chunk = chunk;
+        pthread_mutex_unlock(&z->lock);
+        if (failed)
+            break;
+        const int ok = compress_chunk(worker, chunk, slot);
+        pthread_mutex_lock(&z->lock);
+        if (!ok && z->status == VL_OK)
+            record_failure(z, vl_fail(VL_ERR_MEMORY, "%s: no memory to compress the voxels", z->path));
+        slot->ready = 1;
+        write_ready_chunks(z);
+        pthread_cond_broadcast(&z->changed);
+        pthread_mutex_unlock(&z->lock);
     }
+    return NULL;
+}
+
+vl_status vl_pgz_write_volume(FILE *file, const void *prefix, size_t prefix_bytes, const vl_volume *volume,
+                              vl_dtype dtype, const vl_write_options *options, const char *path)
+{
+    pgz_shared z = {
+        .file = file,
+        .path = path,
+        .prefix = prefix,
+        .prefix_bytes = prefix_bytes,
+        .volume = volume,
+        .dtype = dtype,
+        .element = vl_dtype_size(dtype),
+        .voxels = vl_volume_voxels(volume),
+        .level = options->compression_level >= 1 && options->compression_level <= 9 ? options->compression_level : 1,
+        .strategy = options->is_label_map ? Z_RLE : Z_DEFAULT_STRATEGY,
+        .progress = &options->progress,
+        .crc = 0,
+        .status = VL_OK,
+    };
+    z.chunk_voxels = (int64_t)(chunk_bytes / z.element);
+    z.chunks = z.voxels > 0 ? (z.voxels + z.chunk_voxels - 1) / z.chunk_voxels : 1;
+    /* Stored blocks at worst, a sync flush's empty block and the end of the stream. */
+    z.capacity = compressBound((uLong)(chunk_bytes + prefix_bytes)) + 64;
+    atomic_init(&z.next, 0);
+    const int threads = (int)(z.chunks < vl_cpu_thread_count(0) ? z.chunks : vl_cpu_thread_count(0));
+    z.slot_count = slots_per_thread * threads;
+    z.slots = calloc((size_t)z.slot_count, sizeof *z.slots);
+    pgz_worker *workers = calloc((size_t)threads, sizeof *workers);
+    int failed = !z.slots || !workers;
+    for (int t = 0; t < threads && !failed; t++) {
+        workers[t].shared = &z;
+        if (dtype != volume->dtype && !(workers[t].converted = malloc(chunk_bytes)))
+            failed = 1;
+    }
+    for (int s = 0; s < z.slot_count && !failed; s++)
+        z.slots[s].chunk = -1;
     /* gzip member header: deflate, no name, no time, Unix. */
     static const unsigned char header[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
-    vl_status status = write_bytes(z, header, sizeof header);
-    if (status != VL_OK) {
-        vl_pgz_close(z, 0);
-        return status;
+    vl_status status = failed ? vl_fail(VL_ERR_MEMORY, "%s: no memory for the gzip writer", path)
+                              : write_bytes(&z, header, sizeof header);
+    if (status == VL_OK) {
+        pthread_mutex_init(&z.lock, NULL);
+        pthread_cond_init(&z.changed, NULL);
+        vl_run_parallel(worker_run, workers, sizeof workers[0], threads);
+        pthread_cond_destroy(&z.changed);
+        pthread_mutex_destroy(&z.lock);
+        status = z.status == VL_OK ? VL_OK : vl_fail(z.status, "%s", z.message);
     }
-    *out = z;
-    return VL_OK;
-}
-
-vl_status vl_pgz_write(vl_pgz *z, const void *data, size_t bytes)
-{
-    const unsigned char *cursor = data;
-    while (bytes > 0) {
-        if (z->partial || bytes < block_bytes) {
-            unsigned char *slot = z->batch + (size_t)z->listed * block_bytes;
-            const size_t piece = block_bytes - z->partial < bytes ? block_bytes - z->partial : bytes;
-            memcpy(slot + z->partial, cursor, piece);
-            z->partial += piece;
-            cursor += piece;
-            bytes -= piece;
-            if (z->partial == block_bytes) {
-                z->block[z->listed++] = slot;
-                z->partial = 0;
-            }
-        } else {
-            z->block[z->listed++] = cursor;
-            z->borrowed = 1;
-            cursor += block_bytes;
-            bytes -= block_bytes;
-        }
-        if (z->listed == z->threads) {
-            vl_status status = flush_blocks(z, 0);
-            if (status != VL_OK)
-                return status;
-        }
-    }
-    /* Blocks in the caller's memory are compressed before it may change. */
-    return z->borrowed ? flush_blocks(z, 0) : VL_OK;
-}
-
-vl_status vl_pgz_close(vl_pgz *z, int finish)
-{
-    vl_status status = VL_OK;
-    if (finish) {
-        status = flush_blocks(z, 1);
-        /* An empty final block (fixed Huffman, end of block), then CRC-32 and length mod 2^32, little endian. */
-        unsigned char trailer[10] = {0x03, 0x00};
+    if (status == VL_OK) {
+        /* CRC-32 and length mod 2^32, little endian. */
+        unsigned char trailer[8];
         for (int i = 0; i < 4; i++) {
-            trailer[2 + i] = (unsigned char)(z->crc >> (8 * i));
-            trailer[6 + i] = (unsigned char)(z->total >> (8 * i));
+            trailer[i] = (unsigned char)(z.crc >> (8 * i));
+            trailer[4 + i] = (unsigned char)(z.total >> (8 * i));
         }
-        if (status == VL_OK)
-            status = write_bytes(z, trailer, sizeof trailer);
+        status = write_bytes(&z, trailer, sizeof trailer);
     }
-    for (int t = 0; t < z->threads; t++) {
-        if (z->jobs[t].ready)
-            deflateEnd(&z->jobs[t].stream);
-        free(z->jobs[t].output);
+    for (int t = 0; workers && t < threads; t++) {
+        if (workers[t].ready)
+            deflateEnd(&workers[t].stream);
+        free(workers[t].converted);
     }
-    free(z->batch);
-    free(z);
+    for (int s = 0; z.slots && s < z.slot_count; s++)
+        free(z.slots[s].output);
+    free(workers);
+    free(z.slots);
     return status;
 }

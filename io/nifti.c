@@ -410,12 +410,21 @@ vl_status vl_nifti_read(const char *path, const vl_read_options *options, vl_vol
             status = vl_fail(VL_ERR_INPUT, "%s: truncated: %lld bytes, but the header needs %.0f + %llu", path,
                              (long long)size, data_offset, (unsigned long long)count * element);
     }
-    if (status == VL_OK) {
+    int inflated = 0; /* by libdeflate, from the whole file at once; else through gzread below */
+    if (status == VL_OK && !gzdirect(in)) {
+        vl_progress_report(&options->progress, "reading", 0.0);
+        FILE *whole = fopen(path, "rb");
+        if (whole) {
+            inflated = vl_gunzip_exact(whole, (size_t)data_offset, (size_t)bytes, &samples, &status, path);
+            fclose(whole);
+        }
+    }
+    if (status == VL_OK && !inflated) {
         samples = malloc((size_t)count * element);
         if (!samples)
             status = vl_fail(VL_ERR_MEMORY, "%s: cannot allocate %lld voxels", path, (long long)count);
     }
-    if (status == VL_OK) {
+    if (status == VL_OK && !inflated) {
         vl_progress_report(&options->progress, "reading", 0.0);
         status = vl_gz_read_exact(in, samples, (size_t)count * element, path);
     }

@@ -348,7 +348,11 @@ vl_status vl_nrrd_read(const char *path, const vl_read_options *options, vl_volu
             status = vl_fail(VL_ERR_INPUT, "%s: truncated data (%lld bytes for %lld voxels of %zu bytes)", path,
                              (long long)(left - h.byte_skip), (long long)count, element);
     }
-    if (status == VL_OK) {
+    int inflated = 0; /* gzip data by libdeflate, from the rest of the file at once; else through gzread below */
+    if (status == VL_OK && h.gzip)
+        inflated = vl_gunzip_exact(in, h.byte_skip > 0 ? (size_t)h.byte_skip : 0, (size_t)bytes, &samples, &status,
+                                   path);
+    if (status == VL_OK && !inflated) {
         samples = malloc((size_t)count * element);
         if (!samples)
             status = vl_fail(VL_ERR_MEMORY, "%s: cannot allocate %lld voxels", path, (long long)count);
@@ -360,7 +364,7 @@ vl_status vl_nrrd_read(const char *path, const vl_read_options *options, vl_volu
             fseeko(in, h.byte_skip, SEEK_CUR);
         if (fread(samples, element, (size_t)count, in) != (size_t)count)
             status = vl_fail(VL_ERR_INPUT, "%s: truncated data (%lld voxels expected)", path, (long long)count);
-    } else if (status == VL_OK) {
+    } else if (status == VL_OK && !inflated) {
         /* The gzip stream starts where the header ended; hand that position to zlib on a duplicate fd. */
         int fd = dup(fileno(in));
         gzFile data = fd >= 0 && lseek(fd, ftello(in), SEEK_SET) >= 0 ? gzdopen(fd, "rb") : NULL;

@@ -35,35 +35,26 @@ vl_status vl_gz_read_exact(gzFile file, void *data, size_t bytes, const char *pa
     return VL_OK;
 }
 
-/* Where the voxels go: the parallel gzip writer, or the plain stream. */
-typedef struct data_sink {
-    FILE *out;
-    vl_pgz *z;
-    const char *path;
-} data_sink;
-
-static vl_status sink_write(const data_sink *sink, const void *data, size_t bytes)
+static vl_status write_plain(FILE *out, const void *data, size_t bytes, const char *path)
 {
-    if (sink->z)
-        return vl_pgz_write(sink->z, data, bytes);
     errno = 0;
-    if (fwrite(data, 1, bytes, sink->out) != bytes) {
+    if (fwrite(data, 1, bytes, out) != bytes) {
         char shown[VL_PATH_MAX];
-        return vl_fail(VL_ERR_OUTPUT, "%s: write failed: %s", vl_output_name(sink->path, shown, sizeof shown),
+        return vl_fail(VL_ERR_OUTPUT, "%s: write failed: %s", vl_output_name(path, shown, sizeof shown),
                        errno ? strerror(errno) : "disk full or I/O error");
     }
     return VL_OK;
 }
 
-/* In bounded chunks, for the progress and so that only a conversion needs a buffer. */
-static vl_status write_voxels(const data_sink *sink, const vl_volume *volume, vl_dtype dtype,
-                              const vl_progress *progress)
+/* Uncompressed voxels in bounded chunks, for the progress and so that only a conversion needs a buffer. */
+static vl_status write_plain_voxels(FILE *out, const vl_volume *volume, vl_dtype dtype, const vl_progress *progress,
+                                    const char *path)
 {
     const int64_t total = vl_volume_voxels(volume);
     const size_t size = vl_dtype_size(dtype);
     void *buffer = NULL;
     if (dtype != volume->dtype && !(buffer = malloc((size_t)VL_CONVERT_CHUNK_VOXELS * size)))
-        return vl_fail(VL_ERR_MEMORY, "%s: cannot allocate a conversion buffer", sink->path);
+        return vl_fail(VL_ERR_MEMORY, "%s: cannot allocate a conversion buffer", path);
     vl_status status = VL_OK;
     for (int64_t first = 0; first < total && status == VL_OK; first += VL_CONVERT_CHUNK_VOXELS) {
         int64_t count = total - first < VL_CONVERT_CHUNK_VOXELS ? total - first : VL_CONVERT_CHUNK_VOXELS;
@@ -72,7 +63,7 @@ static vl_status write_voxels(const data_sink *sink, const vl_volume *volume, vl
             vl_convert_voxels(volume, first, count, dtype, buffer);
             chunk = buffer;
         }
-        status = sink_write(sink, chunk, (size_t)count * size);
+        status = write_plain(out, chunk, (size_t)count * size, path);
         vl_progress_report(progress, "writing", (double)(first + count) / (double)total);
     }
     free(buffer);
@@ -83,17 +74,10 @@ vl_status vl_write_volume_data(FILE *out, int compress, const void *prefix, size
                                const vl_volume *volume, vl_dtype dtype, const vl_write_options *options,
                                const char *path)
 {
-    data_sink sink = {out, NULL, path};
-    vl_status status = compress ? vl_pgz_open(&sink.z, out, options->compression_level, path) : VL_OK;
-    if (status == VL_OK && prefix_bytes)
-        status = sink_write(&sink, prefix, prefix_bytes);
-    if (status == VL_OK)
-        status = write_voxels(&sink, volume, dtype, &options->progress);
-    if (sink.z) {
-        const vl_status closed = vl_pgz_close(sink.z, status == VL_OK);
-        status = status == VL_OK ? closed : status;
-    }
-    return status;
+    if (compress)
+        return vl_pgz_write_volume(out, prefix, prefix_bytes, volume, dtype, options, path);
+    vl_status status = prefix_bytes ? write_plain(out, prefix, prefix_bytes, path) : VL_OK;
+    return status == VL_OK ? write_plain_voxels(out, volume, dtype, &options->progress, path) : status;
 }
 
 vl_status vl_check_deflate_claim(int64_t claimed, int64_t compressed, const char *path)

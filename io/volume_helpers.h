@@ -64,6 +64,12 @@ vl_dtype vl_disk_dtype_for(const vl_volume *volume, const vl_write_options *opti
 /* Converts voxels [first, first+count) of `volume` to `dtype` into `out` (count * size of dtype bytes). */
 void vl_convert_voxels(const vl_volume *volume, int64_t first, int64_t count, vl_dtype dtype, void *out);
 
+/* The gzip data from the position of `in` to its end, inflated by libdeflate (io/gzip_read.c): returns 1 when
+ * it read them, *samples then holding the `bytes` that follow the first `skip` (malloc'd) and *status VL_OK, or
+ * *status an input error for corrupt or short data; returns 0, with nothing done, when the caller should
+ * use gzread (a compressed file over 1 GiB, no memory, or a member that runs past the bytes wanted). The
+ * caller has bounded skip + bytes by the file's size (vl_check_deflate_claim). */
+int vl_gunzip_exact(FILE *in, size_t skip, size_t bytes, void **samples, vl_status *status, const char *path);
 /* Chunked zlib reads: gzread takes an unsigned length, so large volumes come in pieces. */
 vl_status vl_gz_read_exact(gzFile file, void *data, size_t bytes, const char *path);
 /* Bytes from the current position of `file` to its end, -1 when unknown; lets readers refuse a truncated
@@ -72,12 +78,11 @@ int64_t vl_file_remaining_bytes(FILE *file);
 /* Deflate expands at most 1032-fold: a zlib/gzip stream of `compressed` bytes (-1: unknown, no check) that is
  * claimed to inflate to `claimed` bytes is refused (VL_ERR_INPUT) when it cannot, before anything is allocated. */
 vl_status vl_check_deflate_claim(int64_t claimed, int64_t compressed, const char *path);
-/* Parallel gzip (io/gzip_parallel.c): one gzip member appended to `file` at `level` (0 = 1), compressed
- * on every core. Close with finish = 1 to end the stream (0 only frees); the FILE stays open. */
-typedef struct vl_pgz vl_pgz;
-vl_status vl_pgz_open(vl_pgz **z, FILE *file, int level, const char *path);
-vl_status vl_pgz_write(vl_pgz *z, const void *data, size_t bytes);
-vl_status vl_pgz_close(vl_pgz *z, int finish);
+/* Parallel gzip (io/gzip_parallel.c): appends `prefix` then the voxels as `dtype` to `file` as one gzip member,
+ * compressed on every core; the bytes do not depend on the thread count. Level options->compression_level
+ * (0 = 1); label maps (options->is_label_map) with zlib's run-length strategy. The FILE stays open. */
+vl_status vl_pgz_write_volume(FILE *file, const void *prefix, size_t prefix_bytes, const vl_volume *volume,
+                              vl_dtype dtype, const vl_write_options *options, const char *path);
 
 /* Writes `prefix` (may be empty), then the voxels as `dtype`, to `out`; through the parallel gzip writer
  * when `compress`. The caller opens and closes `out` (vl_atomic_file_open_stream / _close_stream). */

@@ -267,6 +267,18 @@ void vl_convert_voxels(const vl_volume *volume, int64_t first, int64_t count, vl
         memcpy(out, (const unsigned char *)volume->data + (size_t)first * element, (size_t)count * element);
         return;
     }
+    /* Label maps narrowed to their disk type: a plain integer loop (the values fit, so it equals the general one). */
+    const uint32_t *labels = (const uint32_t *)volume->data + first;
+    if (volume->dtype == VL_U32 && dtype == VL_U8) {
+        for (int64_t i = 0; i < count; i++)
+            ((uint8_t *)out)[i] = (uint8_t)labels[i];
+        return;
+    }
+    if (volume->dtype == VL_U32 && dtype == VL_U16) {
+        for (int64_t i = 0; i < count; i++)
+            ((uint16_t *)out)[i] = (uint16_t)labels[i];
+        return;
+    }
     vl_sample_type source = vl_sample_type_of(volume->dtype);
     for (int64_t i = 0; i < count; i++)
         store_value(out, dtype, i, sample_value(volume->data, source, first + i));

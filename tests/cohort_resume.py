@@ -26,9 +26,9 @@ def staged_or_complete(out):
     return staged, complete
 
 
-def kill_when(voxlabel, root, out, ready):
+def kill_when(voxlabel, root, out, ready, extra=()):
     """Starts a batch and SIGKILLs it once ready(out) holds (or it ends); True when it was killed."""
-    process = subprocess.Popen([voxlabel, "batch", root, "-o", out, *OPTIONS], stdout=subprocess.DEVNULL,
+    process = subprocess.Popen([voxlabel, "batch", root, "-o", out, *OPTIONS, *extra], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
     deadline = time.time() + 60
     while process.poll() is None and time.time() < deadline:
@@ -68,6 +68,18 @@ def main():
     check(again.returncode == 0, "rerun after the kills: exit %d %s" % (again.returncode, again.stderr[-2000:]))
     problems = differences(reference, out, table, os.path.join(out, "cohort.csv"))
     check(not problems, "killed and resumed equals uninterrupted: %s" % problems[:10])
+
+    # With --jobs 2 the job processes go with the killed run: none is left writing, and the rerun completes it.
+    jobs_out = os.path.join(work, "killed_jobs")
+    was_killed = kill_when(voxlabel, root, jobs_out, lambda out: staged_or_complete(out)[0] > 0, ["--jobs", "2"])
+    time.sleep(0.2)
+    left = [pid for pid in os.listdir("/proc") if pid.isdigit() and jobs_out.encode() in
+            (open("/proc/%s/cmdline" % pid, "rb").read() if os.path.exists("/proc/%s/cmdline" % pid) else b"")]
+    check(not left, "--jobs 2 killed%s: job processes left running: %s" % ("" if was_killed else " (ended first)", left))
+    again = run(voxlabel, "batch", root, "-o", jobs_out, *OPTIONS, "--jobs", "2")
+    check(again.returncode == 0, "rerun with --jobs 2 after the kill: exit %d %s" % (again.returncode, again.stderr[-2000:]))
+    problems = differences(reference, jobs_out, table, os.path.join(jobs_out, "cohort.csv"))
+    check(not problems, "--jobs 2 killed and resumed equals uninterrupted: %s" % problems[:10])
 
     # A complete cohort: nothing labelled again, the outputs untouched.
     before = os.stat(os.path.join(out, "cohort.csv")).st_mtime_ns

@@ -125,6 +125,23 @@ static long staging_pid(const char *name)
     return *end == '-' && end[1] ? pid : 0;
 }
 
+/* A process that can still write: it exists and is not a zombie (killed, not yet reaped by its parent). */
+static int process_writes(long pid)
+{
+    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+        return 0;
+    char path[64], line[256] = "";
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *file = fopen(path, "r");
+    if (!file)
+        return 1;
+    const size_t got = fread(line, 1, sizeof line - 1, file);
+    fclose(file);
+    line[got] = '\0';
+    const char *state = strrchr(line, ')'); /* "pid (comm) S ...": the name may hold spaces and parentheses */
+    return !(state && state[1] == ' ' && state[2] == 'Z');
+}
+
 void vl_staging_sweep(const char *directory)
 {
     /* Once per directory and process is enough. */
@@ -141,7 +158,7 @@ void vl_staging_sweep(const char *directory)
         long pid = staging_pid(entry->d_name);
         if (pid <= 0 || pid == self || pid > 0x7fffffffL)
             continue;
-        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+        if (process_writes(pid))
             continue;
         struct stat info;
         if (fstatat(dirfd(dir), entry->d_name, &info, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(info.st_mode))
