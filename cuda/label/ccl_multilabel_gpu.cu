@@ -478,40 +478,66 @@ __device__ __forceinline__ void add_sizes(unsigned long long *sizes, uint32_t la
     }
 }
 
-/* labels := rank of the root + 1 (0 for background) through each voxel's representative; sizes. */
+/* Tile of the write pass: a thread block's 64 (a0) x 16 (i1) x 2 (z) voxels; the row pitch 17 spreads a
+ * warp's lanes (2 rows apart) over the banks. */
+constexpr int kTilePitch = 17;
+
+/* labels := rank of the root + 1 (0 for background) through each voxel's representative; sizes.
+ * Under `matlab-xy` a lane's voxels lie along memory x and a warp writes whole sectors directly. Under
+ * `matlab` lanes run along y, so the labels go through a shared tile and leave it along x: 16 labels
+ * (64 bytes) per row instead of one sector per lane. The loop over i1 steps whole thread blocks, so
+ * that every thread reaches the barriers. */
 template <bool XY>
 __global__ void write_kernel(const BlockWord *__restrict__ blocks, const uint32_t *__restrict__ parent,
                              const uint32_t *__restrict__ rank, uint32_t *labels, unsigned long long *sizes, Shape s)
 {
-    VL_FOR_EACH_BLOCK(s)
-    {
-        const uint32_t pieces = ab < s.b0 ? blocks[block_index(s, ab, ib, zb)].pieces : kNoPieces;
-        uint32_t piece_label[8];
+    __shared__ uint32_t tile[XY ? 1 : 2 * 64 * kTilePitch];
+    const int64_t ab = (int64_t)blockIdx.x * 32 + threadIdx.x;
+    for (int64_t ib0 = (int64_t)blockIdx.y * 8; ib0 < s.b1; ib0 += (int64_t)gridDim.y * 8)
+        for (int64_t zb = blockIdx.z; zb < s.bz; zb += gridDim.z) {
+            const int64_t ib = ib0 + threadIdx.y;
+            const bool here = ab < s.b0 && ib < s.b1;
+            const uint32_t pieces = here ? blocks[block_index(s, ab, ib, zb)].pieces : kNoPieces;
+            uint32_t piece_label[8];
 #pragma unroll
-        for (int p = 0; p < 8; p++)
-            piece_label[p] = piece_of(pieces, p) == (uint32_t)p ? rank[parent[key_of(s, ab, ib, zb, p)]] + 1 : 0u;
+            for (int p = 0; p < 8; p++)
+                piece_label[p] = piece_of(pieces, p) == (uint32_t)p ? rank[parent[key_of(s, ab, ib, zb, p)]] + 1 : 0u;
 #pragma unroll
-        for (int i = 0; i < 8; i++) {
-            if (ab >= s.b0 || !voxel_inside(s, ab, ib, zb, i))
-                continue;
-            uint32_t label = 0;
+            for (int i = 0; i < 8; i++) {
+                uint32_t label = 0;
 #pragma unroll
-            for (int p = 0; p <= i; p++)
-                if (piece_of(pieces, i) == (uint32_t)p)
-                    label = piece_label[p];
-            labels[voxel_of<XY>(s, ab, ib, zb, i)] = label;
+                for (int p = 0; p <= i; p++)
+                    if (piece_of(pieces, i) == (uint32_t)p)
+                        label = piece_label[p];
+                if (!XY)
+                    tile[((i >> 2) * 64 + 2 * threadIdx.x + (i & 1)) * kTilePitch + 2 * threadIdx.y + (i >> 1 & 1)] = label;
+                else if (here && voxel_inside(s, ab, ib, zb, i))
+                    labels[voxel_of<XY>(s, ab, ib, zb, i)] = label;
+            }
+            /* Most blocks are one piece: their voxels all go to piece 0's slot. */
+#pragma unroll
+            for (int p = 0; p < 8; p++) {
+                uint32_t count = 0;
+#pragma unroll
+                for (int i = p; i < 8; i++)
+                    count += piece_of(pieces, i) == (uint32_t)p;
+                if (__any_sync(0xFFFFFFFFu, count != 0))
+                    add_sizes(sizes, piece_label[p], count);
+            }
+            if (!XY) {
+                __syncthreads();
+                const int64_t y0 = (int64_t)blockIdx.x * 64, x0 = 2 * ib0, z0 = 2 * zb;
+                const int thread = threadIdx.y * 32 + threadIdx.x;
+#pragma unroll
+                for (int e = 0; e < 8; e++) {
+                    const int cell = e * 256 + thread, dx = cell % 16, row = cell / 16, dy = row % 64, dz = row / 64;
+                    const int64_t x = x0 + dx, y = y0 + dy, z = z0 + dz;
+                    if (x < s.nx && y < s.ny && z < s.nz)
+                        labels[z * s.sxy + y * s.nx + x] = tile[row * kTilePitch + dx];
+                }
+                __syncthreads();
+            }
         }
-        /* Most blocks are one piece: their voxels all go to piece 0's slot. */
-#pragma unroll
-        for (int p = 0; p < 8; p++) {
-            uint32_t count = 0;
-#pragma unroll
-            for (int i = p; i < 8; i++)
-                count += piece_of(pieces, i) == (uint32_t)p;
-            if (__any_sync(0xFFFFFFFFu, count != 0))
-                add_sizes(sizes, piece_label[p], count);
-        }
-    }
 }
 
 #undef VL_FOR_EACH_BLOCK
