@@ -282,27 +282,40 @@ dim3 block_grid(const Shape &s)
     for (int64_t ib = (int64_t)blockIdx.y * 8 + threadIdx.y; ib < (s).b1; ib += (int64_t)gridDim.y * 8)       \
         for (int64_t zb = blockIdx.z; zb < (s).bz; zb += gridDim.z)
 
+/* Each block's word, and parent[r] := r for its representatives; except that a uniform block whose left
+ * lane's block is uniform of its class points at the first block of that run of lanes (a smaller key of
+ * its component, found by ballot), so that merge leaves those left unions out. */
 template <typename T, bool XY>
 __global__ void init_kernel(const T *__restrict__ classes, BlockWord *blocks, uint32_t *parent, Shape s, int ci)
 {
+    const unsigned lane = threadIdx.x;
     VL_FOR_EACH_BLOCK(s)
     {
-        if (ab >= s.b0)
-            continue;
-        uint32_t c[8];
-        const bool full = load_block<T, XY>(classes, s, ab, ib, zb, c);
-        bool any = false, uniform = full && c[0] != 0 && c[0] != kMixed && ci >= connectivity_index(6);
-#pragma unroll
-        for (int i = 0; i < 8; i++) {
-            any = any || c[i] != 0;
-            uniform = uniform && c[i] == c[0];
-        }
         BlockWord w{kEmpty, kNoPieces};
-        if (uniform)
-            w = BlockWord{c[0], 0u};
-        else if (any)
-            w = BlockWord{kMixed, block_pieces(c, ci)};
-        blocks[block_index(s, ab, ib, zb)] = w;
+        if (ab < s.b0) {
+            uint32_t c[8];
+            const bool full = load_block<T, XY>(classes, s, ab, ib, zb, c);
+            bool any = false, uniform = full && c[0] != 0 && c[0] != kMixed && ci >= connectivity_index(6);
+#pragma unroll
+            for (int i = 0; i < 8; i++) {
+                any = any || c[i] != 0;
+                uniform = uniform && c[i] == c[0];
+            }
+            if (uniform)
+                w = BlockWord{c[0], 0u};
+            else if (any)
+                w = BlockWord{kMixed, block_pieces(c, ci)};
+            blocks[block_index(s, ab, ib, zb)] = w;
+        }
+        const bool uniform = w.kind != kEmpty && w.kind != kMixed;
+        const uint32_t left_kind = __shfl_up_sync(0xFFFFFFFFu, w.kind, 1);
+        const bool joined = lane > 0 && uniform && left_kind == w.kind;
+        const unsigned starts = ~__ballot_sync(0xFFFFFFFFu, joined);
+        if (joined) {
+            const unsigned start = 31 - __clz(starts & (0xFFFFFFFFu >> (31 - lane)));
+            parent[key_of(s, ab, ib, zb, 0)] = key_of(s, ab - (lane - start), ib, zb, 0);
+            continue;
+        }
 #pragma unroll
         for (int i = 0; i < 8; i++)
             if (piece_of(w.pieces, i) == (uint32_t)i) {
@@ -313,10 +326,16 @@ __global__ void init_kernel(const T *__restrict__ classes, BlockWord *blocks, ui
 }
 
 /* Every piece unites with each piece of a backward neighbour block that one of its voxels touches (same
- * class, adjacent). Under 26, when the block, its left neighbour and a neighbour N with d0 <= 0 are all
- * uniform blocks of one class, N is skipped: N is also a backward neighbour of the left block (offset d +
- * (1, 0, 0)), which unites with it or skips it by the same rule, down to the run's first block; that
- * leaves 5 of 13 unions inside a class, with the same partition. */
+ * class, adjacent). Between uniform blocks B and N of one class (offset d), most unions are left to others,
+ * by induction over (B's a0, d's a0 step):
+ *   - B's left neighbour L: united in init when it is the left lane's block, else here;
+ *   - d0 >= 0: skipped when N's left neighbour N_L = B + d - (1,0,0) is uniform of the class and touches B
+ *     (its offset is the previous one, k - 1): B reaches N_L (by this rule at d - (1,0,0)), and N unites
+ *     with its left neighbour N_L (first point above);
+ *   - d0 <= 0 under 26: skipped when L is uniform of the class: L reaches N (at offset d + (1,0,0), a
+ *     backward offset of L, every offset touching under 26), and B unites with L.
+ * That leaves about 4 unions per run of uniform blocks along a0 (the unions of its first block at d0 = 0)
+ * instead of 13 per block, with the same partition. */
 template <typename T, bool XY>
 __global__ void merge_kernel(const T *__restrict__ classes, const BlockWord *__restrict__ blocks, uint32_t *parent,
                              Shape s, int ci)
@@ -346,10 +365,16 @@ __global__ void merge_kernel(const T *__restrict__ classes, const BlockWord *__r
                 /* Two uniform blocks: one piece each, touching wherever the offset has pairs. */
                 if (me.kind != nb.kind)
                     continue;
-                if (q == 0)
-                    left_same = ci == connectivity_index(26);
-                else if (left_same && d0 <= 0)
+                if (q == 0) {
+                    left_same = true;
+                    if (threadIdx.x > 0)
+                        continue;
+                } else if (left_same && d0 <= 0 && ci == connectivity_index(26)) {
                     continue;
+                } else if (d0 >= 0 && na >= 1 && kNeighbourPairs[ci][k - 1] &&
+                           blocks[block_index(s, na - 1, ni, nzb)].kind == me.kind) {
+                    continue;
+                }
                 unite(parent, key_of(s, ab, ib, zb, 0), key_of(s, na, ni, nzb, 0));
                 continue;
             }
