@@ -18,7 +18,8 @@
  * Phases (threads: lanes along a0 blocks, so that key-indexed arrays are read in whole sectors):
  *   init      each block's word (BlockWord) and parent[r] := r for its representatives
  *   merge     every piece unites with the pieces of its 13 backward neighbour blocks that it touches
- *   compress  every representative points at its root; roots counted per segment (64 keys of a line)
+ *   compress  every representative points at its root (first those not linked in init, with path
+ *             halving); roots counted per segment (64 keys of a line)
  *   scan      CUB exclusive sum of the segment counts
  *   rank      rank[root] := segment base + roots before it in its segment; each root's class
  *   write     labels := rank[root] + 1 through each voxel's representative; sizes (warp-aggregated)
@@ -337,7 +338,7 @@ __global__ void init_kernel(const T *__restrict__ classes, BlockWord *blocks, ui
  * That leaves about 4 unions per run of uniform blocks along a0 (the unions of its first block at d0 = 0)
  * instead of 13 per block, with the same partition. */
 template <typename T, bool XY>
-__global__ void merge_kernel(const T *__restrict__ classes, const BlockWord *__restrict__ blocks, uint32_t *parent,
+__global__ void __launch_bounds__(256, 4) merge_kernel(const T *__restrict__ classes, const BlockWord *__restrict__ blocks, uint32_t *parent,
                              Shape s, int ci)
 {
     VL_FOR_EACH_BLOCK(s)
@@ -434,8 +435,33 @@ __device__ __forceinline__ bool segment_of_row(const Shape &s, int64_t ib, int64
     return i1 < s.n1 && z < s.nz;
 }
 
-__global__ void compress_kernel(const BlockWord *__restrict__ blocks, uint32_t *parent, uint32_t *segment_roots,
-                                Shape s)
+/* The representatives that init did not link to their run's first block (runs' first blocks, mixed blocks)
+ * point at their roots, with path halving on the way (merge is over: every store is an ancestor, and
+ * parents stay below their nodes). The blocks linked in init then reach their root in two steps in
+ * compress_kernel, instead of each walking its run's first block's path again. */
+__global__ void __launch_bounds__(256) compress_runs_kernel(const BlockWord *__restrict__ blocks, uint32_t *parent,
+                                                            Shape s)
+{
+    const unsigned lane = threadIdx.x;
+    VL_FOR_EACH_BLOCK(s)
+    {
+        const BlockWord w = ab < s.b0 ? blocks[block_index(s, ab, ib, zb)] : BlockWord{kEmpty, kNoPieces};
+        const uint32_t left_kind = __shfl_up_sync(0xFFFFFFFFu, w.kind, 1);
+        if (lane > 0 && w.kind != kEmpty && w.kind != kMixed && left_kind == w.kind)
+            continue; /* linked in init */
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            if (piece_of(w.pieces, i) == (uint32_t)i) {
+                const uint32_t key = key_of(s, ab, ib, zb, i);
+                const uint32_t root = find_root_halving(parent, key);
+                if (root != key)
+                    parent[key] = root;
+            }
+    }
+}
+
+__global__ void __launch_bounds__(256) compress_kernel(const BlockWord *__restrict__ blocks, uint32_t *parent,
+                                                       uint32_t *segment_roots, Shape s)
 {
     VL_FOR_EACH_BLOCK(s)
     {
@@ -513,7 +539,7 @@ constexpr int kTilePitch = 17;
  * (64 bytes) per row instead of one sector per lane. The loop over i1 steps whole thread blocks, so
  * that every thread reaches the barriers. */
 template <bool XY>
-__global__ void write_kernel(const BlockWord *__restrict__ blocks, const uint32_t *__restrict__ parent,
+__global__ void __launch_bounds__(256, 4) write_kernel(const BlockWord *__restrict__ blocks, const uint32_t *__restrict__ parent,
                              const uint32_t *__restrict__ rank, uint32_t *labels, unsigned long long *sizes, Shape s)
 {
     __shared__ uint32_t tile[XY ? 1 : 2 * 64 * kTilePitch];
@@ -700,6 +726,7 @@ extern "C" vl_status vl_gpu_multilabel_device(const void *classes, vl_dtype dtyp
     default: error = launch_forest<uint16_t>(classes, blocks, parent, s, xy, ci, stream); break;
     }
     CUDA_TRY_OR_DONE(error, "multilabel union-find");
+    compress_runs_kernel<<<grid, threads, 0, stream>>>(blocks, parent, s);
     compress_kernel<<<grid, threads, 0, stream>>>(blocks, parent, segment_roots, s);
     CUDA_TRY_OR_DONE(cudaGetLastError(), "flattening the multilabel forest");
     if (timed)
