@@ -283,47 +283,100 @@ dim3 block_grid(const Shape &s)
     for (int64_t ib = (int64_t)blockIdx.y * 8 + threadIdx.y; ib < (s).b1; ib += (int64_t)gridDim.y * 8)       \
         for (int64_t zb = blockIdx.z; zb < (s).bz; zb += gridDim.z)
 
+/* Under `matlab` lanes run along y, so a lane's voxels lie in rows that no other lane of its warp reads: a
+ * thread block's voxels, 64 (a0 = y) x 16 (i1 = x) x 2 (z), pass through a shared tile that is filled and
+ * emptied along x (16 values a row; the row pitch 17 spreads a warp's lanes, 2 rows apart, over the
+ * banks). Its cell of block voxel i of lane `lane`, warp `w`: */
+constexpr int kTilePitch = 17;
+constexpr int kTileCells = 2 * 64 * kTilePitch;
+
+__device__ __forceinline__ int tile_cell(unsigned lane, unsigned w, int i)
+{
+    return ((i >> 2) * 64 + 2 * (int)lane + (i & 1)) * kTilePitch + 2 * (int)w + (i >> 1 & 1);
+}
+
+/* Visits the tile of the thread block's voxels at (i1 blocks from ib0, z block zb) in memory order, 8
+ * cells per thread: visit(cell, voxel index) for the voxels inside the volume, else outside(cell). */
+template <typename Visit, typename Outside>
+__device__ __forceinline__ void for_each_tile_voxel(const Shape &s, int64_t ib0, int64_t zb, Visit visit,
+                                                    Outside outside)
+{
+    const int64_t y0 = (int64_t)blockIdx.x * 64, x0 = 2 * ib0, z0 = 2 * zb;
+    const int thread = threadIdx.y * 32 + threadIdx.x;
+#pragma unroll
+    for (int e = 0; e < 8; e++) {
+        const int cell = e * 256 + thread, dx = cell % 16, row = cell / 16, dy = row % 64, dz = row / 64;
+        const int64_t x = x0 + dx, y = y0 + dy, z = z0 + dz;
+        if (x < s.nx && y < s.ny && z < s.nz)
+            visit(row * kTilePitch + dx, z * s.sxy + y * s.nx + x);
+        else
+            outside(row * kTilePitch + dx);
+    }
+}
+
 /* Each block's word, and parent[r] := r for its representatives; except that a uniform block whose left
  * lane's block is uniform of its class points at the first block of that run of lanes (a smaller key of
- * its component, found by ballot), so that merge leaves those left unions out. */
+ * its component, found by ballot), so that merge leaves those left unions out. The loop over i1 steps
+ * whole thread blocks, so that every thread reaches the tile's barriers. */
 template <typename T, bool XY>
-__global__ void init_kernel(const T *__restrict__ classes, BlockWord *blocks, uint32_t *parent, Shape s, int ci)
+__global__ void __launch_bounds__(256) init_kernel(const T *__restrict__ classes, BlockWord *blocks, uint32_t *parent,
+                                                   Shape s, int ci)
 {
+    __shared__ uint32_t tile[XY ? 1 : kTileCells];
     const unsigned lane = threadIdx.x;
-    VL_FOR_EACH_BLOCK(s)
-    {
-        BlockWord w{kEmpty, kNoPieces};
-        if (ab < s.b0) {
-            uint32_t c[8];
-            const bool full = load_block<T, XY>(classes, s, ab, ib, zb, c);
-            bool any = false, uniform = full && c[0] != 0 && c[0] != kMixed && ci >= connectivity_index(6);
-#pragma unroll
-            for (int i = 0; i < 8; i++) {
-                any = any || c[i] != 0;
-                uniform = uniform && c[i] == c[0];
+    const int64_t ab = (int64_t)blockIdx.x * 32 + threadIdx.x;
+    for (int64_t ib0 = (int64_t)blockIdx.y * 8; ib0 < s.b1; ib0 += (int64_t)gridDim.y * 8)
+        for (int64_t zb = blockIdx.z; zb < s.bz; zb += gridDim.z) {
+            const int64_t ib = ib0 + threadIdx.y;
+            if (!XY) {
+                for_each_tile_voxel(
+                    s, ib0, zb, [&](int cell, int64_t v) { tile[cell] = (uint32_t)classes[v]; },
+                    [&](int cell) { tile[cell] = 0u; });
+                __syncthreads();
             }
-            if (uniform)
-                w = BlockWord{c[0], 0u};
-            else if (any)
-                w = BlockWord{kMixed, block_pieces(c, ci)};
-            blocks[block_index(s, ab, ib, zb)] = w;
-        }
-        const bool uniform = w.kind != kEmpty && w.kind != kMixed;
-        const uint32_t left_kind = __shfl_up_sync(0xFFFFFFFFu, w.kind, 1);
-        const bool joined = lane > 0 && uniform && left_kind == w.kind;
-        const unsigned starts = ~__ballot_sync(0xFFFFFFFFu, joined);
-        if (joined) {
-            const unsigned start = 31 - __clz(starts & (0xFFFFFFFFu >> (31 - lane)));
-            parent[key_of(s, ab, ib, zb, 0)] = key_of(s, ab - (lane - start), ib, zb, 0);
-            continue;
-        }
+            BlockWord w{kEmpty, kNoPieces};
+            if (ab < s.b0 && ib < s.b1) {
+                uint32_t c[8];
+                bool full = true;
+                if (XY) {
+                    full = load_block<T, XY>(classes, s, ab, ib, zb, c);
+                } else {
 #pragma unroll
-        for (int i = 0; i < 8; i++)
-            if (piece_of(w.pieces, i) == (uint32_t)i) {
-                const uint32_t key = key_of(s, ab, ib, zb, i);
-                parent[key] = key;
+                    for (int i = 0; i < 8; i++) {
+                        c[i] = tile[tile_cell(lane, threadIdx.y, i)];
+                        full = full && voxel_inside(s, ab, ib, zb, i);
+                    }
+                }
+                bool any = false, uniform = full && c[0] != 0 && c[0] != kMixed && ci >= connectivity_index(6);
+#pragma unroll
+                for (int i = 0; i < 8; i++) {
+                    any = any || c[i] != 0;
+                    uniform = uniform && c[i] == c[0];
+                }
+                if (uniform)
+                    w = BlockWord{c[0], 0u};
+                else if (any)
+                    w = BlockWord{kMixed, block_pieces(c, ci)};
+                blocks[block_index(s, ab, ib, zb)] = w;
             }
-    }
+            const bool uniform = w.kind != kEmpty && w.kind != kMixed;
+            const uint32_t left_kind = __shfl_up_sync(0xFFFFFFFFu, w.kind, 1);
+            const bool joined = lane > 0 && uniform && left_kind == w.kind;
+            const unsigned starts = ~__ballot_sync(0xFFFFFFFFu, joined);
+            if (joined) {
+                const unsigned start = 31 - __clz(starts & (0xFFFFFFFFu >> (31 - lane)));
+                parent[key_of(s, ab, ib, zb, 0)] = key_of(s, ab - (lane - start), ib, zb, 0);
+            } else {
+#pragma unroll
+                for (int i = 0; i < 8; i++)
+                    if (piece_of(w.pieces, i) == (uint32_t)i) {
+                        const uint32_t key = key_of(s, ab, ib, zb, i);
+                        parent[key] = key;
+                    }
+            }
+            if (!XY)
+                __syncthreads(); /* before the next tile overwrites this one */
+        }
 }
 
 /* Every piece unites with each piece of a backward neighbour block that one of its voxels touches (same
@@ -529,20 +582,15 @@ __device__ __forceinline__ void add_sizes(unsigned long long *sizes, uint32_t la
     }
 }
 
-/* Tile of the write pass: a thread block's 64 (a0) x 16 (i1) x 2 (z) voxels; the row pitch 17 spreads a
- * warp's lanes (2 rows apart) over the banks. */
-constexpr int kTilePitch = 17;
 
 /* labels := rank of the root + 1 (0 for background) through each voxel's representative; sizes.
- * Under `matlab-xy` a lane's voxels lie along memory x and a warp writes whole sectors directly. Under
- * `matlab` lanes run along y, so the labels go through a shared tile and leave it along x: 16 labels
- * (64 bytes) per row instead of one sector per lane. The loop over i1 steps whole thread blocks, so
- * that every thread reaches the barriers. */
+ * Under `matlab-xy` a lane's voxels lie along memory x and a warp writes whole sectors directly; under
+ * `matlab` the labels leave through the shared tile along x (see init_kernel). */
 template <bool XY>
 __global__ void __launch_bounds__(256, 4) write_kernel(const BlockWord *__restrict__ blocks, const uint32_t *__restrict__ parent,
                              const uint32_t *__restrict__ rank, uint32_t *labels, unsigned long long *sizes, Shape s)
 {
-    __shared__ uint32_t tile[XY ? 1 : 2 * 64 * kTilePitch];
+    __shared__ uint32_t tile[XY ? 1 : kTileCells];
     const int64_t ab = (int64_t)blockIdx.x * 32 + threadIdx.x;
     for (int64_t ib0 = (int64_t)blockIdx.y * 8; ib0 < s.b1; ib0 += (int64_t)gridDim.y * 8)
         for (int64_t zb = blockIdx.z; zb < s.bz; zb += gridDim.z) {
@@ -561,7 +609,7 @@ __global__ void __launch_bounds__(256, 4) write_kernel(const BlockWord *__restri
                     if (piece_of(pieces, i) == (uint32_t)p)
                         label = piece_label[p];
                 if (!XY)
-                    tile[((i >> 2) * 64 + 2 * threadIdx.x + (i & 1)) * kTilePitch + 2 * threadIdx.y + (i >> 1 & 1)] = label;
+                    tile[tile_cell(threadIdx.x, threadIdx.y, i)] = label;
                 else if (here && voxel_inside(s, ab, ib, zb, i))
                     labels[voxel_of<XY>(s, ab, ib, zb, i)] = label;
             }
@@ -577,15 +625,8 @@ __global__ void __launch_bounds__(256, 4) write_kernel(const BlockWord *__restri
             }
             if (!XY) {
                 __syncthreads();
-                const int64_t y0 = (int64_t)blockIdx.x * 64, x0 = 2 * ib0, z0 = 2 * zb;
-                const int thread = threadIdx.y * 32 + threadIdx.x;
-#pragma unroll
-                for (int e = 0; e < 8; e++) {
-                    const int cell = e * 256 + thread, dx = cell % 16, row = cell / 16, dy = row % 64, dz = row / 64;
-                    const int64_t x = x0 + dx, y = y0 + dy, z = z0 + dz;
-                    if (x < s.nx && y < s.ny && z < s.nz)
-                        labels[z * s.sxy + y * s.nx + x] = tile[row * kTilePitch + dx];
-                }
+                for_each_tile_voxel(
+                    s, ib0, zb, [&](int cell, int64_t v) { labels[v] = tile[cell]; }, [](int) {});
                 __syncthreads();
             }
         }
