@@ -15,9 +15,12 @@
  * its two slices always do. Union-find runs on representatives only: the parent array is indexed by key
  * and touched nowhere else.
  *
- * Phases (threads: lanes along a0 blocks, so that key-indexed arrays are read in whole sectors):
- *   init      each block's word (BlockWord) and parent[r] := r for its representatives
- *   merge     every piece unites with the pieces of its 13 backward neighbour blocks that it touches
+ * Phases (threads: lanes along a0 blocks, so that key-indexed arrays are read in whole sectors; under
+ * `matlab` the class map and the labels pass through a shared tile, see init_kernel):
+ *   init      each block's word (BlockWord) and parent[r] := r for its representatives (a uniform block
+ *             in a run of uniform blocks of its class along the warp: the run's first block)
+ *   merge     every piece unites with the pieces of its 13 backward neighbour blocks that it touches,
+ *             less the unions that a left neighbour makes
  *   compress  every representative points at its root (first those not linked in init, with path
  *             halving); roots counted per segment (64 keys of a line)
  *   scan      CUB exclusive sum of the segment counts
