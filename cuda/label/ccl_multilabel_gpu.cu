@@ -390,9 +390,13 @@ __global__ void __launch_bounds__(256) init_kernel(const T *__restrict__ classes
  *     (its offset is the previous one, k - 1): B reaches N_L (by this rule at d - (1,0,0)), and N unites
  *     with its left neighbour N_L (first point above);
  *   - d0 <= 0 under 26: skipped when L is uniform of the class: L reaches N (at offset d + (1,0,0), a
- *     backward offset of L, every offset touching under 26), and B unites with L.
- * That leaves about 4 unions per run of uniform blocks along a0 (the unions of its first block at d0 = 0)
- * instead of 13 per block, with the same partition. */
+ *     backward offset of L, every offset touching under 26), and B unites with L;
+ *   - dz = -1 and d1 <= 0 under 26: skipped when the block above, U = B + (0,-1,0), is uniform of the class:
+ *     U reaches N (at offset d + (0,1,0), a backward offset of U), and B reaches U (offset (0,-1,0), an
+ *     offset of the slice itself, which these rules never make depend on a dz = -1 one).
+ * The induction runs over B in key order and, for one B, over the offsets of its slice before those of the
+ * slice below, each by d0. That leaves about 2 unions per run of uniform blocks along a0 instead of 13 per
+ * block, with the same partition. */
 template <typename T, bool XY>
 __global__ void __launch_bounds__(256, 4) merge_kernel(const T *__restrict__ classes, const BlockWord *__restrict__ blocks, uint32_t *parent,
                              Shape s, int ci)
@@ -406,6 +410,8 @@ __global__ void __launch_bounds__(256, 4) merge_kernel(const T *__restrict__ cla
             continue;
         uint32_t c[8];
         bool have_classes = false, left_same = false;
+        const bool up_same = ci == connectivity_index(26) && me.kind != kMixed && ib >= 1 &&
+                             blocks[block_index(s, ab, ib - 1, zb)].kind == me.kind;
         for (int q = 0; q < 13; q++) {
             const int k = q == 0 ? 12 : q - 1;
             const int d0 = backward_offset(k, 0), d1 = backward_offset(k, 1), dz = backward_offset(k, 2);
@@ -427,6 +433,8 @@ __global__ void __launch_bounds__(256, 4) merge_kernel(const T *__restrict__ cla
                     if (threadIdx.x > 0)
                         continue;
                 } else if (left_same && d0 <= 0 && ci == connectivity_index(26)) {
+                    continue;
+                } else if (up_same && dz < 0 && d1 <= 0) {
                     continue;
                 } else if (d0 >= 0 && na >= 1 && kNeighbourPairs[ci][k - 1] &&
                            blocks[block_index(s, na - 1, ni, nzb)].kind == me.kind) {
