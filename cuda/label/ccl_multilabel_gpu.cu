@@ -319,14 +319,18 @@ __device__ __forceinline__ void for_each_tile_voxel(const Shape &s, int64_t ib0,
 
 /* Each block's word, and parent[r] := r for its representatives; except that a uniform block whose left
  * lane's block is uniform of its class points at the first block of that run of lanes (a smaller key of
- * its component, found by ballot), so that merge leaves those left unions out. The loop over i1 steps
- * whole thread blocks, so that every thread reaches the tile's barriers. */
+ * its component, found by ballot), and the first block of a run whose block above (previous warp, same
+ * lane) is uniform of its class points at the first block of that block's run (through shared memory), so
+ * that merge leaves those unions out. The loop over i1 steps whole thread blocks, so that every thread
+ * reaches the barriers. */
 template <typename T, bool XY>
 __global__ void __launch_bounds__(256) init_kernel(const T *__restrict__ classes, BlockWord *blocks, uint32_t *parent,
                                                    Shape s, int ci)
 {
     __shared__ uint32_t tile[XY ? 1 : kTileCells];
-    const unsigned lane = threadIdx.x;
+    __shared__ uint32_t run_kind[8][32];
+    __shared__ unsigned run_first[8][32];
+    const unsigned lane = threadIdx.x, warp = threadIdx.y;
     const int64_t ab = (int64_t)blockIdx.x * 32 + threadIdx.x;
     for (int64_t ib0 = (int64_t)blockIdx.y * 8; ib0 < s.b1; ib0 += (int64_t)gridDim.y * 8)
         for (int64_t zb = blockIdx.z; zb < s.bz; zb += gridDim.z) {
@@ -366,9 +370,14 @@ __global__ void __launch_bounds__(256) init_kernel(const T *__restrict__ classes
             const uint32_t left_kind = __shfl_up_sync(0xFFFFFFFFu, w.kind, 1);
             const bool joined = lane > 0 && uniform && left_kind == w.kind;
             const unsigned starts = ~__ballot_sync(0xFFFFFFFFu, joined);
+            const unsigned start = 31 - __clz(starts & (0xFFFFFFFFu >> (31 - lane)));
+            run_kind[warp][lane] = w.kind;
+            run_first[warp][lane] = start;
+            __syncthreads();
             if (joined) {
-                const unsigned start = 31 - __clz(starts & (0xFFFFFFFFu >> (31 - lane)));
                 parent[key_of(s, ab, ib, zb, 0)] = key_of(s, ab - (lane - start), ib, zb, 0);
+            } else if (uniform && warp > 0 && run_kind[warp - 1][lane] == w.kind) {
+                parent[key_of(s, ab, ib, zb, 0)] = key_of(s, ab - (lane - run_first[warp - 1][lane]), ib - 1, zb, 0);
             } else {
 #pragma unroll
                 for (int i = 0; i < 8; i++)
@@ -377,8 +386,7 @@ __global__ void __launch_bounds__(256) init_kernel(const T *__restrict__ classes
                         parent[key] = key;
                     }
             }
-            if (!XY)
-                __syncthreads(); /* before the next tile overwrites this one */
+            __syncthreads(); /* before the next iteration overwrites the tile and the runs */
         }
 }
 
@@ -386,6 +394,8 @@ __global__ void __launch_bounds__(256) init_kernel(const T *__restrict__ classes
  * class, adjacent). Between uniform blocks B and N of one class (offset d), most unions are left to others,
  * by induction over (B's a0, d's a0 step):
  *   - B's left neighbour L: united in init when it is the left lane's block, else here;
+ *   - the block above, B + (0,-1,0), for the first block of a run: linked in init when it is in the thread
+ *     block's previous warp (ib % 8 != 0), else here;
  *   - d0 >= 0: skipped when N's left neighbour N_L = B + d - (1,0,0) is uniform of the class and touches B
  *     (its offset is the previous one, k - 1): B reaches N_L (by this rule at d - (1,0,0)), and N unites
  *     with its left neighbour N_L (first point above);
@@ -432,6 +442,8 @@ __global__ void __launch_bounds__(256, 4) merge_kernel(const T *__restrict__ cla
                     left_same = true;
                     if (threadIdx.x > 0)
                         continue;
+                } else if (k == 10 && !(left_same && threadIdx.x > 0) && (ib & 7) != 0) {
+                    continue; /* the block above: linked in init (the first block of a run, not the first warp) */
                 } else if (left_same && d0 <= 0 && ci == connectivity_index(26)) {
                     continue;
                 } else if (up_same && dz < 0 && d1 <= 0) {
