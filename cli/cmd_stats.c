@@ -1,4 +1,5 @@
-/* voxlabel stats: per-component statistics of any label volume (ours, MATLAB .mat, a Slicer NIfTI). */
+/* voxlabel stats: per-component statistics of any label volume (ours, MATLAB .mat, a Slicer NIfTI), or of
+ * the components of every class of a class map (--multilabel). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include "cli.h"
 #include "cli_gpu_warm_up.h"
 #include "cli_input.h"
+#include "stats_class_map.h"
 #include "voxlabel/io.h"
 #include "voxlabel/stats.h"
 
@@ -18,6 +20,11 @@ static const char stats_help[] =
     "contiguous: a missing label gets a row with 0 voxels, as regionprops3 gives). LABELS is any volume\n"
     "voxlabel reads: NIfTI (.nii/.nii.gz, e.g. from 3D Slicer), NRRD, MHA, MATLAB .mat (bwlabeln output),\n"
     "or raw with --raw-dims/--raw-type. Columns, units and formulas: docs/csv.md.\n"
+    "\n"
+    "A class map (a segmentation: one class per voxel, 0 = background) read as LABELS gives one row per class.\n"
+    "With --multilabel every class is labelled into its connected components first (as `voxlabel label\n"
+    "--multilabel`: voxels join only within their class, components numbered 1..N over all classes) and each\n"
+    "row is a component, with its class in the `class` column after `label`.\n"
     "\n"
     "options:\n"
     "  -o, --output FILE          components table (.csv; .json or --json for JSON)\n"
@@ -33,7 +40,12 @@ static const char stats_help[] =
     "  --columns A,B,...          write only these columns, in this order (names in docs/csv.md); computes only\n"
     "                             what they need: the hull and Feret only when a hull column is listed\n"
     "  --connectivity 6|18|26     connectivity the labels were made with, for euler_number (default 26; 18\n"
-    "                             leaves it empty)\n"
+    "                             leaves it empty); with --multilabel also the one the components are made with\n"
+    "  --multilabel               LABELS is a class map (u8, u16, u32, or i16 without negative values): one row\n"
+    "                             per component of every class, with a `class` column\n"
+    "  --order matlab|matlab-xy|size\n"
+    "                             with --multilabel: the components' numbering (default matlab, bwlabeln's;\n"
+    "                             matlab-xy is cc3d's and scipy's raster order; size: largest first)\n"
     "  --matlab                   add regionprops3's columns in its order: Volume, Centroid, BoundingBox\n"
     "                             (1-based, half-voxel corners), EquivDiameter, Extent; with --stats full also\n"
     "                             PrincipalAxisLength, Orientation (degrees), EigenVectors, EigenValues,\n"
@@ -54,6 +66,7 @@ static const char stats_help[] =
     "  voxlabel stats L.mat --stats full --matlab -o regionprops.csv\n"
     "  voxlabel stats L.nii.gz --columns label,voxels,feret_max_mm,solidity,euler_number -o shape.csv\n"
     "  voxlabel stats seg.nii.gz --json -o components.json\n"
+    "  voxlabel stats seg.nii.gz --multilabel --intensity ct/ -o components.csv   (every organ's islands)\n"
     "  voxlabel stats labels.raw --raw-dims 512,512,400 --raw-type u32 -o components.csv\n";
 
 typedef struct stats_arguments {
@@ -64,6 +77,8 @@ typedef struct stats_arguments {
     vl_csv_options csv;
     int json;
     int columns_given, level_given;
+    int multilabel, order_given;
+    vl_label_order order;
 } stats_arguments;
 
 static int parse_dtype(const char *option, const char *text, vl_dtype *dtype)
@@ -86,6 +101,18 @@ static int ends_with(const char *text, const char *suffix)
     return n >= m && strcmp(text + n - m, suffix) == 0;
 }
 
+/* Does the --columns list name `class`? */
+static int lists_class(const char *list)
+{
+    for (const char *name = list; *name;) {
+        const size_t length = strcspn(name, ",");
+        if (length == 5 && strncmp(name, "class", 5) == 0)
+            return 1;
+        name += length + (name[length] == ',');
+    }
+    return 0;
+}
+
 static int parse_arguments(int argc, char **argv, stats_arguments *args)
 {
     int progress = 0, quiet = 0;
@@ -104,6 +131,8 @@ static int parse_arguments(int argc, char **argv, stats_arguments *args)
             args->csv.matlab_columns = 1;
         else if (strcmp(option, "--json") == 0)
             args->json = 1;
+        else if (strcmp(option, "--multilabel") == 0)
+            args->multilabel = 1;
         else if (strcmp(option, "--force") == 0)
             args->csv.force = 1;
         else if (strcmp(option, "--progress") == 0)
@@ -114,7 +143,7 @@ static int parse_arguments(int argc, char **argv, stats_arguments *args)
                  strcmp(option, "--stats") == 0 || strcmp(option, "--device") == 0 ||
                  strcmp(option, "--threads") == 0 || strcmp(option, "--intensity-raw-type") == 0 ||
                  strcmp(option, "--columns") == 0 || strcmp(option, "--connectivity") == 0 ||
-                 strcmp(option, "--hull") == 0) {
+                 strcmp(option, "--hull") == 0 || strcmp(option, "--order") == 0) {
             const char *value = cli_option_value(argc, argv, &i);
             if (!value)
                 return CLI_EXIT_USAGE;
@@ -124,6 +153,11 @@ static int parse_arguments(int argc, char **argv, stats_arguments *args)
                 args->intensity_path = value;
             else if (strcmp(option, "--hull") == 0)
                 args->hull_path = value;
+            else if (strcmp(option, "--order") == 0) {
+                if (vl_label_order_parse(value, &args->order) != VL_OK)
+                    return cli_error(CLI_EXIT_USAGE, "%s", vl_last_error());
+                args->order_given = 1;
+            }
             else if (strcmp(option, "--columns") == 0) {
                 if (vl_stats_columns_parse(value, &args->stats.level, &args->stats.extras) != VL_OK)
                     return cli_error(CLI_EXIT_USAGE, "%s", vl_last_error());
@@ -159,6 +193,11 @@ static int parse_arguments(int argc, char **argv, stats_arguments *args)
     cli_progress_configure(progress, quiet);
     if (args->columns_given && (args->level_given || args->csv.matlab_columns))
         return cli_error(CLI_EXIT_USAGE, "--columns names the columns itself: leave out --stats and --matlab");
+    if (args->order_given && !args->multilabel)
+        return cli_error(CLI_EXIT_USAGE, "--order: only with --multilabel (other labels keep their own numbers)");
+    if (args->columns_given && !args->multilabel && lists_class(args->csv.columns))
+        return cli_error(CLI_EXIT_USAGE, "--columns: `class` is a column of --multilabel (components of a class map)");
+    args->csv.class_column = args->multilabel;
     if (!args->labels_path)
         return cli_error(CLI_EXIT_USAGE, "stats: no LABELS volume given (see voxlabel stats --help)");
     if (!args->output_path)
@@ -244,8 +283,22 @@ int cmd_stats(int argc, char **argv)
     memset(&intensity, 0, sizeof intensity);
     vl_component_stats *stats = NULL;
     uint32_t count = 0;
-    if ((code = cli_input_load(args.labels_path, &args.input, &labels)) ||
-        (code = prepare_labels(args.labels_path, &labels.volume, &count)))
+    vl_label_result components;
+    memset(&components, 0, sizeof components);
+    if ((code = cli_input_load(args.labels_path, &args.input, &labels)))
+        goto done;
+    if (args.multilabel) {
+        vl_label_options label;
+        vl_label_options_default(&label);
+        label.connectivity = args.stats.connectivity;
+        label.order = args.order;
+        label.device = args.stats.device;
+        label.threads = args.stats.threads;
+        label.progress = cli_progress();
+        if ((code = stats_label_class_map(args.labels_path, &labels.volume, &label, &components)))
+            goto done;
+        count = components.count;
+    } else if ((code = prepare_labels(args.labels_path, &labels.volume, &count)))
         goto done;
     if (args.intensity_path) {
         cli_input_options intensity_input = args.input;
@@ -286,6 +339,9 @@ int cmd_stats(int argc, char **argv)
     cli_gpu_warm_up_finish(&gpu_warm_up);
     status = vl_component_stats_compute(&labels.volume, args.intensity_path ? &intensity.volume : NULL, count,
                                         &args.stats, &stats);
+    if (status == VL_OK && args.multilabel)
+        for (uint32_t k = 0; k < count; k++)
+            stats[k].class_id = components.classes[k];
     if (status == VL_OK)
         status = args.json ? vl_component_stats_write_json(args.output_path, stats, count, &args.csv)
                            : vl_component_stats_write_csv(args.output_path, stats, count, &args.csv);
@@ -300,6 +356,7 @@ done:
     cli_gpu_warm_up_finish(&gpu_warm_up);
     vl_component_stats_free(stats);
     vl_convex_hulls_free(&hulls);
+    vl_label_result_free(&components);
     cli_input_free(&labels);
     cli_input_free(&intensity);
     return code;

@@ -38,3 +38,11 @@ add_test(NAME multilabel_seg
          COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/multilabel_seg.py $<TARGET_FILE:voxlabel_cli>
                  ${CMAKE_CURRENT_BINARY_DIR}/multilabel_seg_work ${VL_SHARED_DATA})
 set_tests_properties(multilabel_seg PROPERTIES LABELS "cli;dicom" SKIP_RETURN_CODE 77 TIMEOUT 300)
+
+# `voxlabel stats --multilabel` (per component of a class map, with its class) against cc3d and numpy, in the
+# three orders; the per-class table and label --multilabel's components.csv agree with it; refusals.
+add_test(NAME multilabel_stats
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/multilabel_oracle_python.sh ${VL_ORACLE_PYTHON}
+                 ${CMAKE_CURRENT_LIST_DIR}/multilabel_stats.py $<TARGET_FILE:voxlabel_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/multilabel_stats_work)
+set_tests_properties(multilabel_stats PROPERTIES LABELS "cli;oracle" SKIP_RETURN_CODE 77 TIMEOUT 300)

@@ -21,14 +21,14 @@ typedef struct vl_gpu_multilabel_run {
     size_t scratch_bytes;        /* device bytes used beyond the class map and the labels */
 } vl_gpu_multilabel_run;
 
-/* Device bytes per voxel the multilabel labeller plans with: the class map, the labels, the forest and
- * the root ranks. */
+/* Device bytes per voxel the multilabel labeller plans with: the class map, the labels, the parent and
+ * rank arrays, and the block words (8 bytes per 2x2x2 block) and segment counts. */
 static inline uint64_t vl_gpu_multilabel_bytes_per_voxel(vl_dtype dtype)
 {
-    return (dtype == VL_U8 ? 1 : dtype == VL_U32 ? 4 : 2) + 12;
+    return (dtype == VL_U8 ? 1 : dtype == VL_U32 ? 4 : 2) + 14;
 }
 
-/* Largest volume it takes at once: voxels below 2^32 - 1 and at most 65535 * 8 rows. */
+/* Largest volume it takes at once: voxels below 2^32 - 1. */
 int vl_gpu_multilabel_shape_ok(int64_t nx, int64_t ny, int64_t nz);
 
 /* Labels the device class map (`dtype` u8, u16 or u32, nx*ny*nz values, x fastest; checked by

@@ -33,6 +33,7 @@ typedef enum vl_stats_level {
 typedef struct vl_component_stats {
     /* ---- basic ---- */
     uint32_t label;
+    uint32_t class_id;             /* the component's class when the labels come from a class map (0 otherwise) */
     uint64_t voxels;
     double volume_mm3;             /* voxels * |det(direction * diag(spacing))| */
     double centroid_voxel[3];      /* mean 0-based index (x, y, z) */
@@ -145,6 +146,7 @@ typedef struct vl_csv_options {
     int intensity;           /* write the intensity columns (set when an intensity volume was given) */
     int force;               /* replace an existing file */
     const char *columns;     /* comma-separated column names to write, in that order (NULL: the level's) */
+    int class_column;        /* write `class` (vl_component_stats.class_id) after `label`: components of a class map */
 } vl_csv_options;
 
 /* Checks a --columns list: every name must exist. Sets *level to the level the named columns need and

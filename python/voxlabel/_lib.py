@@ -95,7 +95,7 @@ class StatsOptions(ctypes.Structure):
 
 class CsvOptions(ctypes.Structure):
     _fields_ = [("level", c_int), ("matlab_columns", c_int), ("intensity", c_int), ("force", c_int),
-                ("columns", c_char_p)]
+                ("columns", c_char_p), ("class_column", c_int)]
 
 
 class ReadOptions(ctypes.Structure):

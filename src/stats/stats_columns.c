@@ -10,6 +10,7 @@
 
 enum {
     KIND_U32,          /* uint32_t */
+    KIND_CLASS,        /* uint32_t, a class map's class: only with vl_csv_options.class_column */
     KIND_U64,          /* uint64_t */
     KIND_I64,          /* int64_t */
     KIND_F64,          /* double */
@@ -28,6 +29,7 @@ enum {
 
 static const vl_stats_column columns[] = {
     {"label", BASIC, 0, 0, 0, KIND_U32, F(label)},
+    {"class", BASIC, 0, 0, 0, KIND_CLASS, F(class_id)},
     {"voxels", BASIC, 0, 0, 0, KIND_U64, F(voxels)},
     {"volume_mm3", BASIC, 0, 0, 0, KIND_F64, F(volume_mm3)},
     {"centroid_x", BASIC, 0, 0, 0, KIND_F64, F(centroid_voxel[0])},
@@ -206,11 +208,12 @@ size_t vl_stats_columns_select(const vl_csv_options *options, const vl_stats_col
     }
     size_t n = 0;
     if (options->columns) {
-        /* An explicit list, in its own order; intensity columns still need an intensity volume. */
+        /* An explicit list, in its own order; intensity columns still need an intensity volume, and `class`
+         * a class map. */
         for (const char *name = options->columns; *name && n < capacity;) {
             const size_t length = strcspn(name, ",");
             const vl_stats_column *c = column_named(name, length);
-            if (c && (!c->intensity || options->intensity))
+            if (c && (!c->intensity || options->intensity) && (c->kind != KIND_CLASS || options->class_column))
                 selected[n++] = c;
             name += length + (name[length] == ',');
         }
@@ -219,7 +222,7 @@ size_t vl_stats_columns_select(const vl_csv_options *options, const vl_stats_col
     for (size_t i = 0; i < sizeof columns / sizeof columns[0] && n < capacity; i++) {
         const vl_stats_column *c = &columns[i];
         if ((c->level == VL_STATS_FULL && options->level != VL_STATS_FULL) || (c->intensity && !options->intensity) ||
-            (c->matlab && !options->matlab_columns))
+            (c->matlab && !options->matlab_columns) || (c->kind == KIND_CLASS && !options->class_column))
             continue;
         selected[n++] = c;
     }
@@ -256,7 +259,8 @@ size_t vl_stats_column_format(char *out, const vl_stats_column *column, const vl
     const char *at = (const char *)stats + column->offset;
     const int present = stats->voxels > 0;
     switch (column->kind) {
-    case KIND_U32: return vl_format_unsigned(out, *(const uint32_t *)at);
+    case KIND_U32:
+    case KIND_CLASS: return vl_format_unsigned(out, *(const uint32_t *)at);
     case KIND_U64: return vl_format_unsigned(out, *(const uint64_t *)at);
     case KIND_I64: return present ? vl_format_signed(out, *(const int64_t *)at) : format_text(out, missing);
     case KIND_F64: return format_double(out, *(const double *)at, missing);
@@ -273,7 +277,8 @@ int vl_stats_column_value(const vl_stats_column *column, const vl_component_stat
     const char *at = (const char *)stats + column->offset;
     const int present = stats->voxels > 0;
     switch (column->kind) {
-    case KIND_U32: *integer = *(const uint32_t *)at; return 1;
+    case KIND_U32:
+    case KIND_CLASS: *integer = *(const uint32_t *)at; return 1;
     case KIND_U64: *integer = (int64_t)*(const uint64_t *)at; return 1;
     case KIND_I64: *integer = present ? *(const int64_t *)at : -1; return 1;
     case KIND_BOX_WIDTH: *integer = present ? box_width(at) : 0; return 1;
