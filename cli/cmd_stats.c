@@ -207,16 +207,16 @@ static int parse_arguments(int argc, char **argv, stats_arguments *args)
     return 0;
 }
 
-/* One row per label 1..largest (as regionprops3 gives) is only sane when there are at most as many labels
- * as voxels; beyond that the table would be mostly empty rows and its buffers could not be allocated. */
-static int check_label_range(const char *path, uint64_t largest, int64_t voxels)
+/* Statistics have one row per label 1..largest (as regionprops3 gives). When those rows do not fit in memory
+ * and there are more labels than voxels, the cause is the input's numbering, not the machine: say so. */
+static int stats_error(vl_status status, const char *path, uint32_t largest, int64_t voxels)
 {
-    if (largest <= (uint64_t)voxels)
-        return 0;
+    if (status != VL_ERR_MEMORY || (int64_t)largest <= voxels)
+        return cli_status_error(status);
     return cli_error(CLI_EXIT_INPUT,
-                     "%s: the largest label is %llu but the volume has only %lld voxels: statistics give one row "
-                     "per label 1..%llu, so number the labels densely first",
-                     path, (unsigned long long)largest, (long long)voxels, (unsigned long long)largest);
+                     "%s: the largest label is %u but the volume has only %lld voxels, and one row per label "
+                     "1..%u does not fit in memory: number the labels densely first",
+                     path, largest, (long long)voxels, largest);
 }
 
 /* Labels as U8/U16/U32 with their largest value; other dtypes are accepted when every voxel is a
@@ -233,7 +233,7 @@ static int prepare_labels(const char *path, vl_volume *labels, uint32_t *count)
             largest = v > largest ? v : largest;
         }
         *count = (uint32_t)largest;
-        return check_label_range(path, largest, n);
+        return 0;
     }
     vl_volume converted;
     if (vl_volume_create_uninitialised(&converted, labels->nx, labels->ny, labels->nz, VL_U32) != VL_OK)
@@ -253,7 +253,7 @@ static int prepare_labels(const char *path, vl_volume *labels, uint32_t *count)
     vl_volume_free(labels);
     *labels = converted;
     *count = (uint32_t)largest;
-    return check_label_range(path, largest, n);
+    return 0;
 }
 
 int cmd_stats(int argc, char **argv)
@@ -347,7 +347,8 @@ int cmd_stats(int argc, char **argv)
                            : vl_component_stats_write_csv(args.output_path, stats, count, &args.csv);
     if (status == VL_OK && args.hull_path)
         status = vl_convex_hulls_write_csv(args.hull_path, &hulls, &labels.volume.geometry, args.csv.force);
-    code = status == VL_OK ? CLI_EXIT_OK : cli_status_error(status);
+    code = status == VL_OK ? CLI_EXIT_OK
+                           : stats_error(status, args.labels_path, count, vl_volume_voxels(&labels.volume));
     if (status == VL_OK)
         cli_note("%u components -> %s", count, args.output_path);
 
