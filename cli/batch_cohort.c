@@ -105,16 +105,17 @@ static vl_status write_text_file(const char *path, const char *text)
 
 vl_status batch_row_record(const char *series_directory, const batch_row *row, const label_timings *timings)
 {
-    char path[VL_PATH_MAX], text[512];
+    char path[VL_PATH_MAX];
     if (snprintf(path, sizeof path, "%s/timings.json", series_directory) >= (int)sizeof path)
         return vl_fail(VL_ERR_OUTPUT, "%s: path too long", series_directory);
-    snprintf(text, sizeof text,
-             "{\"read\": %.6f, \"threshold\": %.6f, \"label\": %.6f, \"filter\": %.6f, \"stats\": %.6f, "
-             "\"write\": %.6f, \"total\": %.6f}\n",
-             timings->read, timings->threshold, timings->label, timings->filter, timings->stats, timings->write,
-             timings->total);
-    vl_status status = write_text_file(path, text);
+    vl_atomic_file file;
+    FILE *timings_out;
+    vl_status status = vl_atomic_file_open_stream(&file, path, 1, "w", &timings_out);
     if (status != VL_OK)
+        return status;
+    label_timings_write_json(timings_out, timings);
+    fputc('\n', timings_out);
+    if ((status = vl_atomic_file_close_stream(&file, timings_out, VL_OK)) != VL_OK)
         return status;
     char *line = NULL;
     size_t bytes = 0;

@@ -21,6 +21,14 @@ const char *cli_last_error(void);
 void cli_write_escaped(FILE *out, const char *text);
 /* Writes text as a JSON string that is valid UTF-8 (bytes outside well-formed UTF-8 become \ufffd). */
 void cli_json_write_string(FILE *out, const char *text);
+/* A JSON number (%.17g: a double read back exactly), or null when it is not finite. */
+void cli_json_write_number(FILE *out, double value);
+/* summary.json's "device" object: the kind asked for, the kind that ran, the GPU's name and why AUTO fell
+ * back. */
+void cli_json_write_device(FILE *out, vl_device_kind requested, const vl_label_result *result);
+/* Takes a command's positional argument into *slot, or refuses a second one; `which` says what the command
+ * takes, e.g. "one INPUT only". Returns 0 or the usage error's exit code. */
+int cli_take_operand(const char *argument, const char **slot, const char *which);
 /* Prints the library's last error for `status` and returns the matching exit code. */
 int cli_status_error(vl_status status);
 void cli_warning(const char *format, ...) __attribute__((format(printf, 1, 2)));

@@ -68,6 +68,32 @@ void cli_json_write_string(FILE *out, const char *text)
     fputc('"', out);
 }
 
+void cli_json_write_number(FILE *out, double value)
+{
+    if (isfinite(value))
+        fprintf(out, "%.17g", value);
+    else
+        fputs("null", out);
+}
+
+void cli_json_write_device(FILE *out, vl_device_kind requested, const vl_label_result *result)
+{
+    fprintf(out, "{\"requested\": \"%s\", \"used\": \"%s\", \"name\": ", vl_device_kind_name(requested),
+            vl_device_kind_name(result->outcome.used));
+    cli_json_write_string(out, result->device_name);
+    fprintf(out, ", \"fallback_reason\": ");
+    cli_json_write_string(out, result->outcome.fallback_reason);
+    fputc('}', out);
+}
+
+int cli_take_operand(const char *argument, const char **slot, const char *which)
+{
+    if (*slot)
+        return cli_error(CLI_EXIT_USAGE, "%s: unexpected extra argument (%s)", argument, which);
+    *slot = argument;
+    return 0;
+}
+
 static _Thread_local char last_error[1024];
 
 const char *cli_last_error(void)

@@ -158,10 +158,10 @@ static int parse_arguments(int argc, char **argv, batch_arguments *args)
             if (args->merge_count == (int)(sizeof args->merge / sizeof args->merge[0]))
                 return cli_error(CLI_EXIT_USAGE, "--merge: at most 256 folders");
             args->merge[args->merge_count++] = option;
-        } else if (!args->root) {
-            args->root = option;
         } else {
-            return cli_error(CLI_EXIT_USAGE, "%s: unexpected extra argument (one ROOT only)", option);
+            const int code = cli_take_operand(option, &args->root, "one ROOT only");
+            if (code)
+                return code;
         }
     }
     args->options_hash = hash;

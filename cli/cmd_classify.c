@@ -97,10 +97,10 @@ static int parse_arguments(int argc, char **argv, classify_arguments *args)
             } else {
                 return cli_error(CLI_EXIT_USAGE, "%s: unknown option (see 'voxlabel classify --help')", option);
             }
-        } else if (!args->image_path) {
-            args->image_path = option;
         } else {
-            return cli_error(CLI_EXIT_USAGE, "%s: unexpected extra argument (one IMAGE only)", option);
+            const int code = cli_take_operand(option, &args->image_path, "one IMAGE only");
+            if (code)
+                return code;
         }
     }
     cli_progress_configure(progress, quiet);

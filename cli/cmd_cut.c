@@ -85,9 +85,9 @@ static int parse_arguments(int argc, char **argv, cut_arguments *args)
         if (cli_parse_run_flag(option, &args->force, &args->quiet, &args->progress))
             continue;
         if (option[0] != '-') {
-            if (args->input_path)
-                return cli_error(CLI_EXIT_USAGE, "%s: unexpected extra argument (one INPUT only)", option);
-            args->input_path = option;
+            const int code = cli_take_operand(option, &args->input_path, "one INPUT only");
+            if (code)
+                return code;
             continue;
         }
         static const char *const valued[] = {"--seeds", "-o", "--output", "--conn", "--components", "--lambda",

@@ -213,10 +213,10 @@ static int parse_arguments(int argc, char **argv, label_arguments *args)
                 if (vl_stats_level_parse(value, &args->stats_level) != VL_OK)
                     return cli_error(CLI_EXIT_USAGE, "--stats: '%s' is not one of basic, full", value);
             }
-        } else if (!args->input_path) {
-            args->input_path = option;
         } else {
-            return cli_error(CLI_EXIT_USAGE, "%s: unexpected extra argument (one INPUT only)", option);
+            const int code = cli_take_operand(option, &args->input_path, "one INPUT only");
+            if (code)
+                return code;
         }
     }
     cli_progress_configure(progress, quiet);

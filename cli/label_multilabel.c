@@ -167,10 +167,10 @@ static int parse_arguments(int argc, char **argv, multilabel_arguments *args)
                 else
                     return cli_error(CLI_EXIT_USAGE, "--fill: '%s' is not one of background, neighbour", value);
             }
-        } else if (!args->input_path) {
-            args->input_path = option;
         } else {
-            return cli_error(CLI_EXIT_USAGE, "%s: unexpected extra argument (one CLASSMAP only)", option);
+            const int code = cli_take_operand(option, &args->input_path, "one CLASSMAP only");
+            if (code)
+                return code;
         }
     }
     cli_progress_configure(progress, quiet);
@@ -240,14 +240,6 @@ static class_count *count_classes(const vl_label_result *before, const vl_label_
     }
     *count = n;
     return counts;
-}
-
-static void write_number(FILE *out, double value)
-{
-    if (isfinite(value))
-        fprintf(out, "%.17g", value);
-    else
-        fputs("null", out);
 }
 
 /* A CSV field in double quotes, quotes doubled. */
@@ -352,11 +344,11 @@ static vl_status write_summary(const char *path, const run_report *r)
     cli_json_write_string(out, r->input->kind);
     fprintf(out, ", \"dtype\": \"%s\", \"size\": [%lld, %lld, %lld], \"voxel_volume_mm3\": ",
             vl_dtype_name(volume->dtype), (long long)volume->nx, (long long)volume->ny, (long long)volume->nz);
-    write_number(out, vl_geometry_voxel_volume(&volume->geometry));
+    cli_json_write_number(out, vl_geometry_voxel_volume(&volume->geometry));
     fprintf(out, "},\n  \"connectivity\": %d,\n  \"order\": \"%s\",\n", r->args->label.connectivity,
             vl_label_order_name(r->args->label.order));
     fprintf(out, "  \"cleanup\": {\"min_size_voxels\": %llu, \"min_volume_mm3\": ", (unsigned long long)r->min_size);
-    write_number(out, r->args->min_volume);
+    cli_json_write_number(out, r->args->min_volume);
     fprintf(out, ", \"largest_per_class\": %lld, \"fill\": \"%s\"},\n", (long long)r->args->largest_per_class,
             r->args->fill == VL_FILL_NEIGHBOUR ? "neighbour" : "background");
     fprintf(out, "  \"components_before\": %u,\n  \"components\": %u,\n  \"classes\": %u,\n", r->labelled,
@@ -383,12 +375,9 @@ static vl_status write_summary(const char *path, const run_report *r)
         cli_json_write_string(out, r->cleaned_file);
     else
         fputs("null", out);
-    fprintf(out, ",\n  \"device\": {\"requested\": \"%s\", \"used\": \"%s\", \"name\": ",
-            vl_device_kind_name(r->args->label.device.kind), vl_device_kind_name(r->result->outcome.used));
-    cli_json_write_string(out, r->result->device_name);
-    fprintf(out, ", \"fallback_reason\": ");
-    cli_json_write_string(out, r->result->outcome.fallback_reason);
-    fprintf(out, "},\n  \"timings_s\": {\"read\": %.6f, \"label\": %.6f, \"filter\": %.6f, \"stats\": %.6f, "
+    fprintf(out, ",\n  \"device\": ");
+    cli_json_write_device(out, r->args->label.device.kind, r->result);
+    fprintf(out, ",\n  \"timings_s\": {\"read\": %.6f, \"label\": %.6f, \"filter\": %.6f, \"stats\": %.6f, "
                  "\"write\": %.6f, \"total\": %.6f}\n}\n",
             r->read_seconds, r->label_seconds, r->filter_seconds, r->stats_seconds, r->write_seconds, r->total_seconds);
     return vl_atomic_file_close_stream(&file, out, VL_OK);

@@ -1,4 +1,3 @@
-#include <math.h>
 #include <stdio.h>
 
 #include "voxlabel/atomic_file.h"
@@ -7,26 +6,13 @@
 #include "voxlabel/voxlabel.h"
 #include "voxlabel/error.h"
 
-static void write_string(FILE *out, const char *text)
-{
-    cli_json_write_string(out, text);
-}
-
-static void write_number(FILE *out, double value)
-{
-    if (isfinite(value))
-        fprintf(out, "%.17g", value);
-    else
-        fputs("null", out);
-}
-
 static void write_vector(FILE *out, const double *values, int count)
 {
     fputc('[', out);
     for (int i = 0; i < count; i++) {
         if (i)
             fputs(", ", out);
-        write_number(out, values[i]);
+        cli_json_write_number(out, values[i]);
     }
     fputc(']', out);
 }
@@ -36,37 +22,37 @@ static void write_body(FILE *out, const label_summary *s)
     const vl_volume *volume = &s->input->volume;
     const vl_label_result *result = s->result;
     fprintf(out, "{\n  \"voxlabel_version\": ");
-    write_string(out, vl_version());
+    cli_json_write_string(out, vl_version());
     fprintf(out, ",\n  \"input\": {\"path\": ");
-    write_string(out, s->input_path);
+    cli_json_write_string(out, s->input_path);
     fprintf(out, ", \"kind\": ");
-    write_string(out, s->input->kind);
+    cli_json_write_string(out, s->input->kind);
     if (s->input->has_report) {
         fprintf(out, ", \"series_uid\": ");
-        write_string(out, s->input->report.series_uid);
+        cli_json_write_string(out, s->input->report.series_uid);
         fprintf(out, ", \"series_description\": ");
-        write_string(out, s->input->report.series_description);
+        cli_json_write_string(out, s->input->report.series_description);
         fprintf(out, ", \"transfer_syntax\": ");
-        write_string(out, s->input->report.transfer_syntax);
+        cli_json_write_string(out, s->input->report.transfer_syntax);
     }
     fprintf(out, ", \"dtype\": \"%s\"},\n", vl_dtype_name(volume->dtype));
     fprintf(out, "  \"geometry\": {\"size\": [%lld, %lld, %lld], \"spacing_mm\": ", (long long)volume->nx,
             (long long)volume->ny, (long long)volume->nz);
     write_vector(out, volume->geometry.spacing, 3);
     fprintf(out, ", \"deskewed_from_shear_degrees\": ");
-    write_number(out, s->deskewed_degrees);
+    cli_json_write_number(out, s->deskewed_degrees);
     fprintf(out, ", \"origin_lps_mm\": ");
     write_vector(out, volume->geometry.origin, 3);
     fprintf(out, ", \"direction\": ");
     write_vector(out, volume->geometry.direction, 9);
     fprintf(out, ", \"voxel_volume_mm3\": ");
-    write_number(out, vl_geometry_voxel_volume(&volume->geometry));
+    cli_json_write_number(out, vl_geometry_voxel_volume(&volume->geometry));
     fprintf(out, "},\n  \"threshold\": {\"source\": ");
-    write_string(out, s->threshold_source);
+    cli_json_write_string(out, s->threshold_source);
     fprintf(out, ", \"lo_hu\": ");
-    write_number(out, s->lo);
+    cli_json_write_number(out, s->lo);
     fprintf(out, ", \"hi_hu\": ");
-    write_number(out, s->hi);
+    cli_json_write_number(out, s->hi);
     fprintf(out, "},\n  \"connectivity\": %d,\n  \"order\": \"%s\",\n", s->options->connectivity,
             vl_label_order_name(s->options->order));
     const int per_slice = s->options->connectivity == 4 || s->options->connectivity == 8;
@@ -81,21 +67,18 @@ static void write_body(FILE *out, const label_summary *s)
     for (uint32_t k = 0; k < result->count; k++)
         foreground += result->sizes[k];
     fprintf(out, "%llu,\n  \"labels_file\": ", foreground);
-    write_string(out, s->labels_file);
-    fprintf(out, ",\n  \"device\": {\"requested\": \"%s\", \"used\": \"%s\", \"name\": ",
-            vl_device_kind_name(s->options->device.kind), vl_device_kind_name(result->outcome.used));
-    write_string(out, result->device_name);
-    fprintf(out, ", \"fallback_reason\": ");
-    write_string(out, result->outcome.fallback_reason);
-    const label_timings *t = s->timings;
-    fprintf(out, "},\n");
-    if (t)
-        fprintf(out, "  \"timings_s\": {\"read\": %.6f, \"threshold\": %.6f, \"label\": %.6f, \"filter\": %.6f, "
-                     "\"stats\": %.6f, \"write\": %.6f, \"total\": %.6f},\n",
-                t->read, t->threshold, t->label, t->filter, t->stats, t->write, t->total);
+    cli_json_write_string(out, s->labels_file);
+    fprintf(out, ",\n  \"device\": ");
+    cli_json_write_device(out, s->options->device.kind, result);
+    fprintf(out, ",\n");
+    if (s->timings) {
+        fprintf(out, "  \"timings_s\": ");
+        label_timings_write_json(out, s->timings);
+        fprintf(out, ",\n");
+    }
     if (s->options_hash) {
         fprintf(out, "  \"options_hash\": ");
-        write_string(out, s->options_hash);
+        cli_json_write_string(out, s->options_hash);
         fprintf(out, ",\n");
     }
     fprintf(out, "  \"warnings\": [");
@@ -103,9 +86,17 @@ static void write_body(FILE *out, const label_summary *s)
         for (size_t w = 0; w < s->input->report.warning_count; w++) {
             if (w)
                 fputs(", ", out);
-            write_string(out, s->input->report.warnings[w]);
+            cli_json_write_string(out, s->input->report.warnings[w]);
         }
     fprintf(out, "]\n}\n");
+}
+
+void label_timings_write_json(FILE *out, const label_timings *t)
+{
+    fprintf(out,
+            "{\"read\": %.6f, \"threshold\": %.6f, \"label\": %.6f, \"filter\": %.6f, \"stats\": %.6f, "
+            "\"write\": %.6f, \"total\": %.6f}",
+            t->read, t->threshold, t->label, t->filter, t->stats, t->write, t->total);
 }
 
 vl_status label_summary_write_json(const char *path, const label_summary *summary)

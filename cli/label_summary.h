@@ -2,6 +2,8 @@
 #ifndef VL_LABEL_SUMMARY_H
 #define VL_LABEL_SUMMARY_H
 
+#include <stdio.h>
+
 #include "cli_input.h"
 #include "voxlabel/label.h"
 #include "voxlabel/stats.h"
@@ -27,6 +29,8 @@ typedef struct label_summary {
     const char *options_hash;       /* voxlabel batch's hash of the label options, or NULL */
 } label_summary;
 
+/* The stage seconds as one JSON object (summary.json's "timings_s", voxlabel batch's timings.json). */
+void label_timings_write_json(FILE *out, const label_timings *timings);
 /* Writes the summary atomically. */
 vl_status label_summary_write_json(const char *path, const label_summary *summary);
 
