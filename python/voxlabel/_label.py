@@ -175,15 +175,20 @@ def label(mask, connectivity=26, order="matlab", device="auto", out=None, return
             _lib.check(_lib.lib.vl_label_filter(ctypes.byref(labelled), ctypes.byref(result), int(min_size),
                                                 int(largest)))
         count = int(result.count)
-        sizes = None
-        if return_sizes:
-            sizes = numpy.empty(count + 1, dtype=numpy.uint64)
-            if count:
-                sizes[1:] = numpy.ctypeslib.as_array(result.sizes, shape=(count,))
-            sizes[0] = mask.size - int(sizes[1:].sum())
+        sizes = _sizes_with_background(result, mask.size) if return_sizes else None
     finally:
         _lib.lib.vl_label_result_free(ctypes.byref(result))
     return _finish(layout.restore(memory_labels), count, sizes, out, out_dtype, return_sizes)
+
+
+def _sizes_with_background(result, voxels):
+    """sizes[k] = voxels of component k from a vl_label_result; sizes[0] = the background's voxels."""
+    count = int(result.count)
+    sizes = numpy.empty(count + 1, dtype=numpy.uint64)
+    if count:
+        sizes[1:] = numpy.ctypeslib.as_array(result.sizes, shape=(count,))
+    sizes[0] = voxels - int(sizes[1:].sum())
+    return sizes
 
 
 def _label_multilabel(classes, connectivity, order, device, out, return_sizes, min_size, largest, threads,
@@ -217,12 +222,8 @@ def _label_multilabel(classes, connectivity, order, device, out, return_sizes, m
             _lib.check(_lib.lib.vl_label_filter_per_class(ctypes.byref(labelled), ctypes.byref(result),
                                                           int(min_size), int(largest)))
         count = int(result.count)
-        sizes = component_classes = None
-        if return_sizes:
-            sizes = numpy.empty(count + 1, dtype=numpy.uint64)
-            if count:
-                sizes[1:] = numpy.ctypeslib.as_array(result.sizes, shape=(count,))
-            sizes[0] = classes.size - int(sizes[1:].sum())
+        sizes = _sizes_with_background(result, classes.size) if return_sizes else None
+        component_classes = None
         if return_classes:
             component_classes = numpy.zeros(count + 1, dtype=class_dtype)
             if count:
