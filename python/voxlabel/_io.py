@@ -37,6 +37,13 @@ class DicomSeries:
         return "DicomSeries(%r, %r, %d slices)" % (self.series_uid, self.series_description, self.slice_count)
 
 
+def _format_code(format):
+    """The library's vl_file_format for a format name: nii.gz, nii, nrrd, mha, mat or raw."""
+    code = ctypes.c_int()
+    _lib.check(_lib.lib.vl_file_format_parse(str(format).encode(), ctypes.byref(code)))
+    return code.value
+
+
 def read_dicom(path, series=None, on_irregular="default", keep_padding=False, threads=None, return_series=False):
     """Reads one CT series (a folder, scanned recursively, or one file) into Hounsfield units.
 
@@ -80,9 +87,7 @@ def read_volume(path, format=None, mat_variable=None, mat_order="matlab", raw_sh
     options = _lib.ReadOptions()
     _lib.lib.vl_read_options_default(ctypes.byref(options))
     if format is not None:
-        code = ctypes.c_int()
-        _lib.check(_lib.lib.vl_file_format_parse(str(format).encode(), ctypes.byref(code)))
-        options.format = code.value
+        options.format = _format_code(format)
     if mat_order not in ("matlab", "matlab-xy"):
         _lib.fail(_lib.VoxlabelArgumentError, "mat_order: %r is not matlab or matlab-xy" % (mat_order,))
     if raw_shape is not None:
@@ -134,9 +139,7 @@ def write_labels(path, labels, geometry=None, format=None, force=False, mat_clas
     options = _lib.WriteOptions()
     _lib.lib.vl_write_options_default(ctypes.byref(options))
     if format is not None:
-        code = ctypes.c_int()
-        _lib.check(_lib.lib.vl_file_format_parse(str(format).encode(), ctypes.byref(code)))
-        options.format = code.value
+        options.format = _format_code(format)
     if mat_class not in _MAT_CLASSES or mat_order not in ("matlab", "matlab-xy"):
         _lib.fail(_lib.VoxlabelArgumentError, "mat_class %r / mat_order %r: not one of %s / matlab, matlab-xy"
                   % (mat_class, mat_order, list(_MAT_CLASSES)))
