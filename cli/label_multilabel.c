@@ -263,31 +263,27 @@ static void write_class_name(FILE *out, char (*names)[65], uint32_t name_count, 
     fputc(',', out);
 }
 
-/* names[c - 1] is the name of class c (a SEG's SegmentLabel) for c <= name_count; NULL when none are known. */
-static vl_status write_csv(const char *path, const vl_label_result *result, const vl_component_stats *stats,
-                           char (*names)[65], uint32_t name_count, int intensity)
+/* components.csv through the column table that `label` and `stats` use, with `class` after `label`, and
+ * `class_name` when the classes have names (names[c - 1] names class c, a SEG's SegmentLabel). */
+static vl_status write_components(const char *path, const vl_label_result *result, vl_component_stats *stats,
+                                  char (*names)[65], uint32_t name_count, int intensity)
 {
-    vl_atomic_file file;
-    FILE *out;
-    vl_status status = vl_atomic_file_open_stream(&file, path, 1, "w", &out);
-    if (status != VL_OK)
-        return status;
-    fprintf(out, "label,class,%svoxels,volume_mm3,centroid_x_mm,centroid_y_mm,centroid_z_mm,"
-                 "bbox_min_x,bbox_min_y,bbox_min_z,bbox_max_x,bbox_max_y,bbox_max_z%s\n",
-            names ? "class_name," : "", intensity ? ",hu_mean,hu_min,hu_max" : "");
-    for (uint32_t k = 0; k < result->count; k++) {
-        const vl_component_stats *c = &stats[k];
-        fprintf(out, "%u,%u,", k + 1, result->classes[k]);
-        write_class_name(out, names, name_count, result->classes[k]);
-        fprintf(out, "%llu,%.6f,%.4f,%.4f,%.4f,%lld,%lld,%lld,%lld,%lld,%lld",
-                (unsigned long long)result->sizes[k], c->volume_mm3, c->centroid_lps[0], c->centroid_lps[1],
-                c->centroid_lps[2], (long long)c->bbox_min[0], (long long)c->bbox_min[1], (long long)c->bbox_min[2],
-                (long long)c->bbox_max[0], (long long)c->bbox_max[1], (long long)c->bbox_max[2]);
-        if (intensity)
-            fprintf(out, ",%.4f,%.4f,%.4f", c->intensity_mean, c->intensity_min, c->intensity_max);
-        fputc('\n', out);
-    }
-    return vl_atomic_file_close_stream(&file, out, VL_OK);
+    const char **name_list = NULL;
+    if (names && name_count && !(name_list = malloc(sizeof *name_list * name_count)))
+        return vl_fail(VL_ERR_MEMORY, "multilabel: no memory for %u class names", name_count);
+    for (uint32_t c = 0; name_list && c < name_count; c++)
+        name_list[c] = names[c];
+    for (uint32_t k = 0; k < result->count; k++)
+        stats[k].class_id = result->classes[k];
+    vl_csv_options csv;
+    vl_csv_options_default(&csv);
+    csv.intensity = intensity;
+    csv.class_column = 1;
+    csv.class_names = name_list;
+    csv.class_name_count = name_list ? name_count : 0;
+    const vl_status status = vl_component_stats_write_csv(path, stats, result->count, &csv);
+    free(name_list);
+    return status;
 }
 
 /* classes.csv: one row per class present, before and after the clean-up. */
@@ -554,8 +550,8 @@ int label_multilabel_run(int argc, char **argv)
         goto failed;
     if (cleans(&args) && (status = vl_write_volume(cli_outputs_staged(&outputs, 4), &cleaned, &write)) != VL_OK)
         goto failed;
-    if ((status = write_csv(cli_outputs_staged(&outputs, 1), &result, stats, seg.names, seg.segment_count,
-                            args.intensity_path != NULL)) != VL_OK)
+    if ((status = write_components(cli_outputs_staged(&outputs, 1), &result, stats, seg.names, seg.segment_count,
+                                   args.intensity_path != NULL)) != VL_OK)
         goto failed;
     if ((status = write_classes_csv(cli_outputs_staged(&outputs, 3), classes, class_total, seg.names,
                                     seg.segment_count, voxel_volume)) != VL_OK)

@@ -147,6 +147,9 @@ typedef struct vl_csv_options {
     int force;               /* replace an existing file */
     const char *columns;     /* comma-separated column names to write, in that order (NULL: the level's) */
     int class_column;        /* write `class` (vl_component_stats.class_id) after `label`: components of a class map */
+    const char *const *class_names; /* with class_column: class_names[c - 1] names class c for c <= class_name_count,
+                                     * and a `class_name` text column follows `class` (NULL: no such column) */
+    uint32_t class_name_count;
 } vl_csv_options;
 
 /* Checks a --columns list: every name must exist. Sets *level to the level the named columns need and

@@ -95,7 +95,8 @@ class StatsOptions(ctypes.Structure):
 
 class CsvOptions(ctypes.Structure):
     _fields_ = [("level", c_int), ("matlab_columns", c_int), ("intensity", c_int), ("force", c_int),
-                ("columns", c_char_p), ("class_column", c_int)]
+                ("columns", c_char_p), ("class_column", c_int), ("class_names", c_void_p),
+                ("class_name_count", c_uint32)]
 
 
 class ReadOptions(ctypes.Structure):

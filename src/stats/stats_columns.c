@@ -11,6 +11,7 @@
 enum {
     KIND_U32,          /* uint32_t */
     KIND_CLASS,        /* uint32_t, a class map's class: only with vl_csv_options.class_column */
+    KIND_CLASS_NAME,   /* text: the name of class_id, only with vl_csv_options.class_names */
     KIND_U64,          /* uint64_t */
     KIND_I64,          /* int64_t */
     KIND_F64,          /* double */
@@ -30,6 +31,7 @@ enum {
 static const vl_stats_column columns[] = {
     {"label", BASIC, 0, 0, 0, KIND_U32, F(label)},
     {"class", BASIC, 0, 0, 0, KIND_CLASS, F(class_id)},
+    {"class_name", BASIC, 0, 0, 0, KIND_CLASS_NAME, F(class_id)},
     {"voxels", BASIC, 0, 0, 0, KIND_U64, F(voxels)},
     {"volume_mm3", BASIC, 0, 0, 0, KIND_F64, F(volume_mm3)},
     {"centroid_x", BASIC, 0, 0, 0, KIND_F64, F(centroid_voxel[0])},
@@ -199,6 +201,19 @@ vl_status vl_stats_columns_parse(const char *list, vl_stats_level *level, unsign
     return VL_OK;
 }
 
+/* Whether the data behind a column exist: intensity columns need an intensity volume, `class` a class map and
+ * `class_name` the classes' names. */
+static int available(const vl_stats_column *c, const vl_csv_options *options)
+{
+    if (c->intensity && !options->intensity)
+        return 0;
+    if (c->kind == KIND_CLASS)
+        return options->class_column;
+    if (c->kind == KIND_CLASS_NAME)
+        return options->class_column && options->class_names != NULL;
+    return 1;
+}
+
 size_t vl_stats_columns_select(const vl_csv_options *options, const vl_stats_column **selected, size_t capacity)
 {
     vl_csv_options defaults;
@@ -208,12 +223,11 @@ size_t vl_stats_columns_select(const vl_csv_options *options, const vl_stats_col
     }
     size_t n = 0;
     if (options->columns) {
-        /* An explicit list, in its own order; intensity columns still need an intensity volume, and `class`
-         * a class map. */
+        /* An explicit list, in its own order, of the columns whose data exist. */
         for (const char *name = options->columns; *name && n < capacity;) {
             const size_t length = strcspn(name, ",");
             const vl_stats_column *c = column_named(name, length);
-            if (c && (!c->intensity || options->intensity) && (c->kind != KIND_CLASS || options->class_column))
+            if (c && available(c, options))
                 selected[n++] = c;
             name += length + (name[length] == ',');
         }
@@ -221,8 +235,8 @@ size_t vl_stats_columns_select(const vl_csv_options *options, const vl_stats_col
     }
     for (size_t i = 0; i < sizeof columns / sizeof columns[0] && n < capacity; i++) {
         const vl_stats_column *c = &columns[i];
-        if ((c->level == VL_STATS_FULL && options->level != VL_STATS_FULL) || (c->intensity && !options->intensity) ||
-            (c->matlab && !options->matlab_columns) || (c->kind == KIND_CLASS && !options->class_column))
+        if ((c->level == VL_STATS_FULL && options->level != VL_STATS_FULL) || (c->matlab && !options->matlab_columns) ||
+            !available(c, options))
             continue;
         selected[n++] = c;
     }
@@ -260,7 +274,8 @@ size_t vl_stats_column_format(char *out, const vl_stats_column *column, const vl
     const int present = stats->voxels > 0;
     switch (column->kind) {
     case KIND_U32:
-    case KIND_CLASS: return vl_format_unsigned(out, *(const uint32_t *)at);
+    case KIND_CLASS:
+    case KIND_CLASS_NAME: return vl_format_unsigned(out, *(const uint32_t *)at);
     case KIND_U64: return vl_format_unsigned(out, *(const uint64_t *)at);
     case KIND_I64: return present ? vl_format_signed(out, *(const int64_t *)at) : format_text(out, missing);
     case KIND_F64: return format_double(out, *(const double *)at, missing);
@@ -278,7 +293,8 @@ int vl_stats_column_value(const vl_stats_column *column, const vl_component_stat
     const int present = stats->voxels > 0;
     switch (column->kind) {
     case KIND_U32:
-    case KIND_CLASS: *integer = *(const uint32_t *)at; return 1;
+    case KIND_CLASS:
+    case KIND_CLASS_NAME: *integer = *(const uint32_t *)at; return 1;
     case KIND_U64: *integer = (int64_t)*(const uint64_t *)at; return 1;
     case KIND_I64: *integer = present ? *(const int64_t *)at : -1; return 1;
     case KIND_BOX_WIDTH: *integer = present ? box_width(at) : 0; return 1;
@@ -288,4 +304,13 @@ int vl_stats_column_value(const vl_stats_column *column, const vl_component_stat
     }
     *real = NAN;
     return 0;
+}
+
+const char *vl_stats_column_text(const vl_stats_column *column, const vl_component_stats *stats,
+                                 const vl_csv_options *options)
+{
+    if (column->kind != KIND_CLASS_NAME)
+        return NULL;
+    const uint32_t c = stats->class_id;
+    return c >= 1 && c <= options->class_name_count && options->class_names[c - 1] ? options->class_names[c - 1] : "";
 }

@@ -27,6 +27,14 @@ size_t vl_stats_columns_select(const vl_csv_options *options, const vl_stats_col
 size_t vl_stats_column_format(char *out, const vl_stats_column *column, const vl_component_stats *stats,
                               const char *missing);
 
+/* A text column's value for `stats` (the class name; "" for a class without one), or NULL for a numeric
+ * column, which vl_stats_column_format writes. */
+const char *vl_stats_column_text(const vl_stats_column *column, const vl_component_stats *stats,
+                                 const vl_csv_options *options);
+
+/* Text columns hold at most this many bytes (a DICOM LO value is 64 characters). */
+enum { VL_STATS_TEXT_MAX = 64 };
+
 /* The column's value for `stats` as a number, as the CSV shows it: returns 1 and sets *integer for the integer
  * kinds (-1 for an index of an absent label), 0 and sets *real for the others (NaN where the cell is empty). */
 int vl_stats_column_value(const vl_stats_column *column, const vl_component_stats *stats, int64_t *integer,

@@ -7,9 +7,16 @@
 
 enum { TABLE_CAPACITY = 256 };
 
+/* The numeric columns of the selection: a table column is an int64 or float64 array. */
 static size_t selected_columns(const vl_csv_options *options, const vl_stats_column **columns)
 {
-    return vl_stats_columns_select(options, columns, TABLE_CAPACITY);
+    const size_t selected = vl_stats_columns_select(options, columns, TABLE_CAPACITY);
+    const vl_component_stats probe = {0};
+    size_t n = 0;
+    for (size_t c = 0; c < selected; c++)
+        if (!vl_stats_column_text(columns[c], &probe, options))
+            columns[n++] = columns[c];
+    return n;
 }
 
 size_t vl_stats_table_column_count(const vl_csv_options *options)
