@@ -40,4 +40,13 @@ const char *label_arguments_labels_file(const label_arguments *args, char *buffe
  * printing the error line. */
 int label_run(const label_arguments *arguments, label_run_batch *batch);
 
+/* label_run in two halves, so that voxlabel batch writes one series while it labels the next:
+ * label_run_compute checks the output targets, thresholds, labels, filters and measures, and hands back
+ * *staged (the labels, statistics and the input's header; the CT voxels are freed unless --preview);
+ * label_run_write writes and commits the outputs and frees *staged, whichever way it ends. Either may run on
+ * any thread; label_run is the one then the other. */
+typedef struct label_staged label_staged;
+int label_run_compute(const label_arguments *arguments, label_run_batch *batch, label_staged **staged);
+int label_run_write(label_staged *staged, label_run_batch *batch);
+
 #endif
