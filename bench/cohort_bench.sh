@@ -66,6 +66,7 @@ run_batch() { # NAME OPTIONS...
     wall[$name]=$(seconds_of "$voxlabel" batch "$root" -o "$work/$name" "${options[@]}" --quiet "$@")
     count[$name]=$(grep -c ',done,' "$work/$name/cohort.csv" || true)
     stages[$name]=$(python3 "$here/cohort_stages.py" "$work/$name")
+    echo "ran $name: ${count[$name]} series in ${wall[$name]} s" # progress, kept in the log when a limit cuts the run
 }
 declare -A stages
 batch_runs=(batch batch_serial batch_write0 batch_write2 batch_prefetch2 batch_jobs2 batch_nii)
@@ -87,6 +88,7 @@ label_loop() {
 rm -rf "$work/label_loop"
 wall[label_loop]=$(seconds_of label_loop)
 count[label_loop]=$(find "$work/label_loop" -name summary.json | wc -l)
+echo "ran label_loop: ${count[label_loop]} series in ${wall[label_loop]} s"
 
 if [ "$peers" = 1 ]; then
     python=${BENCH_PYTHON:-}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# voxlabel batch on the GPU machine (issue 20), in about 3 minutes (step limits 25 + 30 + 25 + 15 + 150 s), from the
+# voxlabel batch on the GPU machine (issue 20), in about 3 minutes (step limits 25 + 30 + 25 + 15 + 170 s), from the
 # package of scripts/device-package and, when carried, the peers of scripts/cohort-peers-pack (.device/peers):
 #   equal       a phantom cohort through batch --device gpu and --device cpu: every labels.nii.gz and
 #               components.csv byte-identical, the same cohort rows (device and seconds aside); and the GPU run
@@ -15,7 +15,7 @@
 #               at 1, 2, 4, 8, 16 threads, inflate by zlib's gzread and by voxlabel's reader
 #   bench       bench/cohort_bench.sh with DEVICE=gpu: batch as given, serial, --write-behind 0/2, --prefetch 2,
 #               --jobs 2, --format nii against a voxlabel label loop and, with the peers, a dcm2niix + cc3d loop
-#               (stopped after PEER_SECONDS, default 60: series per minute over the series it did); series per
+#               (stopped after PEER_SECONDS, default 45: series per minute over the series it did); series per
 #               minute, summed stage seconds, the three target ratios
 # usage: bench/cohort_device_run.sh BIN_DIR OUT_DIR [STEP...]   (default: all five)
 #   BIN_DIR  the package's bin/ (voxlabel itself is BIN_DIR/voxlabel or BIN_DIR/../voxlabel; lib/ and the DCMTK
@@ -136,14 +136,14 @@ if wants bench; then
             "$peers/bin/dcm2niix" > "$work/peer-bin/dcm2niix"
         printf '#!/bin/sh\nPYTHONPATH=%s${PYTHONPATH:+:$PYTHONPATH} exec python3 "$@"\n' "$work/site" > "$work/peer-python"
         chmod +x "$work/peer-bin/dcm2niix" "$work/peer-python"
-        export PATH=$work/peer-bin:$PATH BENCH_PYTHON=$work/peer-python PEER_SECONDS=${PEER_SECONDS:-60}
+        export PATH=$work/peer-bin:$PATH BENCH_PYTHON=$work/peer-python PEER_SECONDS=${PEER_SECONDS:-45}
         peer_flag=
         echo "peers: $peers" | tee -a "$log"
     else
         echo "peers: none at $peers (scripts/cohort-peers-pack makes them): the bench runs --no-peers" | tee -a "$log"
     fi
     export DEVICE=$GPU_DEVICE
-    step bench 150 bash "$here/cohort_bench.sh" "$voxlabel" "$work/bench" "$phantoms" $peer_flag
+    step bench 170 bash "$here/cohort_bench.sh" "$voxlabel" "$work/bench" "$phantoms" $peer_flag
     cp "$work/bench/cohort_bench.md" "$out/" 2> /dev/null && cat "$out/cohort_bench.md"
 fi
 rm -rf "$work"
