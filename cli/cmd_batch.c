@@ -17,6 +17,7 @@
 #include "batch_pipeline.h"
 #include "batch_series.h"
 #include "cli.h"
+#include "cli_gpu_warm_up.h"
 #include "label_run.h"
 #include "voxlabel/atomic_file.h"
 #include "voxlabel/threads.h"
@@ -282,6 +283,7 @@ int cmd_batch(int argc, char **argv)
     cli_progress_configure(0, 1);
 
     int result = CLI_EXIT_OK;
+    cli_gpu_warm_up gpu_warm_up = {0};
     vl_dicom_scan scan = {0};
     batch_series_list list = {0};
     size_t *pending = NULL;
@@ -305,6 +307,11 @@ int cmd_batch(int argc, char **argv)
         goto done;
     vl_staging_sweep(out);
 
+    /* The GPU's context takes a while to create: it is made while discovery reads the headers, not on the first
+     * series' labelling. Not with several jobs, which fork from this process (a CUDA context does not survive
+     * a fork). */
+    if (args.jobs == 1)
+        cli_gpu_warm_up_start(&gpu_warm_up, label_arguments_device(label));
     if (!args.quiet)
         fprintf(stderr, "voxlabel: scanning %s ...\n", root);
     vl_dicom_read_options scan_options;
@@ -411,6 +418,7 @@ int cmd_batch(int argc, char **argv)
         .quiet = args.quiet,
         .worker_name = "",
     };
+    cli_gpu_warm_up_finish(&gpu_warm_up);
     const int worst = run_jobs(&work, jobs);
 
     int failed = 0;
@@ -431,6 +439,7 @@ int cmd_batch(int argc, char **argv)
     result = failed ? (worst > CLI_EXIT_INPUT ? worst : CLI_EXIT_INPUT) : CLI_EXIT_OK;
 
 done:
+    cli_gpu_warm_up_finish(&gpu_warm_up);
     batch_events_close();
     free(pending);
     batch_series_list_free(&list);

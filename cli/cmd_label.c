@@ -605,3 +605,8 @@ const cli_input_options *label_arguments_input(const label_arguments *args)
 {
     return &args->input;
 }
+
+const vl_device *label_arguments_device(const label_arguments *args)
+{
+    return &args->label.device;
+}

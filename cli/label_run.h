@@ -33,6 +33,8 @@ label_arguments *label_arguments_parse(int argc, char **argv, int *code);
 void label_arguments_set_target(label_arguments *args, const char *input_path, const char *output_directory, int force);
 /* The --series, --on-irregular, --raw-* part. */
 const cli_input_options *label_arguments_input(const label_arguments *args);
+/* --device. */
+const vl_device *label_arguments_device(const label_arguments *args);
 /* "labels.nii.gz", ... as the options choose. */
 const char *label_arguments_labels_file(const label_arguments *args, char *buffer, size_t size);
 
