@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -72,23 +71,9 @@ static void load_series(const batch_work *work, size_t index, loaded_series *slo
     }
 }
 
-/* The reader and the writer (and the decoding and compressing threads they start, which inherit it) run at a
- * lower priority than the labelling thread: labelling is the stage the others wait for, so they fill the cores
- * it leaves idle instead of slowing it down. Linux keeps the nice value per thread. */
-enum { helper_nice = 5 };
-
-static void lower_priority(void)
-{
-    errno = 0;
-    const int current = getpriority(PRIO_PROCESS, 0);
-    if (errno == 0)
-        setpriority(PRIO_PROCESS, 0, current + helper_nice); /* no harm when refused */
-}
-
 static void *reader(void *argument)
 {
     pipeline *p = argument;
-    lower_priority();
     for (size_t next = 0; next < p->work->pending_count; next++) {
         batch_queue_reserve(&p->to_label);
         loaded_series *slot = &p->loaded[next % p->to_label.capacity];
@@ -259,7 +244,6 @@ static int finish(const batch_work *work, finished_series *finished, const struc
 static void *writer(void *argument)
 {
     pipeline *p = argument;
-    lower_priority();
     for (size_t n = 0; n < p->work->pending_count; n++) {
         finished_series *finished = batch_queue_pop(&p->to_write);
         const int code = finish(p->work, finished, &p->started);
