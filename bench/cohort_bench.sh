@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # The cohort bench (issue 20): >= 40 CT series, the real ones of ../shared plus phantoms of clinical size, labelled
-#   1. by voxlabel batch: as given (the defaults), and with --prefetch 0 and 2, --jobs 2 and 4 (the defaults are
-#      chosen from these) and --format nii (the write stage without gzip),
+#   1. by voxlabel batch: as given (the defaults: --prefetch 1 --write-behind 1), fully serial (--prefetch 0
+#      --write-behind 0: each series read, labelled and written alone), with --write-behind 0 and 2, --prefetch 2,
+#      --jobs 2 (the defaults are chosen from these) and --format nii (the write stage without gzip),
 #   2. by a shell loop of voxlabel label, one series per call,
 #   3. by a shell loop of dcm2niix + a cc3d script (bench/cohort_cc3d_label.py), as users do today,
 # all with the bone threshold (>= 300 HU, 26-connected). Prints series per minute for each, the summed
 # per-stage seconds of the batch runs (from each series' timings.json) and the three target ratios:
 #   batch / label loop (>= 3), batch / dcm2niix+cc3d loop (>= 10), and batch's labelling wall time over the
 #   time to just read and decode the cohort (<= 1.5; the read+decode time is the summed read stage of the
-#   --prefetch 0 run, where each series is read alone). The table also goes to WORK/cohort_bench.md.
+#   serial run, where each series is read with nothing else running). The table also goes to WORK/cohort_bench.md.
 # usage: bench/cohort_bench.sh VOXLABEL WORK [PHANTOMS] [--no-peers]
 #   PHANTOMS  phantom series to add (default 36; 512x512 with SLICES slices in turn, default "80 120 160 200")
-#   --no-peers  only the voxlabel runs (the device has no dcm2niix); DEVICE=gpu|cpu|auto picks --device
+#   --no-peers  only the voxlabel runs; DEVICE=gpu|cpu|auto picks --device
+#   the peers: dcm2niix from PATH; BENCH_PYTHON, a python that imports cc3d and nibabel, or else the venv
+#   BENCH_VENV (default build/bench-venv, made from PyPI when missing); PEER_SECONDS stops the peer loop early
+#   (its series per minute is then over the series it did, the first ones of the same mix of sizes)
 set -euo pipefail
 voxlabel=$(realpath "$1") work=$2 phantoms=${3:-36}
 peers=1
@@ -37,9 +41,9 @@ if [ -d "$shared" ]; then
 fi
 read -r -a slices <<< "${SLICES:-80 120 160 200}"
 for k in $(seq 1 "$phantoms"); do
-    [ -d "$root/phantom_$k" ] || "$voxlabel" phantom -o "$root/phantom_$k" --quiet --seed "$k" \
-        --size "512x512x${slices[$((k % ${#slices[@]}))]}"
-done
+    [ -d "$root/phantom_$k" ] || echo "$k ${slices[$((k % ${#slices[@]}))]}"
+done | xargs -r -n 2 -P "$(nproc)" sh -c '"$0" phantom -o "$1/phantom_$2" --quiet --seed "$2" --size "512x512x$3"' \
+    "$voxlabel" "$root"
 series_dirs=("${real_dirs[@]}" "$root"/phantom_*)
 options=(--preset bone --on-irregular warn --device "$device")
 say "cohort: ${#real_dirs[@]} real CT folders + $phantoms phantoms (512x512 x ${slices[*]} slices); $(nproc) cores; device $device"
@@ -62,14 +66,16 @@ run_batch() { # NAME OPTIONS...
     wall[$name]=$(seconds_of "$voxlabel" batch "$root" -o "$work/$name" "${options[@]}" --quiet "$@")
     count[$name]=$(grep -c ',done,' "$work/$name/cohort.csv" || true)
     stages[$name]=$(python3 "$here/cohort_stages.py" "$work/$name")
+    echo "ran $name: ${count[$name]} series in ${wall[$name]} s" # progress, kept in the log when a limit cuts the run
 }
 declare -A stages
-batch_runs=(batch batch_prefetch0 batch_prefetch2 batch_jobs2 batch_jobs4 batch_nii)
+batch_runs=(batch batch_serial batch_write0 batch_write2 batch_prefetch2 batch_jobs2 batch_nii)
 run_batch batch
-run_batch batch_prefetch0 --prefetch 0
+run_batch batch_serial --prefetch 0 --write-behind 0
+run_batch batch_write0 --write-behind 0
+run_batch batch_write2 --write-behind 2
 run_batch batch_prefetch2 --prefetch 2
 run_batch batch_jobs2 --jobs 2
-run_batch batch_jobs4 --jobs 4
 run_batch batch_nii --format nii
 
 label_loop() {
@@ -82,22 +88,34 @@ label_loop() {
 rm -rf "$work/label_loop"
 wall[label_loop]=$(seconds_of label_loop)
 count[label_loop]=$(find "$work/label_loop" -name summary.json | wc -l)
+echo "ran label_loop: ${count[label_loop]} series in ${wall[label_loop]} s"
 
 if [ "$peers" = 1 ]; then
-    venv=${BENCH_VENV:-$here/../build/bench-venv}
-    if [ ! -x "$venv/bin/python" ]; then
-        python3 -m venv "$venv"
-        "$venv/bin/pip" install -q numpy scipy connected-components-3d
+    python=${BENCH_PYTHON:-}
+    if [ -z "$python" ]; then
+        venv=${BENCH_VENV:-$here/../build/bench-venv}
+        if [ ! -x "$venv/bin/python" ]; then
+            python3 -m venv "$venv"
+            "$venv/bin/pip" install -q numpy scipy connected-components-3d
+        fi
+        "$venv/bin/python" -c "import nibabel" 2> /dev/null || "$venv/bin/pip" install -q nibabel
+        python=$venv/bin/python
     fi
-    "$venv/bin/python" -c "import nibabel" 2> /dev/null || "$venv/bin/pip" install -q nibabel
-    peer_loop() {
-        local k=0
+    "$python" -c "import cc3d, nibabel" || { echo "cohort_bench: $python cannot import cc3d and nibabel" >&2; exit 1; }
+    peer_versions="dcm2niix $(dcm2niix --version 2>&1 | grep -o 'v1[.0-9]*' | head -n 1), $("$python" -c '
+import sys
+from importlib.metadata import version
+print("python %d.%d, " % sys.version_info[:2] + ", ".join(
+    "%s %s" % (name, version(name)) for name in ("connected-components-3d", "nibabel", "numpy")))')"
+    peer_loop() { # stops starting series after PEER_SECONDS (when set): series per minute over those it did
+        local k=0 begun=$SECONDS
         for d in "${series_dirs[@]}"; do
+            [ -n "${PEER_SECONDS:-}" ] && [ $((SECONDS - begun)) -ge "$PEER_SECONDS" ] && break
             k=$((k + 1))
             mkdir -p "$work/peer_loop/$k"
             dcm2niix -z n -b n -o "$work/peer_loop/$k" -f ct "$d" > /dev/null 2>&1 || continue
             for nii in "$work/peer_loop/$k"/ct*.nii; do
-                "$venv/bin/python" "$here/cohort_cc3d_label.py" "$nii" 300 "${nii%.nii}" || true
+                "$python" "$here/cohort_cc3d_label.py" "$nii" 300 "${nii%.nii}" || true
                 break # one volume per series, as voxlabel labels one
             done
         done
@@ -117,13 +135,14 @@ for name in "${batch_runs[@]}" label_loop peer_loop; do
     [ -n "${wall[$name]:-}" ] || continue
     say "| $name | ${count[$name]} | $(printf %.1f "${wall[$name]}") | $(per_minute "$name") | $(ratio "$name" label_loop) | $(ratio "$name" peer_loop) |"
 done
+[ -n "${peer_versions:-}" ] && say "" && say "peers: $peer_versions"
 say ""
 say "summed per-series stage seconds (timings.json; read = read and decode, overlapped with the rest when prefetching;"
 say "pipeline_wall = cohort.jsonl start to end, the labelling phase after discovery):"
 for name in "${batch_runs[@]}"; do
     say "- $name: ${stages[$name]}"
 done
-read_alone=$(python3 "$here/cohort_stages.py" "$work/batch_prefetch0" read)
+read_alone=$(python3 "$here/cohort_stages.py" "$work/batch_serial" read)
 pipeline=$(python3 "$here/cohort_stages.py" "$work/batch" pipeline_wall)
 summed=$(python3 "$here/cohort_stages.py" "$work/batch" total)
 say ""

@@ -1,23 +1,33 @@
 #!/usr/bin/env bash
-# voxlabel batch on the GPU machine (issue 20), in at most 3 minutes (step limits 25 + 30 + 20 + 15 + 90 s), from the package of scripts/device-package:
-#   gpu_equals_cpu  a phantom cohort through batch --device gpu and --device cpu: every labels.nii.gz and
-#                   components.csv byte-identical, the same cohort rows (device and seconds aside)
-#   memcheck        compute-sanitizer memcheck on a batch of 3 small series on the GPU (one process, one context,
-#                   series after series, the reader thread decoding meanwhile)
-#   e2e_multilabel  the issue-17 command end to end (512x512x400 u8 map of 117 classes, --multilabel
-#                   --largest-per-class 1 --device gpu): wall seconds of 3 runs and each run's stage seconds; the
-#                   labels and cleaned .nii.gz read by Python's gzip and zlib.decompress, the same bytes with --threads 1
-#   gzip_bench      bench/cohort_gzip_bench on e2e_multilabel's labels.nii.gz: deflate candidates per core, the
-#                   parallel writer at 1, 2, 4, 8, 16 threads, inflate by zlib's gzread and by voxlabel's reader
-#   bench           bench/cohort_bench.sh --no-peers with DEVICE=gpu: batch as given, --prefetch 0/2, --jobs 2/4,
-#                   --format nii against a voxlabel label loop; series per minute, summed stage seconds, target ratios
-# usage: bench/cohort_device_run.sh BIN_DIR OUT_DIR [PHANTOMS]
+# voxlabel batch on the GPU machine (issue 20), in about 3 minutes (step limits 25 + 30 + 25 + 15 + 170 s), from the
+# package of scripts/device-package and, when carried, the peers of scripts/cohort-peers-pack (.device/peers):
+#   equal       a phantom cohort through batch --device gpu and --device cpu: every labels.nii.gz and
+#               components.csv byte-identical, the same cohort rows (device and seconds aside); and the GPU run
+#               again with --write-behind 0 and 3: the same bytes
+#   memcheck    compute-sanitizer memcheck on a batch of 3 small series on the GPU (one process, one context,
+#               series after series, the reader and writer threads working meanwhile)
+#   e2e         the issue-17 command end to end (512x512x400 u8 map of 117 classes, --multilabel
+#               --largest-per-class 1 --device gpu): wall seconds of 3 runs and each run's stage seconds; the
+#               labels and cleaned .nii.gz read by Python's gzip and zlib.decompress, the same bytes with --threads 1;
+#               then where a run's wall goes outside its measured total: `voxlabel --version` (start and exit of
+#               the process), and a 64^3 label run on the cpu and on the gpu, wall against summary.json's total
+#   gzip        bench/cohort_gzip_bench on e2e's labels.nii.gz: deflate candidates per core, the parallel writer
+#               at 1, 2, 4, 8, 16 threads, inflate by zlib's gzread and by voxlabel's reader
+#   bench       bench/cohort_bench.sh with DEVICE=gpu: batch as given, serial, --write-behind 0/2, --prefetch 2,
+#               --jobs 2, --format nii against a voxlabel label loop and, with the peers, a dcm2niix + cc3d loop
+#               (stopped after PEER_SECONDS, default 45: series per minute over the series it did); series per
+#               minute, summed stage seconds, the three target ratios
+# usage: bench/cohort_device_run.sh BIN_DIR OUT_DIR [STEP...]   (default: all five)
 #   BIN_DIR  the package's bin/ (voxlabel itself is BIN_DIR/voxlabel or BIN_DIR/../voxlabel; lib/ and the DCMTK
 #            dictionaries beside it are used when LD_LIBRARY_PATH / DCMDICTPATH are not set)
-#   PHANTOMS phantom series for the bench (default 12; 512x512 x 200/300/400 slices)
+#   PHANTOMS phantom series for the bench (default 40; 512x512 x SLICES, default "80 120 160 200", in turn)
+#   PEERS    the peers folder (default .device/peers of this checkout); without it the bench runs --no-peers
 #   GPU_DEVICE (default gpu) is the --device of the GPU runs: cpu checks the script itself on a machine without one
 set -uo pipefail
-bin=$(realpath "$1") out=$2 phantoms=${3:-12}
+bin=$(realpath "$1") out=$2 phantoms=${PHANTOMS:-40}
+shift 2
+steps=" ${*:-equal memcheck e2e gzip bench} "
+wants() { [[ "$steps" == *" $1 "* ]]; }
 export GPU_DEVICE=${GPU_DEVICE:-gpu}
 here=$(cd "$(dirname "$0")" && pwd)
 package=$(dirname "$bin")
@@ -28,7 +38,7 @@ voxlabel=$bin/voxlabel
 mkdir -p "$out"
 out=$(realpath "$out")
 export voxlabel here work=$(mktemp -d)
-log=$out/cohort.log step_dir=$out step_show="FAIL|ERROR SUMMARY|differ|series/min|\| batch|\| label|total/read|e2e|target|wall|writer|inflate" status=0
+log=$out/cohort.log step_dir=$out step_show="FAIL|ERROR SUMMARY|differ|series/min|\| batch|\| label|\| peer|total/read|e2e|target|wall|writer|inflate|overhead|peers:" status=0
 . "$here/device_step.sh"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee -a "$log"
 
@@ -47,9 +57,19 @@ equal_check() { # the same small cohort on both devices, compared
     # cohort rows without the device and seconds columns
     cut -d, -f1-26 "$work/eq_gpu/cohort.csv" > "$work/gpu_rows" && cut -d, -f1-26 "$work/eq_cpu/cohort.csv" > "$work/cpu_rows"
     cmp -s "$work/gpu_rows" "$work/cpu_rows" || { echo "cohort.csv rows: gpu and cpu differ"; differ=1; }
+    local behind
+    for behind in 0 3; do
+        "$voxlabel" batch "$root" -o "$work/eq_gpu_$behind" --preset bone --stats full --device "$GPU_DEVICE" --quiet \
+            --write-behind "$behind" || return 1
+        while IFS= read -r file; do
+            files=$((files + 1))
+            cmp -s "$work/eq_gpu/$file" "$work/eq_gpu_$behind/$file" ||
+                { echo "$file: --write-behind $behind differs"; differ=1; }
+        done < <(cd "$work/eq_gpu" && find . -name labels.nii.gz -o -name components.csv -o -name summary.json)
+    done
     echo "series labelled on the gpu: $(grep -c ',gpu,' "$work/eq_gpu/cohort.csv")"
     echo "$files files compared"
-    [ "$files" -ge 8 ] && [ "$differ" = 0 ]
+    [ "$files" -ge 32 ] && [ "$differ" = 0 ]
 }
 memcheck_batch() {
     local root=$work/mc
@@ -80,15 +100,51 @@ for name in ("labels.nii.gz", "cleaned.nii.gz"):
     assert whole == zlib.decompress(data, 31) and len(whole) == 352 + 512 * 512 * 400, name
     print("%s: %d bytes, %d voxels, python gzip == zlib.decompress" % (name, len(data), len(whole) - 352))
 EOF
+    # Outside the measured total: process start and exit, and what a GPU run adds to them.
+    local start
+    for k in 1 2 3; do
+        start=$EPOCHREALTIME
+        "$voxlabel" --version > /dev/null
+        echo "overhead: voxlabel --version wall $(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }') s"
+    done
+    "$voxlabel" phantom -o "$work/tiny" --size 64x64x64 --seed 1 --quiet || return 1
+    for device in cpu "$GPU_DEVICE" cpu "$GPU_DEVICE"; do
+        start=$EPOCHREALTIME
+        "$voxlabel" label "$work/tiny" --preset bone --device "$device" --quiet --force -o "$work/tiny_$device" || return 1
+        echo "overhead: 64^3 label --device $device wall $(awk -v a="$start" -v b="$EPOCHREALTIME" \
+            'BEGIN { printf "%.3f", b - a }') s, total $(grep -o '"total": [0-9.]*' "$work/tiny_$device/summary.json" | cut -d' ' -f2) s"
+    done
 }
 export -f equal_check memcheck_batch e2e_multilabel
-step gpu_equals_cpu 25 bash -c equal_check
-step memcheck 30 bash -c memcheck_batch
-step e2e_multilabel 20 bash -c e2e_multilabel
-step gzip_bench 15 "$bin/cohort_gzip_bench" "$work/e2e/labels.nii.gz" "$work" 1 2 6
-cat "$out/gzip_bench.out"
-export DEVICE=$GPU_DEVICE SLICES="200 300 400"
-step bench 90 bash "$here/cohort_bench.sh" "$voxlabel" "$work/bench" "$phantoms" --no-peers
-cp "$work/bench/cohort_bench.md" "$out/" 2> /dev/null && cat "$out/cohort_bench.md"
+wants equal && step gpu_equals_cpu 25 bash -c equal_check
+wants memcheck && step memcheck 30 bash -c memcheck_batch
+wants e2e && step e2e_multilabel 25 bash -c e2e_multilabel
+if wants gzip; then
+    [ -f "$work/e2e/labels.nii.gz" ] || { "$voxlabel" phantom -o "$work/gz_ct" --size 512x512x200 --seed 1 --quiet &&
+        "$voxlabel" label "$work/gz_ct" --preset bone --quiet -o "$work/e2e"; }
+    step gzip_bench 15 "$bin/cohort_gzip_bench" "$work/e2e/labels.nii.gz" "$work" 1 2 6
+    cat "$out/gzip_bench.out"
+fi
+if wants bench; then
+    # The peers: dcm2niix with its two libraries, and cc3d and nibabel installed from their wheels for python3.
+    peers=${PEERS:-$here/../.device/peers} peer_flag=--no-peers
+    if [ -x "$peers/bin/dcm2niix" ] && ls "$peers"/wheels/*.whl > /dev/null 2>&1 &&
+        python3 -m pip install -q --no-index --no-deps --no-compile --target "$work/site" "$peers"/wheels/*.whl; then
+        peers=$(realpath "$peers")
+        mkdir -p "$work/peer-bin"
+        printf '#!/bin/sh\nLD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} exec %s "$@"\n' "$peers/lib" \
+            "$peers/bin/dcm2niix" > "$work/peer-bin/dcm2niix"
+        printf '#!/bin/sh\nPYTHONPATH=%s${PYTHONPATH:+:$PYTHONPATH} exec python3 "$@"\n' "$work/site" > "$work/peer-python"
+        chmod +x "$work/peer-bin/dcm2niix" "$work/peer-python"
+        export PATH=$work/peer-bin:$PATH BENCH_PYTHON=$work/peer-python PEER_SECONDS=${PEER_SECONDS:-45}
+        peer_flag=
+        echo "peers: $peers" | tee -a "$log"
+    else
+        echo "peers: none at $peers (scripts/cohort-peers-pack makes them): the bench runs --no-peers" | tee -a "$log"
+    fi
+    export DEVICE=$GPU_DEVICE
+    step bench 170 bash "$here/cohort_bench.sh" "$voxlabel" "$work/bench" "$phantoms" $peer_flag
+    cp "$work/bench/cohort_bench.md" "$out/" 2> /dev/null && cat "$out/cohort_bench.md"
+fi
 rm -rf "$work"
 exit $status

@@ -1,7 +1,9 @@
 """Sums of the per-stage seconds of a voxlabel batch output (each labelled series' timings.json), and the
 wall time of its labelling phase (cohort.jsonl: from the "start" event, after discovery, to "end"), for the
 cohort bench. usage: cohort_stages.py OUT [KEY]
-  without KEY: one line  series=N read=S ... write=S total=S total/read=R pipeline_wall=S
+  without KEY: one line  series=N read=S ... write=S total=S total/read=R pipeline_wall=S, then
+               compute (threshold + label + filter + stats) and bound = max(read, compute, write), the wall a
+               perfect three-stage pipeline would take
   with KEY (a stage, "series" or "pipeline_wall"): that number alone"""
 import datetime
 import json
@@ -33,10 +35,12 @@ if os.path.exists(log):
             times[event["event"]] = event_time(event)  # the last run's, after a resume
     if "start" in times and "end" in times:
         wall = times["end"] - times["start"]
-values = dict(sums, series=count, pipeline_wall=wall)
+compute = sums["threshold"] + sums["label"] + sums["filter"] + sums["stats"]
+bound = max(sums["read"], compute, sums["write"])
+values = dict(sums, series=count, pipeline_wall=wall, compute=compute, bound=bound)
 if len(sys.argv) > 2:
     print("%.3f" % values[sys.argv[2]])
     sys.exit(0)
 ratio = sums["total"] / sums["read"] if sums["read"] > 0 else float("nan")
 print("series=%d " % count + " ".join("%s=%.2f" % (stage, sums[stage]) for stage in stages) +
-      " total/read=%.2f pipeline_wall=%.2f" % (ratio, wall))
+      " total/read=%.2f pipeline_wall=%.2f compute=%.2f bound=%.2f" % (ratio, wall, compute, bound))

@@ -10,6 +10,7 @@
 #include "batch_cohort.h"
 #include "batch_events.h"
 #include "batch_pipeline.h"
+#include "batch_queue.h"
 #include "cli.h"
 #include "cli_clock.h"
 #include "voxlabel/atomic_file.h"
@@ -22,14 +23,29 @@ typedef struct loaded_series {
     double read_seconds;
 } loaded_series;
 
-/* A ring of `capacity` slots between the reader (producer) and the labeller (consumer). */
+/* A series labelled and measured (or failed), waiting for the writer. */
+typedef struct finished_series {
+    size_t index, position;
+    char directory[VL_PATH_MAX];
+    label_staged *staged;           /* the outputs to write; NULL when the series failed */
+    label_run_batch run;
+    int code;                       /* the failure's exit code, 0 while all is well */
+    char error[1024];
+    char *warnings;                 /* "; "-joined */
+    int has_size;
+    int64_t size[3];
+    double spacing[3];
+    double read_seconds;
+} finished_series;
+
+/* reader -> labeller (loaded, `depth` + 1 tokens) -> writer (finished, `write_depth` + 1 tokens). */
 typedef struct pipeline {
     const batch_work *work;
-    loaded_series *slots;
-    size_t capacity, head, count, produced;
-    int stop;
-    pthread_mutex_t lock;
-    pthread_cond_t changed;
+    loaded_series *loaded;
+    finished_series *finished;
+    batch_queue to_label, to_write;
+    struct timespec started;
+    int worst;                      /* the writer's largest exit code */
 } pipeline;
 
 static void load_series(const batch_work *work, size_t index, loaded_series *slot)
@@ -59,21 +75,10 @@ static void *reader(void *argument)
 {
     pipeline *p = argument;
     for (size_t next = 0; next < p->work->pending_count; next++) {
-        pthread_mutex_lock(&p->lock);
-        while (p->count == p->capacity && !p->stop)
-            pthread_cond_wait(&p->changed, &p->lock);
-        const int stop = p->stop;
-        const size_t slot = (p->head + p->count) % p->capacity;
-        pthread_mutex_unlock(&p->lock);
-        if (stop)
-            break;
-        /* The slot is free and only this thread fills it. */
-        load_series(p->work, p->work->pending[next], &p->slots[slot]);
-        pthread_mutex_lock(&p->lock);
-        p->count++;
-        p->produced++;
-        pthread_cond_broadcast(&p->changed);
-        pthread_mutex_unlock(&p->lock);
+        batch_queue_reserve(&p->to_label);
+        loaded_series *slot = &p->loaded[next % p->to_label.capacity];
+        load_series(p->work, p->work->pending[next], slot);
+        batch_queue_push(&p->to_label, slot);
     }
     return NULL;
 }
@@ -110,39 +115,60 @@ static char *collect_warnings(const batch_series *series, const cli_input *input
     return text;
 }
 
-static int exit_code_of(vl_status status)
-{
-    return vl_status_exit_code(status);
-}
-
-/* Labels one loaded series (or records why it could not be read); returns 0 or the failure's exit code. */
-static int process(const batch_work *work, loaded_series *loaded, size_t position, const struct timespec *started)
+/* Labels and measures one loaded series into `finished` (or records why it could not be read or labelled),
+ * and frees the loaded CT. */
+static void compute(const batch_work *work, loaded_series *loaded, size_t position, finished_series *finished)
 {
     const batch_series *series = &work->list->items[loaded->index];
-    char directory[VL_PATH_MAX];
-    snprintf(directory, sizeof directory, "%s/%s", work->out_directory, series->folder);
-    batch_row row = {.series = series, .options_hash = work->options_hash};
-    label_timings timings = {.read = loaded->read_seconds};
-    label_run_batch run = {.input = &loaded->input, .options_hash = work->options_hash};
-    char error[1024] = "";
-    char *warnings = NULL;
-    int code = 0;
-    if (batch_make_directories(directory) != 0) {
-        code = cli_error(CLI_EXIT_OUTPUT, "%s: cannot create the series folder: %s", directory, strerror(errno));
-        snprintf(error, sizeof error, "%s", cli_last_error());
+    finished->index = loaded->index;
+    finished->position = position;
+    finished->staged = NULL;
+    finished->run = (label_run_batch){.input = &loaded->input, .options_hash = work->options_hash};
+    finished->code = 0;
+    finished->error[0] = '\0';
+    finished->warnings = NULL;
+    finished->has_size = 0;
+    finished->read_seconds = loaded->read_seconds;
+    snprintf(finished->directory, sizeof finished->directory, "%s/%s", work->out_directory, series->folder);
+    if (batch_make_directories(finished->directory) != 0) {
+        finished->code = cli_error(CLI_EXIT_OUTPUT, "%s: cannot create the series folder: %s", finished->directory,
+                                   strerror(errno));
+        snprintf(finished->error, sizeof finished->error, "%s", cli_last_error());
     } else if (loaded->status != VL_OK) {
-        snprintf(error, sizeof error, "%s", loaded->error);
-        code = cli_error(exit_code_of(loaded->status), "%s: %s", series->folder, loaded->error);
+        snprintf(finished->error, sizeof finished->error, "%s", loaded->error);
+        finished->code = cli_error(vl_status_exit_code(loaded->status), "%s: %s", series->folder, loaded->error);
     } else {
-        row.has_size = 1;
-        row.size[0] = loaded->input.volume.nx, row.size[1] = loaded->input.volume.ny;
-        row.size[2] = loaded->input.volume.nz;
-        memcpy(row.spacing, loaded->input.volume.geometry.spacing, sizeof row.spacing);
-        label_arguments_set_target(work->arguments, series->source, directory, 1);
-        warnings = collect_warnings(series, &loaded->input); /* before the run, which takes the input over */
-        code = label_run(work->arguments, &run);
+        finished->has_size = 1;
+        finished->size[0] = loaded->input.volume.nx, finished->size[1] = loaded->input.volume.ny;
+        finished->size[2] = loaded->input.volume.nz;
+        memcpy(finished->spacing, loaded->input.volume.geometry.spacing, sizeof finished->spacing);
+        label_arguments_set_target(work->arguments, series->source, finished->directory, 1);
+        finished->warnings = collect_warnings(series, &loaded->input); /* before the run, which takes the input over */
+        finished->code = label_run_compute(work->arguments, &finished->run, &finished->staged);
+        if (finished->code)
+            snprintf(finished->error, sizeof finished->error, "%s", cli_last_error());
+    }
+    finished->run.input = NULL;
+    cli_input_free(&loaded->input);
+}
+
+/* Writes a finished series' outputs, then its cohort row, event and progress line; returns 0 or the
+ * failure's exit code. */
+static int finish(const batch_work *work, finished_series *finished, const struct timespec *started)
+{
+    const batch_series *series = &work->list->items[finished->index];
+    const size_t position = finished->position;
+    label_run_batch run = finished->run;
+    batch_row row = {.series = series, .options_hash = work->options_hash};
+    label_timings timings = {.read = finished->read_seconds};
+    char *warnings = finished->warnings;
+    const char *error = finished->error;
+    int code = finished->code;
+    if (finished->staged) {
+        code = label_run_write(finished->staged, &run);
+        finished->staged = NULL;
         if (code) {
-            snprintf(error, sizeof error, "%s", cli_last_error());
+            snprintf(finished->error, sizeof finished->error, "%s", cli_last_error());
         } else if (run.components == 0 && warnings) {
             char *longer = NULL;
             if (asprintf(&longer, "%s%sthe threshold selects no voxels", warnings, warnings[0] ? "; " : "") >= 0) {
@@ -151,12 +177,14 @@ static int process(const batch_work *work, loaded_series *loaded, size_t positio
             }
         }
     }
-    cli_input_free(&loaded->input);
     if (code == 0) {
         timings = run.timings;
-        timings.read = loaded->read_seconds;
-        timings.total = run.timings.total + loaded->read_seconds;
+        timings.read = finished->read_seconds;
+        timings.total = run.timings.total + finished->read_seconds;
         row.status = "done";
+        row.has_size = finished->has_size;
+        memcpy(row.size, finished->size, sizeof row.size);
+        memcpy(row.spacing, finished->spacing, sizeof row.spacing);
         row.has_result = 1;
         row.components = run.components;
         row.foreground_voxels = run.foreground_voxels;
@@ -165,13 +193,12 @@ static int process(const batch_work *work, loaded_series *loaded, size_t positio
         memcpy(row.largest_ml, run.largest_ml, sizeof row.largest_ml);
         row.device = run.device_used;
     } else {
-        timings.total = loaded->read_seconds;
+        timings.total = finished->read_seconds;
         row.status = "failed";
         row.reason = error;
-        row.has_size = 0;
     }
     row.warnings = warnings;
-    vl_status recorded = batch_row_record(directory, &row, &timings);
+    vl_status recorded = batch_row_record(finished->directory, &row, &timings);
     if (recorded != VL_OK) {
         int record_code = cli_status_error(recorded);
         code = code > record_code ? code : record_code;
@@ -195,6 +222,7 @@ static int process(const batch_work *work, loaded_series *loaded, size_t positio
     batch_event("series", fields);
     free(fields);
     free(warnings);
+    finished->warnings = NULL;
     if (!work->quiet) {
         /* The rest at this worker's pace so far. */
         const double left = cli_seconds_since(started) / (double)(position + 1) *
@@ -213,42 +241,70 @@ static int process(const batch_work *work, loaded_series *loaded, size_t positio
     return code;
 }
 
+static void *writer(void *argument)
+{
+    pipeline *p = argument;
+    for (size_t n = 0; n < p->work->pending_count; n++) {
+        finished_series *finished = batch_queue_pop(&p->to_write);
+        const int code = finish(p->work, finished, &p->started);
+        p->worst = code > p->worst ? code : p->worst;
+        batch_queue_release(&p->to_write);
+    }
+    return NULL;
+}
+
 int batch_work_run(const batch_work *work)
 {
     if (!work->pending_count)
         return 0;
-    /* One slot for the series being labelled, `depth` for those loaded ahead of it. */
-    pipeline p = {.work = work, .capacity = (size_t)(work->depth > 0 ? work->depth : 0) + 1};
-    p.slots = calloc(p.capacity, sizeof *p.slots);
-    if (!p.slots)
-        return cli_error(CLI_EXIT_DEVICE, "batch: out of memory for the pipeline");
-    pthread_mutex_init(&p.lock, NULL);
-    pthread_cond_init(&p.changed, NULL);
-    pthread_t thread;
-    if (pthread_create(&thread, NULL, reader, &p) != 0) {
-        free(p.slots);
-        return cli_error(CLI_EXIT_DEVICE, "batch: cannot start the reader thread");
+    /* Tokens: the series being labelled plus `depth` read ahead of it; the series being written plus
+     * `write_depth` labelled ahead of it. write_depth 0: each series is written on this thread. */
+    const size_t read_tokens = (size_t)(work->depth > 0 ? work->depth : 0) + 1;
+    const size_t write_tokens = (size_t)(work->write_depth > 0 ? work->write_depth : 0) + 1;
+    pipeline p = {.work = work};
+    p.loaded = calloc(read_tokens, sizeof *p.loaded);
+    p.finished = calloc(write_tokens, sizeof *p.finished);
+    const int have_read_queue = p.loaded && p.finished && batch_queue_init(&p.to_label, read_tokens) == 0;
+    const int have_write_queue = have_read_queue && batch_queue_init(&p.to_write, write_tokens) == 0;
+    pthread_t reader_thread, writer_thread;
+    if (!have_write_queue || pthread_create(&reader_thread, NULL, reader, &p) != 0) {
+        if (have_write_queue)
+            batch_queue_destroy(&p.to_write);
+        if (have_read_queue)
+            batch_queue_destroy(&p.to_label);
+        free(p.loaded);
+        free(p.finished);
+        return cli_error(CLI_EXIT_DEVICE, "batch: cannot start the pipeline (out of memory or threads)");
     }
+    clock_gettime(CLOCK_MONOTONIC, &p.started);
+    /* Without a writer thread (write_depth 0, or none to be had) this thread writes each series itself. */
+    const int write_behind = work->write_depth > 0 && pthread_create(&writer_thread, NULL, writer, &p) == 0;
     int worst = 0;
-    struct timespec started;
-    clock_gettime(CLOCK_MONOTONIC, &started);
     for (size_t position = 0; position < work->pending_count; position++) {
-        pthread_mutex_lock(&p.lock);
-        while (p.count == 0)
-            pthread_cond_wait(&p.changed, &p.lock);
-        loaded_series *loaded = &p.slots[p.head];
-        pthread_mutex_unlock(&p.lock);
-        const int code = process(work, loaded, position, &started);
-        worst = code > worst ? code : worst;
-        pthread_mutex_lock(&p.lock);
-        p.head = (p.head + 1) % p.capacity;
-        p.count--;
-        pthread_cond_broadcast(&p.changed);
-        pthread_mutex_unlock(&p.lock);
+        loaded_series *loaded = batch_queue_pop(&p.to_label);
+        if (write_behind)
+            batch_queue_reserve(&p.to_write);
+        finished_series *finished = &p.finished[position % write_tokens];
+        compute(work, loaded, position, finished);
+        if (write_behind) {
+            batch_queue_release(&p.to_label);
+            batch_queue_push(&p.to_write, finished);
+        } else {
+            /* Written before the read token goes back: with --prefetch 0 each series is read, labelled and
+             * written alone. */
+            const int code = finish(work, finished, &p.started);
+            worst = code > worst ? code : worst;
+            batch_queue_release(&p.to_label);
+        }
     }
-    pthread_join(thread, NULL);
-    pthread_cond_destroy(&p.changed);
-    pthread_mutex_destroy(&p.lock);
-    free(p.slots);
+    if (write_behind) {
+        pthread_join(writer_thread, NULL);
+        worst = p.worst > worst ? p.worst : worst;
+    }
+    pthread_join(reader_thread, NULL);
+    batch_queue_destroy(&p.to_write);
+    batch_queue_destroy(&p.to_label);
+    free(p.loaded);
+    free(p.finished);
     return worst;
 }

@@ -17,6 +17,7 @@
 #include "batch_pipeline.h"
 #include "batch_series.h"
 #include "cli.h"
+#include "cli_gpu_warm_up.h"
 #include "label_run.h"
 #include "voxlabel/atomic_file.h"
 #include "voxlabel/threads.h"
@@ -48,6 +49,8 @@ static const char batch_help[] =
     "                             every core on it); the cores are shared among the jobs\n"
     "  --prefetch N               series read and decoded ahead of the one being labelled (default 1;\n"
     "                             0: read each series only when its turn comes)\n"
+    "  --write-behind N           series labelled ahead of the one being written (default 1; 0: write each\n"
+    "                             series before labelling the next)\n"
     "  --min-slices N             skip series with fewer slices (default 3)\n"
     "  --force                    redo series whose outputs were made with other label options\n"
     "                             (otherwise such a series is an error and OUT is left as it is)\n"
@@ -66,7 +69,7 @@ static const char batch_help[] =
 typedef struct batch_arguments {
     const char *root, *out, *merge[256];
     int merge_count, merging;
-    int shard, shards, jobs, depth, force, quiet;
+    int shard, shards, jobs, depth, write_depth, force, quiet;
     int64_t min_slices;
     char *label_argv[256];
     int label_argc;
@@ -96,6 +99,7 @@ static int parse_arguments(int argc, char **argv, batch_arguments *args)
     memset(args, 0, sizeof *args);
     args->jobs = 1;
     args->depth = 1;
+    args->write_depth = 1;
     args->min_slices = 3;
     args->shard = args->shards = 1;
     args->label_argv[args->label_argc++] = "label";
@@ -124,15 +128,18 @@ static int parse_arguments(int argc, char **argv, batch_arguments *args)
                 return CLI_EXIT_USAGE;
             sharded = 1;
         } else if (strcmp(option, "--jobs") == 0 || strcmp(option, "--prefetch") == 0 ||
-                   strcmp(option, "--min-slices") == 0) {
+                   strcmp(option, "--write-behind") == 0 || strcmp(option, "--min-slices") == 0) {
             const char *value = cli_option_value(argc, argv, &i);
-            const int64_t most = option[2] == 'j' ? 64 : option[2] == 'p' ? 8 : 100000;
-            if (!value || cli_parse_int64(option, value, option[2] == 'p' ? 0 : 1, most, &number))
+            const int depth_option = option[2] == 'p' || option[2] == 'w';
+            const int64_t most = option[2] == 'j' ? 64 : depth_option ? 8 : 100000;
+            if (!value || cli_parse_int64(option, value, depth_option ? 0 : 1, most, &number))
                 return CLI_EXIT_USAGE;
             if (option[2] == 'j')
                 args->jobs = (int)number;
             else if (option[2] == 'p')
                 args->depth = (int)number;
+            else if (option[2] == 'w')
+                args->write_depth = (int)number;
             else
                 args->min_slices = number;
         } else if (strcmp(option, "--series") == 0 || strcmp(option, "--raw-dims") == 0 ||
@@ -276,6 +283,7 @@ int cmd_batch(int argc, char **argv)
     cli_progress_configure(0, 1);
 
     int result = CLI_EXIT_OK;
+    cli_gpu_warm_up gpu_warm_up = {0};
     vl_dicom_scan scan = {0};
     batch_series_list list = {0};
     size_t *pending = NULL;
@@ -299,6 +307,11 @@ int cmd_batch(int argc, char **argv)
         goto done;
     vl_staging_sweep(out);
 
+    /* The GPU's context takes a while to create: it is made while discovery reads the headers, not on the first
+     * series' labelling. Not with several jobs, which fork from this process (a CUDA context does not survive
+     * a fork). */
+    if (args.jobs == 1)
+        cli_gpu_warm_up_start(&gpu_warm_up, label_arguments_device(label));
     if (!args.quiet)
         fprintf(stderr, "voxlabel: scanning %s ...\n", root);
     vl_dicom_read_options scan_options;
@@ -400,10 +413,12 @@ int cmd_batch(int argc, char **argv)
         .arguments = label,
         .options_hash = options_hash,
         .depth = args.depth,
+        .write_depth = args.write_depth,
         .read_threads = read_threads,
         .quiet = args.quiet,
         .worker_name = "",
     };
+    cli_gpu_warm_up_finish(&gpu_warm_up);
     const int worst = run_jobs(&work, jobs);
 
     int failed = 0;
@@ -424,6 +439,7 @@ int cmd_batch(int argc, char **argv)
     result = failed ? (worst > CLI_EXIT_INPUT ? worst : CLI_EXIT_INPUT) : CLI_EXIT_OK;
 
 done:
+    cli_gpu_warm_up_finish(&gpu_warm_up);
     batch_events_close();
     free(pending);
     batch_series_list_free(&list);

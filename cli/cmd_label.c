@@ -279,8 +279,30 @@ int cmd_label(int argc, char **argv)
     return label_run(&args, NULL);
 }
 
+/* label_run between its halves: labelled and measured, outputs staged but not yet written. */
+struct label_staged {
+    label_arguments args;
+    char labels_name[64];
+    cli_outputs outputs;
+    cli_input input;             /* the header and report; the voxels only when a preview is drawn */
+    vl_volume labels;
+    vl_label_result result;
+    vl_component_stats *stats;
+    label_timings timings;
+    double deskewed_degrees, compute_seconds;
+    uint32_t labelled;
+};
+
 int label_run(const label_arguments *arguments, label_run_batch *batch)
 {
+    label_staged *staged;
+    const int code = label_run_compute(arguments, batch, &staged);
+    return code ? code : label_run_write(staged, batch);
+}
+
+int label_run_compute(const label_arguments *arguments, label_run_batch *batch, label_staged **staged_out)
+{
+    *staged_out = NULL;
     label_arguments args = *arguments;
     int code;
     char labels_name[64];
@@ -383,6 +405,58 @@ int label_run(const label_arguments *arguments, label_run_batch *batch)
     timings.stats = cli_seconds_since(&start);
     cli_report_device(&stats_outcome, "statistics computed", 0);
 
+    label_staged *staged = malloc(sizeof *staged);
+    if (!staged) {
+        status = vl_fail(VL_ERR_MEMORY, "%s: out of memory", args.input_path);
+        goto failed;
+    }
+    if (!args.preview) { /* the writers need the CT's header and report, not its voxels */
+        free(input.volume.data);
+        input.volume.data = NULL;
+    }
+    staged->args = args;
+    snprintf(staged->labels_name, sizeof staged->labels_name, "%s", labels_name);
+    staged->outputs = outputs;
+    staged->input = input;
+    staged->labels = labels;
+    staged->result = result;
+    staged->stats = stats;
+    staged->timings = timings;
+    staged->deskewed_degrees = deskewed_degrees;
+    staged->labelled = labelled;
+    staged->compute_seconds = cli_seconds_since(&total_start);
+    *staged_out = staged;
+    return 0;
+
+failed:
+    cli_gpu_warm_up_finish(&gpu_warm_up);
+    code = cli_status_error(status);
+    cli_outputs_abort(&outputs);
+    vl_component_stats_free(stats);
+    vl_label_result_free(&result);
+    vl_volume_free(&mask);
+    vl_volume_free(&labels);
+    cli_input_free(&input);
+    return code;
+}
+
+int label_run_write(label_staged *staged, label_run_batch *batch)
+{
+    label_arguments args = staged->args;
+    char labels_name[64];
+    snprintf(labels_name, sizeof labels_name, "%s", staged->labels_name);
+    cli_outputs outputs = staged->outputs;
+    cli_input input = staged->input;
+    vl_volume labels = staged->labels;
+    vl_label_result result = staged->result;
+    vl_component_stats *stats = staged->stats;
+    label_timings timings = staged->timings;
+    const double deskewed_degrees = staged->deskewed_degrees, compute_seconds = staged->compute_seconds;
+    const uint32_t labelled = staged->labelled;
+    free(staged);
+    int code;
+    vl_status status;
+    struct timespec start;
     mark(&start);
     vl_write_options write;
     vl_write_options_default(&write);
@@ -414,7 +488,7 @@ int label_run(const label_arguments *arguments, label_run_batch *batch)
             goto failed;
     }
     timings.write = cli_seconds_since(&start);
-    timings.total = cli_seconds_since(&total_start);
+    timings.total = compute_seconds + timings.write;
 
     label_summary summary = {
         .input_path = args.input_path,
@@ -432,7 +506,7 @@ int label_run(const label_arguments *arguments, label_run_batch *batch)
         .result = &result,
         .stats = stats,
         .timings = batch ? NULL : &timings,
-        .labels_file = names[0],
+        .labels_file = labels_name,
         .options_hash = batch ? batch->options_hash : NULL,
     };
     if ((status = label_summary_write_json(cli_outputs_staged(&outputs, 2), &summary)) != VL_OK)
@@ -457,12 +531,10 @@ int label_run(const label_arguments *arguments, label_run_batch *batch)
     return CLI_EXIT_OK;
 
 failed:
-    cli_gpu_warm_up_finish(&gpu_warm_up);
     code = cli_status_error(status);
     cli_outputs_abort(&outputs);
     vl_component_stats_free(stats);
     vl_label_result_free(&result);
-    vl_volume_free(&mask);
     vl_volume_free(&labels);
     cli_input_free(&input);
     return code;
@@ -532,4 +604,9 @@ const char *label_arguments_labels_file(const label_arguments *args, char *buffe
 const cli_input_options *label_arguments_input(const label_arguments *args)
 {
     return &args->input;
+}
+
+const vl_device *label_arguments_device(const label_arguments *args)
+{
+    return &args->label.device;
 }

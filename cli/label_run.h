@@ -33,11 +33,22 @@ label_arguments *label_arguments_parse(int argc, char **argv, int *code);
 void label_arguments_set_target(label_arguments *args, const char *input_path, const char *output_directory, int force);
 /* The --series, --on-irregular, --raw-* part. */
 const cli_input_options *label_arguments_input(const label_arguments *args);
+/* --device. */
+const vl_device *label_arguments_device(const label_arguments *args);
 /* "labels.nii.gz", ... as the options choose. */
 const char *label_arguments_labels_file(const label_arguments *args, char *buffer, size_t size);
 
 /* Runs the label pipeline; `batch` NULL for `voxlabel label` itself. Returns 0 or the exit code after
  * printing the error line. */
 int label_run(const label_arguments *arguments, label_run_batch *batch);
+
+/* label_run in two halves, so that voxlabel batch writes one series while it labels the next:
+ * label_run_compute checks the output targets, thresholds, labels, filters and measures, and hands back
+ * *staged (the labels, statistics and the input's header; the CT voxels are freed unless --preview);
+ * label_run_write writes and commits the outputs and frees *staged, whichever way it ends. Either may run on
+ * any thread; label_run is the one then the other. */
+typedef struct label_staged label_staged;
+int label_run_compute(const label_arguments *arguments, label_run_batch *batch, label_staged **staged);
+int label_run_write(label_staged *staged, label_run_batch *batch);
 
 #endif

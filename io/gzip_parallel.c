@@ -1,10 +1,12 @@
 /* Parallel gzip for .nii.gz and gzip-encoded NRRD: one standard gzip member (gunzip, zlib's gzread, Python's
- * gzip and zlib.decompress, Java's GZIPInputStream, Rust's GzDecoder read all of it), compressed on every core.
+ * gzip and zlib.decompress, Java's GZIPInputStream, Rust's GzDecoder read all of it), compressed on every core;
+ * and the same deflate stream in a zlib wrapper (RFC 1950, Adler-32) for compressed MetaImage.
  *
  * The stream is cut into chunks of a fixed number of voxels (the first also carries the prefix, e.g. the NIfTI
  * header). Each chunk is raw deflate from a reset state, so chunks are independent: a worker converts its
  * voxels to the disk type itself (no serial conversion pass), deflates them and ends with a sync flush
- * (byte-aligned, not final); the last chunk ends the stream. CRCs are joined with crc32_combine. Workers take
+ * (byte-aligned, not final); the last chunk ends the stream. Checksums are joined with crc32_combine (or
+ * adler32_combine). Workers take
  * chunks in turn from a counter and hand them to a ring of output slots that the thread finishing the oldest
  * chunk writes out in order, so any thread count gives the same bytes, and memory stays bounded by the ring.
  * Label maps use zlib's run-length strategy: labels are long runs of one value, which it finds faster and
@@ -26,7 +28,7 @@ enum { chunk_bytes = 1 << 20, slots_per_thread = 2 };
 typedef struct pgz_slot {
     unsigned char *output;
     size_t output_bytes, input_bytes;
-    uint32_t crc;
+    uint32_t check; /* CRC-32 (gzip) or Adler-32 (zlib) of the chunk's input */
     int64_t chunk; /* the chunk it holds, -1 when free */
     int ready;
 } pgz_slot;
@@ -40,7 +42,7 @@ typedef struct pgz_shared {
     vl_dtype dtype;
     size_t element;
     int64_t voxels, chunk_voxels, chunks;
-    int level, strategy;
+    int level, strategy, zlib_wrapper;
     size_t capacity; /* of each slot: the worst case of the largest chunk */
     const vl_progress *progress;
     _Atomic int64_t next; /* the next chunk to compress */
@@ -49,7 +51,7 @@ typedef struct pgz_shared {
     int64_t written; /* chunks written so far, in order */
     int slot_count;
     pgz_slot *slots;
-    uint32_t crc;
+    uint32_t check;
     uint64_t total;
     vl_status status;
     char message[1024]; /* the failure's text: vl_last_error() is per thread, and workers run on their own */
@@ -85,8 +87,13 @@ static int compress_chunk(pgz_worker *worker, int64_t chunk, pgz_slot *slot)
     }
     const unsigned char *prefix = chunk == 0 ? z->prefix : NULL;
     const size_t prefix_bytes = chunk == 0 ? z->prefix_bytes : 0;
-    uint32_t crc = (uint32_t)libdeflate_crc32(0, prefix, prefix_bytes);
-    slot->crc = (uint32_t)libdeflate_crc32(crc, voxels, voxel_bytes);
+    if (z->zlib_wrapper) {
+        const uint32_t check = libdeflate_adler32(1, prefix, prefix_bytes);
+        slot->check = libdeflate_adler32(check, voxels, voxel_bytes);
+    } else {
+        const uint32_t check = libdeflate_crc32(0, prefix, prefix_bytes);
+        slot->check = libdeflate_crc32(check, voxels, voxel_bytes);
+    }
     slot->input_bytes = prefix_bytes + voxel_bytes;
 
     z_stream *stream = &worker->stream;
@@ -137,7 +144,8 @@ static void write_ready_chunks(pgz_shared *z)
             return;
         if (z->status == VL_OK)
             record_failure(z, write_bytes(z, slot->output, slot->output_bytes));
-        z->crc = (uint32_t)crc32_combine(z->crc, slot->crc, (z_off_t)slot->input_bytes);
+        z->check = z->zlib_wrapper ? (uint32_t)adler32_combine(z->check, slot->check, (z_off_t)slot->input_bytes)
+                                   : (uint32_t)crc32_combine(z->check, slot->check, (z_off_t)slot->input_bytes);
         z->total += slot->input_bytes;
         slot->chunk = -1;
         slot->ready = 0;
@@ -179,8 +187,9 @@ static void *worker_run(void *argument)
     return NULL;
 }
 
-vl_status vl_pgz_write_volume(FILE *file, const void *prefix, size_t prefix_bytes, const vl_volume *volume,
-                              vl_dtype dtype, const vl_write_options *options, const char *path)
+static vl_status write_volume(FILE *file, int zlib_wrapper, const void *prefix, size_t prefix_bytes,
+                              const vl_volume *volume, vl_dtype dtype, const vl_write_options *options,
+                              const char *path)
 {
     pgz_shared z = {
         .file = file,
@@ -193,8 +202,9 @@ vl_status vl_pgz_write_volume(FILE *file, const void *prefix, size_t prefix_byte
         .voxels = vl_volume_voxels(volume),
         .level = options->compression_level >= 1 && options->compression_level <= 9 ? options->compression_level : 1,
         .strategy = options->is_label_map ? Z_RLE : Z_DEFAULT_STRATEGY,
+        .zlib_wrapper = zlib_wrapper,
         .progress = &options->progress,
-        .crc = 0,
+        .check = zlib_wrapper ? 1 : 0,
         .status = VL_OK,
     };
     z.chunk_voxels = (int64_t)(chunk_bytes / z.element);
@@ -214,10 +224,15 @@ vl_status vl_pgz_write_volume(FILE *file, const void *prefix, size_t prefix_byte
     }
     for (int s = 0; s < z.slot_count && !failed; s++)
         z.slots[s].chunk = -1;
-    /* gzip member header: deflate, no name, no time, Unix. */
-    static const unsigned char header[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
+    /* gzip member header: deflate, no name, no time, Unix. zlib header: deflate with a 32 KiB window, the level
+     * class as zlib's deflate states it (informative only), no dictionary, the check bits. */
+    static const unsigned char gzip_header[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
+    const unsigned level_class = z.strategy >= Z_HUFFMAN_ONLY || z.level < 2 ? 0 : z.level < 6 ? 1 : z.level == 6 ? 2 : 3;
+    unsigned char zlib_header[2] = {0x78, (unsigned char)(level_class << 6)};
+    zlib_header[1] = (unsigned char)(zlib_header[1] + 31 - (0x78 * 256 + zlib_header[1]) % 31);
     vl_status status = failed ? vl_fail(VL_ERR_MEMORY, "%s: no memory for the gzip writer", path)
-                              : write_bytes(&z, header, sizeof header);
+                       : zlib_wrapper ? write_bytes(&z, zlib_header, sizeof zlib_header)
+                                      : write_bytes(&z, gzip_header, sizeof gzip_header);
     if (status == VL_OK) {
         pthread_mutex_init(&z.lock, NULL);
         pthread_cond_init(&z.changed, NULL);
@@ -226,11 +241,16 @@ vl_status vl_pgz_write_volume(FILE *file, const void *prefix, size_t prefix_byte
         pthread_mutex_destroy(&z.lock);
         status = z.status == VL_OK ? VL_OK : vl_fail(z.status, "%s", z.message);
     }
-    if (status == VL_OK) {
+    if (status == VL_OK && zlib_wrapper) {
+        /* Adler-32, big endian. */
+        const unsigned char trailer[4] = {(unsigned char)(z.check >> 24), (unsigned char)(z.check >> 16),
+                                          (unsigned char)(z.check >> 8), (unsigned char)z.check};
+        status = write_bytes(&z, trailer, sizeof trailer);
+    } else if (status == VL_OK) {
         /* CRC-32 and length mod 2^32, little endian. */
         unsigned char trailer[8];
         for (int i = 0; i < 4; i++) {
-            trailer[i] = (unsigned char)(z.crc >> (8 * i));
+            trailer[i] = (unsigned char)(z.check >> (8 * i));
             trailer[4 + i] = (unsigned char)(z.total >> (8 * i));
         }
         status = write_bytes(&z, trailer, sizeof trailer);
@@ -245,4 +265,16 @@ vl_status vl_pgz_write_volume(FILE *file, const void *prefix, size_t prefix_byte
     free(workers);
     free(z.slots);
     return status;
+}
+
+vl_status vl_pgz_write_volume(FILE *file, const void *prefix, size_t prefix_bytes, const vl_volume *volume,
+                              vl_dtype dtype, const vl_write_options *options, const char *path)
+{
+    return write_volume(file, 0, prefix, prefix_bytes, volume, dtype, options, path);
+}
+
+vl_status vl_pzlib_write_volume(FILE *file, const vl_volume *volume, vl_dtype dtype, const vl_write_options *options,
+                                const char *path)
+{
+    return write_volume(file, 1, NULL, 0, volume, dtype, options, path);
 }

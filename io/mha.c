@@ -14,7 +14,7 @@
 #include "volume_formats.h"
 #include "volume_helpers.h"
 
-enum { MHA_MAX_LINE = 65536, MHA_MAX_HEADER_LINES = 1024, MHA_CHUNK = 1 << 22 };
+enum { MHA_MAX_LINE = 65536, MHA_MAX_HEADER_LINES = 1024 };
 
 static const struct {
     const char *name;
@@ -37,54 +37,24 @@ static const char *met_name_of(vl_dtype dtype)
 
 /* ---- writer ---- */
 
-/* Deflates the voxels (converted to `dtype` in chunks) into one zlib stream held in memory, because the
+/* Deflates the voxels (converted to `dtype`) on every core into one zlib stream held in memory, because the
  * header must state CompressedDataSize before the data. Labels compress to a small fraction. */
-static vl_status deflate_voxels(const vl_volume *volume, vl_dtype dtype, int level, unsigned char **out,
-                                size_t *out_size, const char *path)
+static vl_status deflate_voxels(const vl_volume *volume, vl_dtype dtype, const vl_write_options *options,
+                                char **out, size_t *out_size, const char *path)
 {
-    z_stream stream;
-    memset(&stream, 0, sizeof stream);
-    if (deflateInit(&stream, level >= 1 && level <= 9 ? level : 6) != Z_OK)
-        return vl_fail(VL_ERR_MEMORY, "%s: cannot start zlib", path);
-    const size_t element = vl_dtype_size(dtype);
-    const int64_t total = vl_volume_voxels(volume);
-    unsigned char *chunk = malloc((size_t)MHA_CHUNK * element);
-    size_t capacity = 1 << 20, used = 0;
-    unsigned char *buffer = malloc(capacity);
-    vl_status status = chunk && buffer ? VL_OK : vl_fail(VL_ERR_MEMORY, "%s: cannot allocate zlib buffers", path);
-    for (int64_t first = 0; status == VL_OK && first < total; first += MHA_CHUNK) {
-        int64_t count = total - first < MHA_CHUNK ? total - first : MHA_CHUNK;
-        vl_convert_voxels(volume, first, count, dtype, chunk);
-        stream.next_in = chunk;
-        stream.avail_in = (uInt)((size_t)count * element);
-        int flush = first + count == total ? Z_FINISH : Z_NO_FLUSH;
-        int result;
-        do {
-            if (capacity - used < (1 << 16)) {
-                unsigned char *grown = realloc(buffer, capacity * 2);
-                if (!grown) {
-                    status = vl_fail(VL_ERR_MEMORY, "%s: cannot grow the compressed buffer", path);
-                    break;
-                }
-                buffer = grown;
-                capacity *= 2;
-            }
-            size_t room = capacity - used > (1u << 30) ? (1u << 30) : capacity - used;
-            stream.next_out = buffer + used;
-            stream.avail_out = (uInt)room;
-            result = deflate(&stream, flush);
-            used += room - stream.avail_out;
-        } while (status == VL_OK && (stream.avail_in > 0 || (flush == Z_FINISH && result != Z_STREAM_END)));
-    }
-    deflateEnd(&stream);
-    free(chunk);
+    *out = NULL;
+    *out_size = 0;
+    FILE *memory = open_memstream(out, out_size);
+    if (!memory)
+        return vl_fail(VL_ERR_MEMORY, "%s: cannot allocate the compressed buffer", path);
+    vl_status status = vl_pzlib_write_volume(memory, volume, dtype, options, path);
+    if (fclose(memory) != 0 && status == VL_OK)
+        status = vl_fail(VL_ERR_MEMORY, "%s: cannot grow the compressed buffer", path);
     if (status != VL_OK) {
-        free(buffer);
-        return status;
+        free(*out);
+        *out = NULL;
     }
-    *out = buffer;
-    *out_size = used;
-    return VL_OK;
+    return status;
 }
 
 vl_status vl_mha_write(const char *path, const vl_volume *volume, const vl_write_options *options)
@@ -92,11 +62,11 @@ vl_status vl_mha_write(const char *path, const vl_volume *volume, const vl_write
     if (!vl_geometry_is_valid(&volume->geometry))
         return vl_fail(VL_ERR_ARGUMENT, "%s: the volume's geometry is singular or not finite", path);
     vl_dtype disk_dtype = vl_disk_dtype_for(volume, options);
-    unsigned char *compressed = NULL;
+    char *compressed = NULL;
     size_t compressed_size = 0;
     vl_status status = vl_atomic_file_check(path, options->force);
     if (status == VL_OK)
-        status = deflate_voxels(volume, disk_dtype, options->compression_level, &compressed, &compressed_size, path);
+        status = deflate_voxels(volume, disk_dtype, options, &compressed, &compressed_size, path);
     if (status != VL_OK)
         return status;
     vl_atomic_file file;

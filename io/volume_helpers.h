@@ -83,6 +83,9 @@ vl_status vl_check_deflate_claim(int64_t claimed, int64_t compressed, const char
  * (0 = 1); label maps (options->is_label_map) with zlib's run-length strategy. The FILE stays open. */
 vl_status vl_pgz_write_volume(FILE *file, const void *prefix, size_t prefix_bytes, const vl_volume *volume,
                               vl_dtype dtype, const vl_write_options *options, const char *path);
+/* The same deflate stream of the voxels as `dtype`, in a zlib wrapper (RFC 1950) instead: compressed MetaImage. */
+vl_status vl_pzlib_write_volume(FILE *file, const vl_volume *volume, vl_dtype dtype, const vl_write_options *options,
+                                const char *path);
 
 /* Writes `prefix` (may be empty), then the voxels as `dtype`, to `out`; through the parallel gzip writer
  * when `compress`. The caller opens and closes `out` (vl_atomic_file_open_stream / _close_stream). */

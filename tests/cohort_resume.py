@@ -1,6 +1,6 @@
 """voxlabel batch killed with SIGKILL at several points (at once, with a series half written, after two series,
-after the last series around the writing of the cohort table) and run again gives the same outputs byte for byte
-as one uninterrupted run (timings.json, the event log and cohort.csv's seconds aside, docs/cohorts.md); a rerun
+after the last series around the writing of the cohort table; with series queued for the writer thread) and run
+again gives the same outputs byte for byte as one uninterrupted run (also with --write-behind 0 and 3) (timings.json, the event log and cohort.csv's seconds aside, docs/cohorts.md); a rerun
 of a complete cohort labels nothing; other label options are refused without --force; usage errors
 are one error line and exit 2.
 usage: cohort_resume.py VOXLABEL WORKDIR"""
@@ -81,6 +81,17 @@ def main():
     problems = differences(reference, jobs_out, table, os.path.join(jobs_out, "cohort.csv"))
     check(not problems, "--jobs 2 killed and resumed equals uninterrupted: %s" % problems[:10])
 
+    # The writer thread: written by the labelling thread itself (--write-behind 0), or several series labelled
+    # ahead of the writer and killed with series queued for it: the same bytes.
+    for extra in (["--write-behind", "0", "--prefetch", "0"], ["--write-behind", "3", "--prefetch", "2"]):
+        behind_out = os.path.join(work, "behind_" + extra[1])
+        was_killed = kill_when(voxlabel, root, behind_out, lambda out: staged_or_complete(out)[1] >= 1, extra)
+        again = run(voxlabel, "batch", root, "-o", behind_out, *OPTIONS, *extra)
+        check(again.returncode == 0, "%s%s, then a rerun: exit %d %s" % (
+            " ".join(extra), " killed" if was_killed else "", again.returncode, again.stderr[-2000:]))
+        problems = differences(reference, behind_out, table, os.path.join(behind_out, "cohort.csv"))
+        check(not problems, "%s equals the defaults: %s" % (" ".join(extra), problems[:10]))
+
     # A complete cohort: nothing labelled again, the outputs untouched.
     before = os.stat(os.path.join(out, "cohort.csv")).st_mtime_ns
     series_files = sorted(os.path.join(d, n) for d, _, ns in os.walk(out) for n in ns if n == "labels.nii.gz")
@@ -102,7 +113,8 @@ def main():
     for bad in (["batch", root, "--preset", "bone"], ["batch", "-o", out], ["batch", root, "-o", out],
                 ["batch", root, "-o", out, "--preset", "bone", "--series", "1"],
                 ["batch", root, "-o", out, "--preset", "bone", "--shard", "4/3"],
-                ["batch", root, "-o", out, "--preset", "bone", "--jobs", "0"]):
+                ["batch", root, "-o", out, "--preset", "bone", "--jobs", "0"],
+                ["batch", root, "-o", out, "--preset", "bone", "--write-behind", "9"]):
         result = run(voxlabel, *bad)
         lines = [line for line in result.stderr.splitlines() if line.strip()]
         check(result.returncode == 2 and len(lines) == 1 and lines[0].startswith("voxlabel: error: "),

@@ -1,7 +1,7 @@
 """The parallel gzip writer and the libdeflate reader (io/gzip_parallel.c, io/gzip_read.c) against independent
 readers: every .nii.gz and gzip .nrrd voxlabel writes is one standard gzip member that zlib's own gzread (through
 ctypes), Python's gzip and zlib.decompress, nibabel and SimpleITK read to the voxels written; the bytes are the
-same for 1 and for all threads; and voxlabel reads foreign gzip files (several members, other levels, trailing
+same for 1 and for all threads (also for compressed .mha, a zlib stream); and voxlabel reads foreign gzip files (several members, other levels, trailing
 bytes, a stream longer than the voxels) the same as before, refusing truncated or corrupt ones with exit 3.
 Sizes straddle the 1 MiB chunks (one voxel, just under a chunk, just over, several chunks) for u8, i16, u16, f32.
 usage: io_gzip_oracle.py VOXLABEL WORK_DIR   (exit 77 without nibabel or SimpleITK)"""
@@ -125,6 +125,22 @@ for dtype in (np.uint8, np.int16, np.uint16, np.float32):
         if check(result.returncode == 0, f"{what}: convert to .nrrd exit {result.returncode}"):
             check(np.array_equal(sitk.GetArrayFromImage(sitk.ReadImage(nrrd)), array.transpose(2, 1, 0)),
                   f"{what}: SimpleITK reads the gzip NRRD")
+        # Compressed MetaImage: the same deflate stream in a zlib wrapper, after a header that states its size.
+        mha = {}
+        for threads in ("1", "0"):
+            path = os.path.join(work, f"out_{cases}_{threads}.mha")
+            result = voxlabel("convert", source, path, "--force", "--quiet",
+                              *(["--threads", threads] if threads != "0" else []))
+            check(result.returncode == 0, f"{what}: convert to .mha exit {result.returncode}: {result.stderr.strip()}")
+            mha[threads] = open(path, "rb").read() if result.returncode == 0 else b""
+        check(mha["1"] == mha["0"], f"{what}: .mha, the same bytes with 1 thread and with all")
+        header_end = mha["0"].find(b"ElementDataFile = LOCAL\n") + len(b"ElementDataFile = LOCAL\n")
+        size = [line for line in mha["0"][:header_end].split(b"\n") if line.startswith(b"CompressedDataSize")]
+        check(size and int(size[0].split(b"=")[1]) == len(mha["0"]) - header_end, f"{what}: .mha CompressedDataSize")
+        check(zlib.decompress(mha["0"][header_end:]) == array.tobytes(order="F"),
+              f"{what}: .mha data is one zlib stream of the voxels")
+        check(np.array_equal(sitk.GetArrayFromImage(sitk.ReadImage(os.path.join(work, f"out_{cases}_0.mha"))),
+                             array.transpose(2, 1, 0)), f"{what}: SimpleITK reads the .mha")
 
 # A label map (the run-length strategy) through `voxlabel label`, at 1 thread and all.
 ct = np.full((96, 80, 40), -1000, dtype=np.int16)
