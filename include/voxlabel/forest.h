@@ -25,7 +25,9 @@
 extern "C" {
 #endif
 
-#define VL_FOREST_FORMAT_VERSION 1
+/* 2: features computed in float32 with fused multiply-adds (docs/forest.md); version 1 models were trained on
+ * the float64 filter bank and are refused with a message to retrain. */
+#define VL_FOREST_FORMAT_VERSION 2
 #define VL_FOREST_MAX_CLASSES 255
 #define VL_FOREST_MAX_DEPTH 64
 
