@@ -389,8 +389,9 @@ struct combine_args {
     vl_filter_scales scales;
     unsigned families;
     int dims;
-    int64_t voxels;
-    float *out; /* the sigma's first channel */
+    int64_t voxels;         /* of the box */
+    int64_t channel_stride; /* from one channel to the next in `out` */
+    float *out;             /* the sigma's first channel at the box's first voxel */
 };
 
 __global__ void combine_kernel(combine_args a)
@@ -402,25 +403,25 @@ __global__ void combine_kernel(combine_args a)
             v[k] = a.d[k] ? a.d[k][i] : 0;
         float *o = a.out + i;
         if (a.families & VL_FAMILY_SMOOTHING)
-            *o = v[VL_D_SMOOTH], o += a.voxels;
+            *o = v[VL_D_SMOOTH], o += a.channel_stride;
         if (a.families & VL_FAMILY_LOG)
-            *o = vl_voxel_log(&a.scales, a.dims, v + VL_D_XX), o += a.voxels;
+            *o = vl_voxel_log(&a.scales, a.dims, v + VL_D_XX), o += a.channel_stride;
         if (a.families & VL_FAMILY_GRADIENT)
-            *o = vl_voxel_gradient(&a.scales, a.dims, v + VL_D_X), o += a.voxels;
+            *o = vl_voxel_gradient(&a.scales, a.dims, v + VL_D_X), o += a.channel_stride;
         if (a.families & VL_FAMILY_DOG)
-            *o = vl_fsub(v[VL_D_SMOOTH], a.dog[i]), o += a.voxels;
+            *o = vl_fsub(v[VL_D_SMOOTH], a.dog[i]), o += a.channel_stride;
         if (a.families & VL_FAMILY_STRUCTURE) {
 #pragma unroll
             for (int p = 0; p < 6; p++)
                 t[p] = a.tensor[p] ? a.tensor[p][i] : 0;
             vl_voxel_structure(a.dims, t, e);
             for (int c = 0; c < a.dims; c++)
-                *o = e[c], o += a.voxels;
+                *o = e[c], o += a.channel_stride;
         }
         if (a.families & VL_FAMILY_HESSIAN) {
             vl_voxel_hessian(&a.scales, a.dims, v, e);
             for (int c = 0; c < a.dims; c++)
-                *o = e[c], o += a.voxels;
+                *o = e[c], o += a.channel_stride;
         }
     }
 }
@@ -464,8 +465,10 @@ __global__ void offset_kernel(const float *image, int64_t nx, int64_t ny, int64_
             goto done;                      \
     } while (0)
 
-/* The channels of sigma s (sets[3 s .. 3 s + 2]: sigma, DoG sigma, structure inner sigma). */
-cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float *channels, int *channel)
+/* The channels of sigma s (sets[3 s .. 3 s + 2]: sigma, DoG sigma, structure inner sigma) on `box`, channel c at
+ * channels + c * channel_stride. */
+cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float *channels, int64_t channel_stride,
+                           int *channel)
 {
     const vl_gpu_filters *f = cx.f;
     const unsigned families = f->bank.families[s];
@@ -538,7 +541,8 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
     args.families = families;
     args.dims = dims;
     args.voxels = voxels;
-    args.out = channels + (int64_t)*channel * voxels;
+    args.channel_stride = channel_stride;
+    args.out = channels + (int64_t)*channel * channel_stride;
     combine_kernel<<<blocks_for(voxels), 256, 0, cx.stream>>>(args);
     TRY(cudaGetLastError());
     for (unsigned family = 1; family <= VL_FAMILY_HESSIAN; family <<= 1)
@@ -673,17 +677,31 @@ void vl_gpu_filters_destroy(vl_gpu_filters *f)
     free(f);
 }
 
-vl_status vl_gpu_filters_box(vl_gpu_filters *f, const vl_box *box, float *channels, cudaStream_t stream)
+vl_status vl_gpu_filters_box(vl_gpu_filters *f, const vl_box *box, float *channels, cudaStream_t stream,
+                             int pass_planes)
 {
     const tile_context cx = {f, stream};
     const dbox b = {{box->lo[0], box->lo[1], box->lo[2]}, {box->hi[0], box->hi[1], box->hi[2]}};
+    const int64_t voxels = voxels_of(b), plane = size_of(b, 0) * size_of(b, 1);
     int channel = 0;
     for (int s = 0; s < f->bank.sigma_count; s++) {
-        const cudaError_t error = sigma_channels(cx, s, b, channels, &channel);
-        if (error != cudaSuccess)
-            return vl_cuda_failure(error, "filter bank on a tile");
+        /* a sigma's passes run on groups of planes: thin groups keep each pass's result in the L2 cache for the
+         * next pass; at least 4 outer z radii, so that the structure tensor's inner gradient (computed on the
+         * group grown by that radius) is not computed over and over */
+        const int64_t reach = 4 * f->sets[3 * s].radius[2];
+        const int64_t step = pass_planes <= 0 ? size_of(b, 2) : pass_planes > reach ? pass_planes : reach;
+        int next = channel;
+        for (int64_t z = b.lo[2]; z < b.hi[2]; z += step) {
+            dbox group = b;
+            group.lo[2] = z;
+            group.hi[2] = z + step < b.hi[2] ? z + step : b.hi[2];
+            next = channel;
+            const cudaError_t error = sigma_channels(cx, s, group, channels + (z - b.lo[2]) * plane, voxels, &next);
+            if (error != cudaSuccess)
+                return vl_cuda_failure(error, "filter bank on a tile");
+        }
+        channel = next;
     }
-    const int64_t voxels = voxels_of(b);
     for (int k = 0; k < f->bank.offset_count; k++) {
         const int32_t *o = f->bank.offsets[k];
         offset_kernel<<<blocks_for(voxels), 256, 0, stream>>>(f->image.v, f->n[0], f->n[1], f->n[2], b, o[0], o[1],
@@ -708,7 +726,7 @@ vl_status vl_filters_compute_box_gpu(const vl_volume *image, const vl_filter_ban
     cudaError_t error = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
     if (error == cudaSuccess)
         error = cudaMalloc(&device, bytes);
-    if (error == cudaSuccess && (status = vl_gpu_filters_box(f, box, device, stream)) == VL_OK) {
+    if (error == cudaSuccess && (status = vl_gpu_filters_box(f, box, device, stream, 0)) == VL_OK) {
         error = cudaMemcpyAsync(channels, device, bytes, cudaMemcpyDeviceToHost, stream);
         if (error == cudaSuccess)
             error = cudaStreamSynchronize(stream);

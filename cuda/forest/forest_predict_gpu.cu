@@ -201,7 +201,7 @@ vl_status vl_forest_predict_gpu(vl_forest_prediction *p)
                 box->hi[a] = box->lo[a] + edge[a] < n[a] ? box->lo[a] + edge[a] : n[a];
             }
             const int64_t voxels = (box->hi[0] - box->lo[0]) * (box->hi[1] - box->lo[1]) * (box->hi[2] - box->lo[2]);
-            if ((status = vl_gpu_filters_box(filters, box, channels, stream)) != VL_OK)
+            if ((status = vl_gpu_filters_box(filters, box, channels, stream, p->options->gpu_pass_planes)) != VL_OK)
                 goto done;
             int64_t blocks = (voxels + 127) / 128;
             predict_kernel<<<(unsigned)(blocks > 65535 * 16 ? 65535 * 16 : blocks), 128, 0, stream>>>(
