@@ -245,12 +245,16 @@ struct vl_gpu_filters {
     dfield image;        /* float32 */
     float *taps;         /* every set's taps, one device buffer */
     dtaps_set *sets;     /* per sigma: sigma, DoG sigma, structure inner sigma */
+    /* per sigma, 3D: the structure tensor's inner gradients (x, y, z) on the last box of whole planes, grown by
+     * the outer z radius; the next box along z takes the planes they share from here instead of recomputing
+     * them (a plane's values do not depend on the box) */
+    dfield *gradients;
 };
 
 namespace {
 
 struct tile_context {
-    const vl_gpu_filters *f;
+    vl_gpu_filters *f;
     cudaStream_t stream;
 };
 
@@ -394,34 +398,115 @@ struct combine_args {
     float *out;             /* the sigma's first channel at the box's first voxel */
 };
 
+/* Voxel i's channels from its derivatives v (VL_D_* slots). */
+__device__ __forceinline__ void combine_voxel(const combine_args &a, int64_t i, const float *v)
+{
+    float t[6], e[3];
+    float *o = a.out + i;
+    if (a.families & VL_FAMILY_SMOOTHING)
+        *o = v[VL_D_SMOOTH], o += a.channel_stride;
+    if (a.families & VL_FAMILY_LOG)
+        *o = vl_voxel_log(&a.scales, a.dims, v + VL_D_XX), o += a.channel_stride;
+    if (a.families & VL_FAMILY_GRADIENT)
+        *o = vl_voxel_gradient(&a.scales, a.dims, v + VL_D_X), o += a.channel_stride;
+    if (a.families & VL_FAMILY_DOG)
+        *o = vl_fsub(v[VL_D_SMOOTH], a.dog[i]), o += a.channel_stride;
+    if (a.families & VL_FAMILY_STRUCTURE) {
+#pragma unroll
+        for (int p = 0; p < 6; p++)
+            t[p] = a.tensor[p] ? a.tensor[p][i] : 0;
+        vl_voxel_structure(a.dims, t, e);
+        for (int c = 0; c < a.dims; c++)
+            *o = e[c], o += a.channel_stride;
+    }
+    if (a.families & VL_FAMILY_HESSIAN) {
+        vl_voxel_hessian(&a.scales, a.dims, v, e);
+        for (int c = 0; c < a.dims; c++)
+            *o = e[c], o += a.channel_stride;
+    }
+}
+
 __global__ void combine_kernel(combine_args a)
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < a.voxels; i += (int64_t)gridDim.x * blockDim.x) {
-        float v[VL_D_COUNT], t[6], e[3];
+        float v[VL_D_COUNT];
 #pragma unroll
         for (int k = 0; k < VL_D_COUNT; k++)
             v[k] = a.d[k] ? a.d[k][i] : 0;
-        float *o = a.out + i;
-        if (a.families & VL_FAMILY_SMOOTHING)
-            *o = v[VL_D_SMOOTH], o += a.channel_stride;
-        if (a.families & VL_FAMILY_LOG)
-            *o = vl_voxel_log(&a.scales, a.dims, v + VL_D_XX), o += a.channel_stride;
-        if (a.families & VL_FAMILY_GRADIENT)
-            *o = vl_voxel_gradient(&a.scales, a.dims, v + VL_D_X), o += a.channel_stride;
-        if (a.families & VL_FAMILY_DOG)
-            *o = vl_fsub(v[VL_D_SMOOTH], a.dog[i]), o += a.channel_stride;
-        if (a.families & VL_FAMILY_STRUCTURE) {
-#pragma unroll
-            for (int p = 0; p < 6; p++)
-                t[p] = a.tensor[p] ? a.tensor[p][i] : 0;
-            vl_voxel_structure(a.dims, t, e);
-            for (int c = 0; c < a.dims; c++)
-                *o = e[c], o += a.channel_stride;
+        combine_voxel(a, i, v);
+    }
+}
+
+/* The last pass (along x) of every derivative fused with the per-voxel steps, when a sigma needs all of them:
+ * the inputs are the y-pass results of the (z, y) order pairs (0,0) (0,1) (0,2) (1,0) (1,1) (2,0) in 3D, the first
+ * passes of y orders 0, 1, 2 in 2D, all on the box grown along x; a block stages a row segment of each in shared
+ * memory, each thread computes its ROW_OUTPUTS voxels' derivatives in registers (the same chains as
+ * row_pass_kernel) and writes their channels. The derivatives never go to memory. */
+struct fused_inputs {
+    const float *v[6];
+};
+
+template <int DIMS>
+__global__ void __launch_bounds__(ROW_THREADS) row_combine_kernel(fused_inputs in, dbox in_box, pass_outputs x_taps,
+                                                                  combine_args a, dbox out_box, int r, int n_axis)
+{
+    const int inputs = DIMS == 3 ? 6 : 3;
+    extern __shared__ float shared[];
+    const int T = 2 * r + 1, pitch = ROW_SEGMENT + 2 * r;
+    float *taps = shared, *rows = shared + 3 * T; /* taps of x orders 0, 1, 2; a row segment of each input */
+    load_taps(taps, x_taps, 3, T);
+    const int sx = (int)size_of(out_box, 0), sy = (int)size_of(out_box, 1);
+    const int segments = (sx + ROW_SEGMENT - 1) / ROW_SEGMENT;
+    const int64_t lines = (int64_t)sy * size_of(out_box, 2);
+    const int64_t in_sx = size_of(in_box, 0), in_sy = size_of(in_box, 1);
+    const int in_lo = (int)in_box.lo[0];
+    for (int64_t work = blockIdx.x; work < lines * segments; work += gridDim.x) {
+        const int seg = (int)(work % segments);
+        const int64_t line = work / segments;
+        const int64_t y = out_box.lo[1] + line % sy, z = out_box.lo[2] + line / sy;
+        const int x0 = (int)out_box.lo[0] + seg * ROW_SEGMENT;
+        const int span = sx - seg * ROW_SEGMENT < ROW_SEGMENT ? sx - seg * ROW_SEGMENT : ROW_SEGMENT;
+        const int64_t row_offset = (y - in_box.lo[1]) * in_sx + (z - in_box.lo[2]) * in_sx * in_sy;
+        __syncthreads(); /* the previous segment's reads are done (and the taps are in place) */
+        for (int k = 0; k < inputs; k++)
+            for (int i = threadIdx.x; i < span + 2 * r; i += ROW_THREADS)
+                rows[k * pitch + i] = in.v[k][row_offset + reflect(x0 - r + i, n_axis) - in_lo];
+        __syncthreads();
+        const int first = threadIdx.x * ROW_OUTPUTS;
+        if (first >= span)
+            continue;
+        const int count = span - first < ROW_OUTPUTS ? span - first : ROW_OUTPUTS;
+        const int last = count - 1 + 2 * r;
+        const float *mine = rows + first;
+        auto v0 = [&](int idx) { return mine[idx < last ? idx : last]; };
+        auto v1 = [&](int idx) { return mine[pitch + (idx < last ? idx : last)]; };
+        auto v2 = [&](int idx) { return mine[2 * pitch + (idx < last ? idx : last)]; };
+        float d00[3][ROW_OUTPUTS], d01[2][ROW_OUTPUTS], d02[1][ROW_OUTPUTS];
+        float d10[2][ROW_OUTPUTS], d11[1][ROW_OUTPUTS], d20[1][ROW_OUTPUTS];
+        correlate<3, ROW_OUTPUTS>(taps, T, v0, d00); /* smooth, x, xx */
+        correlate<2, ROW_OUTPUTS>(taps, T, v1, d01); /* y, xy */
+        correlate<1, ROW_OUTPUTS>(taps, T, v2, d02); /* yy */
+        if (DIMS == 3) {
+            auto v3 = [&](int idx) { return mine[3 * pitch + (idx < last ? idx : last)]; };
+            auto v4 = [&](int idx) { return mine[4 * pitch + (idx < last ? idx : last)]; };
+            auto v5 = [&](int idx) { return mine[5 * pitch + (idx < last ? idx : last)]; };
+            correlate<2, ROW_OUTPUTS>(taps, T, v3, d10); /* z, xz */
+            correlate<1, ROW_OUTPUTS>(taps, T, v4, d11); /* yz */
+            correlate<1, ROW_OUTPUTS>(taps, T, v5, d20); /* zz */
         }
-        if (a.families & VL_FAMILY_HESSIAN) {
-            vl_voxel_hessian(&a.scales, a.dims, v, e);
-            for (int c = 0; c < a.dims; c++)
-                *o = e[c], o += a.channel_stride;
+        const int64_t base = (x0 - out_box.lo[0] + first) + (y - out_box.lo[1]) * sx + (z - out_box.lo[2]) * (int64_t)sx * sy;
+#pragma unroll
+        for (int j = 0; j < ROW_OUTPUTS; j++) {
+            if (j >= count)
+                break;
+            float v[VL_D_COUNT];
+            v[VL_D_SMOOTH] = d00[0][j], v[VL_D_X] = d00[1][j], v[VL_D_XX] = d00[2][j];
+            v[VL_D_X + 1] = d01[0][j], v[VL_D_XY] = d01[1][j], v[VL_D_XX + 1] = d02[0][j];
+            if (DIMS == 3)
+                v[VL_D_X + 2] = d10[0][j], v[VL_D_XZ] = d10[1][j], v[VL_D_YZ] = d11[0][j], v[VL_D_XX + 2] = d20[0][j];
+            else
+                v[VL_D_X + 2] = v[VL_D_XZ] = v[VL_D_YZ] = v[VL_D_XX + 2] = 0;
+            combine_voxel(a, base + j, v);
         }
     }
 }
@@ -465,6 +550,103 @@ __global__ void offset_kernel(const float *image, int64_t nx, int64_t ny, int64_
             goto done;                      \
     } while (0)
 
+/* The inputs of row_combine_kernel for `in` on out_box: 3D, the y passes of the (z, y) order pairs (0,0) (0,1)
+ * (0,2) (1,0) (1,1) (2,0) after the z passes of orders 0, 1, 2; 2D, the y passes of orders 0, 1, 2. */
+cudaError_t fused_inputs_make(const tile_context &cx, const dfield &in, const dbox &out_box, const dtaps_set &ts,
+                              dfield fields[6])
+{
+    const int *ax = cx.f->axes;
+    static const int all[3] = {0, 1, 2};
+    dfield *outs[3];
+    if (cx.f->bank.dims == 2) {
+        for (int o = 0; o < 3; o++)
+            outs[o] = &fields[o];
+        return pass(cx, in, ax[0], ts, all, 3, outs, grow_after(cx, out_box, ts, 0));
+    }
+    dfield first[3] = {};
+    for (int o = 0; o < 3; o++)
+        outs[o] = &first[o];
+    cudaError_t e = pass(cx, in, ax[0], ts, all, 3, outs, grow_after(cx, out_box, ts, 0));
+    const dbox second = grow_after(cx, out_box, ts, 1);
+    static const int start[3] = {0, 3, 5}, orders_of[3] = {3, 2, 1}; /* y orders per z order */
+    for (int oz = 0; oz < 3 && e == cudaSuccess; oz++) {
+        for (int o = 0; o < orders_of[oz]; o++)
+            outs[o] = &fields[start[oz] + o];
+        e = pass(cx, first[oz], ax[1], ts, all, orders_of[oz], outs, second);
+        field_free(cx, &first[oz]);
+    }
+    for (int o = 0; o < 3; o++)
+        field_free(cx, &first[o]);
+    return e;
+}
+
+/* 1 when `b` spans whole x rows and y columns */
+bool whole_planes(const vl_gpu_filters *f, const dbox &b)
+{
+    return b.lo[0] == 0 && b.hi[0] == f->n[0] && b.lo[1] == 0 && b.hi[1] == f->n[1];
+}
+
+/* The structure tensor's inner gradients of sigma s on `grown` into g[0 .. dims - 1]: the planes the kept
+ * gradients of the previous box hold are copied, the others computed. */
+cudaError_t inner_gradients(const tile_context &cx, int s, const dbox &grown, dfield g[3])
+{
+    vl_gpu_filters *f = cx.f;
+    const int dims = f->bank.dims;
+    const dtaps_set &inner = f->sets[3 * s + 2];
+    const dfield *kept = f->gradients ? f->gradients + 3 * s : NULL;
+    int64_t from = grown.lo[2]; /* planes below come from the kept gradients */
+    if (kept && kept[0].v && whole_planes(f, grown) && whole_planes(f, kept[0].box) &&
+        kept[0].box.lo[2] <= grown.lo[2] && kept[0].box.hi[2] > grown.lo[2])
+        from = kept[0].box.hi[2] < grown.hi[2] ? kept[0].box.hi[2] : grown.hi[2];
+    wanted gw[3];
+    dfield fresh[3] = {};
+    if (from == grown.lo[2]) {
+        for (int a = 0; a < dims; a++)
+            gw[a] = wanted{{a == 0, a == 1, a == 2}, &g[a]};
+        return derivatives(cx, f->image, grown, inner, gw, dims);
+    }
+    const int64_t plane = f->n[0] * f->n[1];
+    cudaError_t e = cudaSuccess;
+    for (int a = 0; a < dims && e == cudaSuccess; a++) {
+        e = field_alloc(cx, &g[a], grown);
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(g[a].v, kept[a].v + (grown.lo[2] - kept[a].box.lo[2]) * plane,
+                                sizeof(float) * (size_t)((from - grown.lo[2]) * plane), cudaMemcpyDeviceToDevice,
+                                cx.stream);
+    }
+    if (e == cudaSuccess && from < grown.hi[2]) {
+        dbox rest = grown;
+        rest.lo[2] = from;
+        for (int a = 0; a < dims; a++)
+            gw[a] = wanted{{a == 0, a == 1, a == 2}, &fresh[a]};
+        e = derivatives(cx, f->image, rest, inner, gw, dims);
+        for (int a = 0; a < dims && e == cudaSuccess; a++)
+            e = cudaMemcpyAsync(g[a].v + (from - grown.lo[2]) * plane, fresh[a].v,
+                                sizeof(float) * (size_t)((grown.hi[2] - from) * plane), cudaMemcpyDeviceToDevice,
+                                cx.stream);
+    }
+    for (int a = 0; a < 3; a++)
+        field_free(cx, &fresh[a]);
+    return e;
+}
+
+/* After the products: in 3D, boxes of whole planes keep their inner gradients for the next box (the previous
+ * ones freed); otherwise they are freed. */
+void keep_gradients(const tile_context &cx, int s, dfield g[3])
+{
+    vl_gpu_filters *f = cx.f;
+    if (f->bank.dims == 3 && f->gradients && whole_planes(f, g[0].box)) {
+        dfield *kept = f->gradients + 3 * s;
+        for (int a = 0; a < 3; a++) {
+            field_free(cx, &kept[a]);
+            kept[a] = g[a];
+            g[a].v = NULL;
+        }
+    }
+    for (int a = 0; a < 3; a++)
+        field_free(cx, &g[a]);
+}
+
 /* The channels of sigma s (sets[3 s .. 3 s + 2]: sigma, DoG sigma, structure inner sigma) on `box`, channel c at
  * channels + c * channel_stride. */
 cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float *channels, int64_t channel_stride,
@@ -474,7 +656,7 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
     const unsigned families = f->bank.families[s];
     const int dims = f->bank.dims;
     const int64_t voxels = voxels_of(box);
-    const dtaps_set &ts = f->sets[3 * s], &dog = f->sets[3 * s + 1], &inner = f->sets[3 * s + 2];
+    const dtaps_set &ts = f->sets[3 * s], &dog = f->sets[3 * s + 1];
     static const int orders[VL_D_COUNT][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {2, 0, 0},
                                               {0, 2, 0}, {0, 0, 2}, {1, 1, 0}, {1, 0, 1}, {0, 1, 1}};
     int need[VL_D_COUNT] = {0};
@@ -485,18 +667,23 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
     }
     need[VL_D_XY] = (families & VL_FAMILY_HESSIAN) != 0;
     need[VL_D_XZ] = need[VL_D_YZ] = dims == 3 && need[VL_D_XY];
-    dfield d[VL_D_COUNT] = {}, smooth = {}, g[3] = {}, tensor[6] = {}, product[6] = {};
+    /* every derivative of the dimension needed: the last pass fused with the per-voxel steps, when its shared
+     * memory fits */
+    const int r = ts.k[0][0].radius;
+    const size_t fused_shared = sizeof(float) * (size_t)(3 * (2 * r + 1) + (dims == 3 ? 6 : 3) * (ROW_SEGMENT + 2 * r));
+    const int fused = need[VL_D_SMOOTH] && need[VL_D_X] && need[VL_D_XX] && need[VL_D_XY] &&
+                      fused_shared <= 48 * 1024;
+    dfield d[VL_D_COUNT] = {}, smooth = {}, g[3] = {}, tensor[6] = {}, product[6] = {}, inputs[6] = {};
     wanted w[VL_D_COUNT];
     int count = 0;
     cudaError_t error = cudaSuccess;
     combine_args args = {};
-    for (int i = 0; i < VL_D_COUNT; i++)
-        if (need[i]) {
-            memcpy(w[count].order, orders[i], sizeof orders[i]);
-            w[count++].out = &d[i];
-        }
-    if (count)
-        TRY(derivatives(cx, f->image, box, ts, w, count));
+    args.scales = f->scales;
+    args.families = families;
+    args.dims = dims;
+    args.voxels = voxels;
+    args.channel_stride = channel_stride;
+    args.out = channels + (int64_t)*channel * channel_stride;
     if (families & VL_FAMILY_DOG) {
         const wanted one = {{0, 0, 0}, &smooth};
         TRY(derivatives(cx, f->image, box, dog, &one, 1));
@@ -504,10 +691,7 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
     if (families & VL_FAMILY_STRUCTURE) {
         /* inner gradients over the box grown by the outer radius, products, outer smoothing of each */
         const dbox grown = grow(box, ts.radius, f->n);
-        wanted gw[3];
-        for (int a = 0; a < dims; a++)
-            gw[a] = wanted{{a == 0, a == 1, a == 2}, &g[a]};
-        TRY(derivatives(cx, f->image, grown, inner, gw, dims));
+        TRY(inner_gradients(cx, s, grown, g));
         static const int pair[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
         product_args pa = {};
         pa.voxels = voxels_of(grown);
@@ -522,8 +706,7 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
         }
         product_kernel<<<blocks_for(pa.voxels), 256, 0, cx.stream>>>(pa);
         TRY(cudaGetLastError());
-        for (int a = 0; a < 3; a++)
-            field_free(cx, &g[a]);
+        keep_gradients(cx, s, g);
         for (int p = 0; p < 6; p++) {
             if (!product[p].v)
                 continue;
@@ -532,19 +715,39 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
             field_free(cx, &product[p]);
         }
     }
-    for (int i = 0; i < VL_D_COUNT; i++)
-        args.d[i] = d[i].v;
     args.dog = smooth.v;
     for (int p = 0; p < 6; p++)
         args.tensor[p] = tensor[p].v;
-    args.scales = f->scales;
-    args.families = families;
-    args.dims = dims;
-    args.voxels = voxels;
-    args.channel_stride = channel_stride;
-    args.out = channels + (int64_t)*channel * channel_stride;
-    combine_kernel<<<blocks_for(voxels), 256, 0, cx.stream>>>(args);
-    TRY(cudaGetLastError());
+    if (fused) {
+        TRY(fused_inputs_make(cx, f->image, box, ts, inputs));
+        fused_inputs fi = {};
+        pass_outputs x_taps = {};
+        for (int k = 0; k < 6; k++)
+            fi.v[k] = inputs[k].v;
+        for (int o = 0; o < 3; o++)
+            x_taps.taps[o] = ts.k[0][o].k;
+        const int64_t work = size_of(box, 1) * size_of(box, 2) * ((size_of(box, 0) + ROW_SEGMENT - 1) / ROW_SEGMENT);
+        const unsigned blocks = (unsigned)(work < (1 << 20) ? work : (1 << 20));
+        if (dims == 3)
+            row_combine_kernel<3><<<blocks, ROW_THREADS, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args,
+                                                                                   box, r, (int)f->n[0]);
+        else
+            row_combine_kernel<2><<<blocks, ROW_THREADS, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args,
+                                                                                   box, r, (int)f->n[0]);
+        TRY(cudaGetLastError());
+    } else {
+        for (int i = 0; i < VL_D_COUNT; i++)
+            if (need[i]) {
+                memcpy(w[count].order, orders[i], sizeof orders[i]);
+                w[count++].out = &d[i];
+            }
+        if (count)
+            TRY(derivatives(cx, f->image, box, ts, w, count));
+        for (int i = 0; i < VL_D_COUNT; i++)
+            args.d[i] = d[i].v;
+        combine_kernel<<<blocks_for(voxels), 256, 0, cx.stream>>>(args);
+        TRY(cudaGetLastError());
+    }
     for (unsigned family = 1; family <= VL_FAMILY_HESSIAN; family <<= 1)
         if (families & family)
             *channel += family == VL_FAMILY_STRUCTURE || family == VL_FAMILY_HESSIAN ? dims : 1;
@@ -554,6 +757,7 @@ done:
     for (int p = 0; p < 6; p++) {
         field_free(cx, &tensor[p]);
         field_free(cx, &product[p]);
+        field_free(cx, &inputs[p]);
     }
     for (int a = 0; a < 3; a++)
         field_free(cx, &g[a]);
@@ -628,7 +832,8 @@ vl_status vl_gpu_filters_create(const vl_volume *image, const vl_filter_bank *ba
     float *host = (float *)malloc(sizeof(float) * floats + 1);
     void *raw = NULL;
     cudaError_t error = host ? cudaSuccess : cudaErrorMemoryAllocation;
-    if (error == cudaSuccess && !(f->sets = (dtaps_set *)calloc((size_t)(3 * bank->sigma_count), sizeof(dtaps_set))))
+    if (error == cudaSuccess && (!(f->sets = (dtaps_set *)calloc((size_t)(3 * bank->sigma_count), sizeof(dtaps_set))) ||
+                                 !(f->gradients = (dfield *)calloc((size_t)(3 * bank->sigma_count), sizeof(dfield)))))
         error = cudaErrorMemoryAllocation;
     if (error == cudaSuccess) {
         size_t used = 0;
@@ -671,9 +876,22 @@ void vl_gpu_filters_destroy(vl_gpu_filters *f)
 {
     if (!f)
         return;
+    if (f->gradients) {
+        bool kept = false;
+        for (int k = 0; k < 3 * f->bank.sigma_count; k++)
+            kept |= f->gradients[k].v != NULL;
+        if (kept) {
+            cudaDeviceSynchronize(); /* the last box's work may still read them */
+            for (int k = 0; k < 3 * f->bank.sigma_count; k++)
+                if (f->gradients[k].v)
+                    cudaFreeAsync(f->gradients[k].v, 0);
+            cudaDeviceSynchronize();
+        }
+    }
     cudaFree(f->image.v);
     cudaFree(f->taps);
     free(f->sets);
+    free(f->gradients);
     free(f);
 }
 
@@ -708,6 +926,9 @@ vl_status vl_gpu_filters_box(vl_gpu_filters *f, const vl_box *box, float *channe
                                                               o[2], o[3], o[4], o[5],
                                                               channels + (int64_t)(channel + k) * voxels);
     }
+    if (b.hi[2] == f->n[2]) /* no box follows along z: the kept gradients go */
+        for (int k = 0; k < 3 * f->bank.sigma_count; k++)
+            field_free(cx, &f->gradients[k]);
     const cudaError_t error = cudaGetLastError();
     return error == cudaSuccess ? VL_OK : vl_cuda_failure(error, "offset features on a tile");
 }
