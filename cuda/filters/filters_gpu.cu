@@ -511,23 +511,114 @@ __global__ void __launch_bounds__(ROW_THREADS) row_combine_kernel(fused_inputs i
     }
 }
 
-/* The structure tensor's products g_a g_b per mm^2, every pair at once. */
+/* The structure tensor's inner gradients and where its first smoothing pass of each product g_a g_b per mm^2
+ * goes. */
 struct product_args {
     const float *g[3];
     float *out[6];
     float per_mm2[6];
-    int64_t voxels;
 };
 
-__global__ void product_kernel(product_args a)
+/* Outputs per thread of product_pass_kernel (each product keeps its own window of inputs in registers). */
+const int PRODUCT_OUTPUTS = 4;
+
+/* The first pass of the structure tensor's outer smoothing for every product at once, the products g_a g_b per
+ * mm^2 (vl_voxel_product) formed as the inner gradients are read, so that they never go to memory; otherwise as
+ * line_pass_kernel (axis 1 or 2, order 0 taps). Slots as product_args: xx, xy, xz, yy, yz, zz (2D: 0, 1, 3). */
+template <int DIMS>
+__global__ void __launch_bounds__(128) product_pass_kernel(product_args a, dbox in_box, dbox out_box, int axis,
+                                                           const float *taps_global, int r, int n_axis)
 {
-    static const int pair[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < a.voxels; i += (int64_t)gridDim.x * blockDim.x) {
-        const float g[3] = {a.g[0][i], a.g[1][i], a.g[2] ? a.g[2][i] : 0};
+    const int P = DIMS == 3 ? 6 : 3, K = PRODUCT_OUTPUTS;
+    const int slot[6] = {0, 1, DIMS == 3 ? 2 : 3, 3, 4, 5};
+    const int first_of[6] = {0, 0, DIMS == 3 ? 0 : 1, 1, 1, 2}, second_of[6] = {0, 1, DIMS == 3 ? 2 : 1, 1, 2, 2};
+    extern __shared__ float taps[];
+    const int T = 2 * r + 1;
+    for (int i = threadIdx.x + blockDim.x * threadIdx.y; i < T; i += blockDim.x * blockDim.y)
+        taps[i] = taps_global[i];
+    __syncthreads();
+    const int other = 3 - axis;
+    const int sx = (int)size_of(out_box, 0), len = (int)size_of(out_box, axis), so = (int)size_of(out_box, other);
+    const int x = blockIdx.x * blockDim.x + threadIdx.x;
+    if (x >= sx)
+        return;
+    const int64_t in_plane = size_of(in_box, 0) * size_of(in_box, 1), out_plane = (int64_t)sx * size_of(out_box, 1);
+    const int64_t in_step = axis == 1 ? size_of(in_box, 0) : in_plane, in_other = axis == 1 ? in_plane : size_of(in_box, 0);
+    const int64_t out_step = axis == 1 ? sx : out_plane, out_other = axis == 1 ? out_plane : sx;
+    const int chunks = (len + K - 1) / K;
+    const int lines = chunks * so;
+    const int in_lo = (int)in_box.lo[axis], out_lo = (int)out_box.lo[axis];
+    const int64_t other_offset = out_box.lo[other] - in_box.lo[other];
+    float scale[P];
 #pragma unroll
-        for (int p = 0; p < 6; p++)
-            if (a.out[p])
-                a.out[p][i] = vl_voxel_product(g[pair[p][0]], g[pair[p][1]], a.per_mm2[p]);
+    for (int p = 0; p < P; p++)
+        scale[p] = a.per_mm2[slot[p]];
+    for (int line = blockIdx.y * blockDim.y + threadIdx.y; line < lines; line += gridDim.y * blockDim.y) {
+        const int chunk = line % chunks, ob = line / chunks;
+        const int p0 = out_lo + chunk * K;
+        const int count = len - chunk * K < K ? len - chunk * K : K;
+        const int64_t base = (out_box.lo[0] + x - in_box.lo[0]) + (other_offset + ob) * in_other;
+        const int last = count - 1 + 2 * r;
+        float win[P][2 * K], acc[P][K];
+        auto load = [&](int idx, int at) {
+            const int q = reflect(p0 - r + (idx < last ? idx : last), n_axis);
+            const int64_t o = base + (int64_t)(q - in_lo) * in_step;
+            float g[DIMS];
+#pragma unroll
+            for (int d = 0; d < DIMS; d++)
+                g[d] = __ldg(a.g[d] + o);
+#pragma unroll
+            for (int p = 0; p < P; p++)
+                win[p][at] = vl_voxel_product(g[first_of[p]], g[second_of[p]], scale[p]);
+        };
+#pragma unroll
+        for (int p = 0; p < P; p++)
+#pragma unroll
+            for (int j = 0; j < K; j++)
+                acc[p][j] = 0;
+#pragma unroll
+        for (int i = 0; i < K; i++)
+            load(i, i);
+        int t0 = 0;
+        for (; t0 + K <= T; t0 += K) {
+#pragma unroll
+            for (int i = 0; i < K; i++)
+                load(t0 + K + i, K + i);
+#pragma unroll
+            for (int tt = 0; tt < K; tt++) {
+                const float w = taps[t0 + tt];
+#pragma unroll
+                for (int p = 0; p < P; p++)
+#pragma unroll
+                    for (int j = 0; j < K; j++)
+                        acc[p][j] = __fmaf_rn(w, win[p][j + tt], acc[p][j]);
+            }
+#pragma unroll
+            for (int p = 0; p < P; p++)
+#pragma unroll
+                for (int i = 0; i < K; i++)
+                    win[p][i] = win[p][K + i];
+        }
+#pragma unroll
+        for (int i = 0; i < K; i++)
+            load(t0 + K + i, K + i);
+#pragma unroll
+        for (int tt = 0; tt < K; tt++)
+            if (t0 + tt < T) {
+                const float w = taps[t0 + tt];
+#pragma unroll
+                for (int p = 0; p < P; p++)
+#pragma unroll
+                    for (int j = 0; j < K; j++)
+                        acc[p][j] = __fmaf_rn(w, win[p][j + tt], acc[p][j]);
+            }
+        const int64_t target = x + (int64_t)ob * out_other + (int64_t)(p0 - out_lo) * out_step;
+#pragma unroll
+        for (int p = 0; p < P; p++)
+#pragma unroll
+            for (int j = 0; j < K; j++)
+                if (j < count)
+                    a.out[slot[p]][target + j * out_step] = acc[p][j];
     }
 }
 
@@ -647,6 +738,66 @@ void keep_gradients(const tile_context &cx, int s, dfield g[3])
         field_free(cx, &g[a]);
 }
 
+/* The structure tensor's entries on `box` (2D: slots 0, 1, 3) from the inner gradients g on `grown`: the first
+ * pass of the outer smoothing forms the products as it reads (product_pass_kernel), the other passes follow. */
+cudaError_t structure_tensor(const tile_context &cx, const dtaps_set &ts, const dbox &grown, const dbox &box,
+                             const dfield g[3], dfield tensor[6])
+{
+    const vl_gpu_filters *f = cx.f;
+    const int dims = f->bank.dims;
+    const int *ax = f->axes;
+    static const int pair[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
+    static const int order0[1] = {0};
+    const dbox region = grow_after(cx, box, ts, 0);
+    dfield first[6] = {}, second = {};
+    product_args pa = {};
+    cudaError_t e = cudaSuccess;
+    for (int a = 0; a < dims; a++)
+        pa.g[a] = g[a].v;
+    for (int p = 0; p < 6 && e == cudaSuccess; p++) {
+        if (pair[p][0] >= dims || pair[p][1] >= dims)
+            continue;
+        e = field_alloc(cx, &first[p], region);
+        pa.out[p] = first[p].v;
+        pa.per_mm2[p] = f->scales.per_mm2[pair[p][0]][pair[p][1]];
+    }
+    if (e == cudaSuccess) {
+        const int axis = ax[0], other = 3 - axis;
+        const dtaps &t = ts.k[axis][0];
+        const int64_t lines = (size_of(region, axis) + PRODUCT_OUTPUTS - 1) / PRODUCT_OUTPUTS * size_of(region, other);
+        const dim3 block(32, 4);
+        const dim3 grid((unsigned)((size_of(region, 0) + 31) / 32),
+                        (unsigned)((lines + 3) / 4 < 65535 ? (lines + 3) / 4 : 65535));
+        const size_t shared = sizeof(float) * (size_t)(2 * t.radius + 1);
+        if (dims == 3)
+            product_pass_kernel<3><<<grid, block, shared, cx.stream>>>(pa, grown, region, axis, t.k, t.radius,
+                                                                        (int)f->n[axis]);
+        else
+            product_pass_kernel<2><<<grid, block, shared, cx.stream>>>(pa, grown, region, axis, t.k, t.radius,
+                                                                        (int)f->n[axis]);
+        e = cudaGetLastError();
+    }
+    for (int p = 0; p < 6 && e == cudaSuccess; p++) {
+        if (!first[p].v)
+            continue;
+        dfield *out = &tensor[p];
+        if (dims == 2) {
+            e = pass(cx, first[p], ax[1], ts, order0, 1, &out, box);
+        } else {
+            dfield *mid = &second;
+            e = pass(cx, first[p], ax[1], ts, order0, 1, &mid, grow_after(cx, box, ts, 1));
+            if (e == cudaSuccess)
+                e = pass(cx, second, ax[2], ts, order0, 1, &out, box);
+            field_free(cx, &second);
+        }
+        field_free(cx, &first[p]);
+    }
+    for (int p = 0; p < 6; p++)
+        field_free(cx, &first[p]);
+    field_free(cx, &second);
+    return e;
+}
+
 /* The channels of sigma s (sets[3 s .. 3 s + 2]: sigma, DoG sigma, structure inner sigma) on `box`, channel c at
  * channels + c * channel_stride. */
 cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float *channels, int64_t channel_stride,
@@ -673,7 +824,7 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
     const size_t fused_shared = sizeof(float) * (size_t)(3 * (2 * r + 1) + (dims == 3 ? 6 : 3) * (ROW_SEGMENT + 2 * r));
     const int fused = need[VL_D_SMOOTH] && need[VL_D_X] && need[VL_D_XX] && need[VL_D_XY] &&
                       fused_shared <= 48 * 1024;
-    dfield d[VL_D_COUNT] = {}, smooth = {}, g[3] = {}, tensor[6] = {}, product[6] = {}, inputs[6] = {};
+    dfield d[VL_D_COUNT] = {}, smooth = {}, g[3] = {}, tensor[6] = {}, inputs[6] = {};
     wanted w[VL_D_COUNT];
     int count = 0;
     cudaError_t error = cudaSuccess;
@@ -692,28 +843,8 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
         /* inner gradients over the box grown by the outer radius, products, outer smoothing of each */
         const dbox grown = grow(box, ts.radius, f->n);
         TRY(inner_gradients(cx, s, grown, g));
-        static const int pair[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
-        product_args pa = {};
-        pa.voxels = voxels_of(grown);
-        for (int a = 0; a < dims; a++)
-            pa.g[a] = g[a].v;
-        for (int p = 0; p < 6; p++) {
-            if (pair[p][0] >= dims || pair[p][1] >= dims)
-                continue;
-            TRY(field_alloc(cx, &product[p], grown));
-            pa.out[p] = product[p].v;
-            pa.per_mm2[p] = f->scales.per_mm2[pair[p][0]][pair[p][1]];
-        }
-        product_kernel<<<blocks_for(pa.voxels), 256, 0, cx.stream>>>(pa);
-        TRY(cudaGetLastError());
+        TRY(structure_tensor(cx, ts, grown, box, g, tensor));
         keep_gradients(cx, s, g);
-        for (int p = 0; p < 6; p++) {
-            if (!product[p].v)
-                continue;
-            const wanted one = {{0, 0, 0}, &tensor[p]};
-            TRY(derivatives(cx, product[p], box, ts, &one, 1));
-            field_free(cx, &product[p]);
-        }
     }
     args.dog = smooth.v;
     for (int p = 0; p < 6; p++)
@@ -756,7 +887,6 @@ done:
         field_free(cx, &d[i]);
     for (int p = 0; p < 6; p++) {
         field_free(cx, &tensor[p]);
-        field_free(cx, &product[p]);
         field_free(cx, &inputs[p]);
     }
     for (int a = 0; a < 3; a++)
