@@ -9,8 +9,7 @@
 #   profile    ncu on the training kernels of forest_bench 256x256x120 (10 trees, then 1): launches, time and DRAM
 #              bytes per kernel and per tree (bench/forest_ncu_summary.py); not a default stage
 #   kernels    ncu on the kernels of the first prediction of forest_bench 512x512x32 (one slab of whole planes, 100
-#              trees; 240 launches): launches, time and DRAM bytes per kernel (bench/forest_ncu_summary.py); not a
-#              default stage
+#              trees): launches, time and DRAM bytes per kernel (bench/forest_ncu_summary.py); not a default stage
 #   bench      forest_bench 512x512x600, 61 features, 100 trees on the GPU (R5), peak device memory sampled by
 #              nvidia-smi every 50 ms, the time to read the CT as a DICOM series (written by voxlabel, read back
 #              by voxlabel's reader), beside scikit-learn on the same samples with all cores (bench/forest_peers.py)
@@ -56,9 +55,10 @@ for stage in $stages; do
     kernels)
         step ncu_predict 200 ncu --clock-control none --csv --metrics \
             gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
-            --launch-count 240 --kernel-name regex:"line_pass_kernel|row_pass_kernel|combine_kernel|product_kernel|predict_kernel|offset_kernel|widen_kernel" \
+            --launch-count 400 --kernel-name regex:"pass_kernel|combine_kernel|predict_kernel|offset_kernel|widen_kernel" \
             "$bin/forest_bench" 512 512 32 100 gpu 32 "$out/kernel_samples"
-        python3 "$here/forest_ncu_summary.py" "$out/ncu_predict.out" 100 | grep -v "^training kernels" | tee -a "$log"
+        python3 "$here/forest_ncu_summary.py" "$out/ncu_predict.out" 100 widen_kernel | grep -v "^training kernels" |
+            tee -a "$log"
         rm -rf "$out"/kernel_samples_*
         ;;
     racecheck)
