@@ -396,6 +396,11 @@ struct combine_args {
     int64_t voxels;         /* of the box */
     int64_t channel_stride; /* from one channel to the next in `out` */
     float *out;             /* the sigma's first channel at the box's first voxel */
+    /* when set, the Hessian's entries go here (vl_voxel_hessian_entries) and eigen_kernel takes both families'
+     * eigenvalues, so that the kernels that hold a voxel's derivatives in many registers leave the long
+     * eigenvalue loop to one that runs with many threads per core */
+    float *hessian[6];
+    int structure_channel, hessian_channel; /* relative to out */
 };
 
 /* Voxel i's channels from its derivatives v (VL_D_* slots). */
@@ -411,6 +416,15 @@ __device__ __forceinline__ void combine_voxel(const combine_args &a, int64_t i, 
         *o = vl_voxel_gradient(&a.scales, a.dims, v + VL_D_X), o += a.channel_stride;
     if (a.families & VL_FAMILY_DOG)
         *o = vl_fsub(v[VL_D_SMOOTH], a.dog[i]), o += a.channel_stride;
+    if (a.hessian[0]) {
+        if (a.families & VL_FAMILY_HESSIAN) {
+            vl_voxel_hessian_entries(&a.scales, a.dims, v, t);
+            for (int p = 0; p < 6; p++)
+                if (a.hessian[p])
+                    a.hessian[p][i] = t[p];
+        }
+        return;
+    }
     if (a.families & VL_FAMILY_STRUCTURE) {
 #pragma unroll
         for (int p = 0; p < 6; p++)
@@ -423,6 +437,30 @@ __device__ __forceinline__ void combine_voxel(const combine_args &a, int64_t i, 
         vl_voxel_hessian(&a.scales, a.dims, v, e);
         for (int c = 0; c < a.dims; c++)
             *o = e[c], o += a.channel_stride;
+    }
+}
+
+/* The structure tensor's and the Hessian's eigenvalues from their stored entries (combine_args.hessian set). */
+__global__ void eigen_kernel(combine_args a)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < a.voxels; i += (int64_t)gridDim.x * blockDim.x) {
+        float t[6], e[3];
+        if (a.families & VL_FAMILY_STRUCTURE) {
+#pragma unroll
+            for (int p = 0; p < 6; p++)
+                t[p] = a.tensor[p] ? a.tensor[p][i] : 0;
+            vl_voxel_structure(a.dims, t, e);
+            for (int c = 0; c < a.dims; c++)
+                a.out[(a.structure_channel + c) * a.channel_stride + i] = e[c];
+        }
+        if (a.families & VL_FAMILY_HESSIAN) {
+#pragma unroll
+            for (int p = 0; p < 6; p++)
+                t[p] = a.hessian[p] ? a.hessian[p][i] : 0;
+            vl_voxel_structure(a.dims, t, e);
+            for (int c = 0; c < a.dims; c++)
+                a.out[(a.hessian_channel + c) * a.channel_stride + i] = e[c];
+        }
     }
 }
 
@@ -824,7 +862,7 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
     const size_t fused_shared = sizeof(float) * (size_t)(3 * (2 * r + 1) + (dims == 3 ? 6 : 3) * (ROW_SEGMENT + 2 * r));
     const int fused = need[VL_D_SMOOTH] && need[VL_D_X] && need[VL_D_XX] && need[VL_D_XY] &&
                       fused_shared <= 48 * 1024;
-    dfield d[VL_D_COUNT] = {}, smooth = {}, g[3] = {}, tensor[6] = {}, inputs[6] = {};
+    dfield d[VL_D_COUNT] = {}, smooth = {}, g[3] = {}, tensor[6] = {}, inputs[6] = {}, hessian[6] = {};
     wanted w[VL_D_COUNT];
     int count = 0;
     cudaError_t error = cudaSuccess;
@@ -850,6 +888,22 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
     for (int p = 0; p < 6; p++)
         args.tensor[p] = tensor[p].v;
     if (fused) {
+        /* the eigenvalues in eigen_kernel: the Hessian's entries stored by the fused kernel */
+        static const int pair[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
+        int c = 0;
+        for (unsigned family = 1; family <= VL_FAMILY_HESSIAN; family <<= 1) {
+            if (family == VL_FAMILY_STRUCTURE)
+                args.structure_channel = c;
+            if (family == VL_FAMILY_HESSIAN)
+                args.hessian_channel = c;
+            if (families & family)
+                c += family == VL_FAMILY_STRUCTURE || family == VL_FAMILY_HESSIAN ? dims : 1;
+        }
+        for (int p = 0; p < 6; p++)
+            if (pair[p][0] < dims && pair[p][1] < dims) {
+                TRY(field_alloc(cx, &hessian[p], box));
+                args.hessian[p] = hessian[p].v;
+            }
         TRY(fused_inputs_make(cx, f->image, box, ts, inputs));
         fused_inputs fi = {};
         pass_outputs x_taps = {};
@@ -865,6 +919,8 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
         else
             row_combine_kernel<2><<<blocks, ROW_THREADS, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args,
                                                                                    box, r, (int)f->n[0]);
+        TRY(cudaGetLastError());
+        eigen_kernel<<<blocks_for(voxels), 256, 0, cx.stream>>>(args);
         TRY(cudaGetLastError());
     } else {
         for (int i = 0; i < VL_D_COUNT; i++)
@@ -888,6 +944,7 @@ done:
     for (int p = 0; p < 6; p++) {
         field_free(cx, &tensor[p]);
         field_free(cx, &inputs[p]);
+        field_free(cx, &hessian[p]);
     }
     for (int a = 0; a < 3; a++)
         field_free(cx, &g[a]);

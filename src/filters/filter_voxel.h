@@ -60,16 +60,26 @@ static inline VL_HOST_DEVICE void vl_voxel_structure(int dims, const float *t, f
         vl_eigen3(t[0], t[1], t[2], t[3], t[4], t[5], e);
 }
 
+/* The Hessian per mm^2 from the derivative slots d[VL_D_COUNT], as the structure tensor's entries are stored:
+ * h = {xx, xy, xz, yy, yz, zz} (2D: xx, xy, -, yy). */
+static inline VL_HOST_DEVICE void vl_voxel_hessian_entries(const vl_filter_scales *s, int dims, const float *d, float *h)
+{
+    h[0] = vl_fmul(d[VL_D_XX], s->per_mm2[0][0]);
+    h[1] = vl_fmul(d[VL_D_XY], s->per_mm2[0][1]);
+    h[3] = vl_fmul(d[VL_D_XX + 1], s->per_mm2[1][1]);
+    if (dims == 3) {
+        h[2] = vl_fmul(d[VL_D_XZ], s->per_mm2[0][2]);
+        h[4] = vl_fmul(d[VL_D_YZ], s->per_mm2[1][2]);
+        h[5] = vl_fmul(d[VL_D_XX + 2], s->per_mm2[2][2]);
+    }
+}
+
 /* Eigenvalues (descending) of the Hessian per mm^2 from the derivative slots d[VL_D_COUNT]. */
 static inline VL_HOST_DEVICE void vl_voxel_hessian(const vl_filter_scales *s, int dims, const float *d, float *e)
 {
-    const float xx = vl_fmul(d[VL_D_XX], s->per_mm2[0][0]), yy = vl_fmul(d[VL_D_XX + 1], s->per_mm2[1][1]),
-                xy = vl_fmul(d[VL_D_XY], s->per_mm2[0][1]);
-    if (dims == 2)
-        vl_eigen2(xx, xy, yy, e);
-    else
-        vl_eigen3(xx, xy, vl_fmul(d[VL_D_XZ], s->per_mm2[0][2]), yy, vl_fmul(d[VL_D_YZ], s->per_mm2[1][2]),
-                  vl_fmul(d[VL_D_XX + 2], s->per_mm2[2][2]), e);
+    float h[6] = {0, 0, 0, 0, 0, 0};
+    vl_voxel_hessian_entries(s, dims, d, h);
+    vl_voxel_structure(dims, h, e);
 }
 
 #endif
