@@ -55,7 +55,7 @@ for stage in $stages; do
     kernels)
         step ncu_predict 200 ncu --clock-control none --csv --metrics \
             gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
-            --launch-count 400 --kernel-name regex:"pass_kernel|combine_kernel|predict_kernel|offset_kernel|widen_kernel" \
+            --launch-count 400 --kernel-name regex:"pass_kernel|combine_kernel|eigen_kernel|predict_kernel|offset_kernel|widen_kernel" \
             "$bin/forest_bench" 512 512 32 100 gpu 32 "$out/kernel_samples"
         python3 "$here/forest_ncu_summary.py" "$out/ncu_predict.out" 100 widen_kernel | grep -v "^training kernels" |
             tee -a "$log"

@@ -17,7 +17,7 @@ def main():
         lines = [line for line in handle if line.startswith('"')]
     launches = {}
     for row in csv.DictReader(lines):
-        name = row['Kernel Name'].replace('(anonymous namespace)::', '')
+        name = row['Kernel Name'].replace('(anonymous namespace)::', '').replace('<unnamed>::', '')
         if name.startswith('void '):
             name = name[5:]
         name = name.split('(')[0].split('<')[0].split('::')[-1].strip()

@@ -16,7 +16,7 @@ namespace {
 /* Classes whose sums a thread keeps in registers; more classes sum in the output buffer. */
 const int REGISTER_CLASSES = 8;
 /* Trees a thread walks at once: independent chains of loads, so one voxel's descent waits on memory less. */
-const int TREES_AT_ONCE = 4;
+const int TREES_AT_ONCE = 8;
 /* Device memory for a slab's channels (float32); the filters' intermediates of a slab take about as much again. */
 const int64_t FEATURE_BUDGET = (int64_t)2 << 30;
 
@@ -37,12 +37,12 @@ __global__ void predict_kernel(const vl_forest_node *nodes, const int64_t *tree_
         for (int c = REGISTER_CLASSES; c < classes; c++)
             probabilities[c * voxels + i] = 0;
         for (int t0 = 0; t0 < trees; t0 += TREES_AT_ONCE) {
-            const vl_forest_node *tree[TREES_AT_ONCE];
+            int32_t start[TREES_AT_ONCE]; /* node index of each tree's root in `nodes` */
             int4 node[TREES_AT_ONCE];
 #pragma unroll
             for (int u = 0; u < TREES_AT_ONCE; u++) {
-                tree[u] = nodes + tree_node_start[t0 + u < trees ? t0 + u : t0];
-                node[u] = load_node(tree[u]);
+                start[u] = (int32_t)tree_node_start[t0 + u < trees ? t0 + u : t0];
+                node[u] = load_node(nodes + start[u]);
             }
             for (;;) {
                 int walking = 0;
@@ -50,7 +50,7 @@ __global__ void predict_kernel(const vl_forest_node *nodes, const int64_t *tree_
                 for (int u = 0; u < TREES_AT_ONCE; u++)
                     if (node[u].x >= 0) {
                         const float v = channels[(int64_t)node[u].x * voxels + i];
-                        node[u] = load_node(tree[u] + (v <= __int_as_float(node[u].y) ? node[u].z : node[u].w));
+                        node[u] = load_node(nodes + start[u] + (v <= __int_as_float(node[u].y) ? node[u].z : node[u].w));
                         walking = 1;
                     }
                 if (!walking)
@@ -134,6 +134,9 @@ vl_status vl_forest_predict_gpu(vl_forest_prediction *p)
     const vl_forest *forest = p->forest;
     const vl_volume *image = p->image;
     const int F = forest->feature_count, C = forest->class_count;
+    if (forest->tree_node_start[forest->tree_count] > INT32_MAX)
+        return vl_fail(VL_ERR_MEMORY, "forest: %lld nodes are more than GPU prediction indexes (2^31 - 1)",
+                       (long long)forest->tree_node_start[forest->tree_count]);
     /* slabs: whole rows, whole planes when they fit the budget, as many planes as fit */
     const int64_t per_row = image->nx * (int64_t)F * (int64_t)sizeof(float);
     int64_t edge[3] = {image->nx, image->ny, 1}, count[3];
