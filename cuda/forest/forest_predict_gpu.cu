@@ -25,11 +25,29 @@ __device__ __forceinline__ int4 load_node(const vl_forest_node *node)
     return __ldg(reinterpret_cast<const int4 *>(node)); /* feature, threshold bits, left, right */
 }
 
-__global__ void predict_kernel(const vl_forest_node *nodes, const int64_t *tree_node_start, const float *leaf_values,
-                               const int64_t *tree_leaf_start, int trees, int classes, const float *channels,
-                               int64_t voxels, float *probabilities, uint8_t *class_map)
+/* Voxels of a block; with STAGED, the block first copies their channels to shared memory (coalesced), so that a
+ * tree level waits on a shared-memory read instead of a global one (a thread reads column threadIdx.x of its
+ * features: no bank conflicts whichever features the threads of a warp ask for). */
+const int PREDICT_THREADS = 128;
+
+template <bool STAGED>
+__global__ void __launch_bounds__(PREDICT_THREADS)
+    predict_kernel(const vl_forest_node *nodes, const int64_t *tree_node_start, const float *leaf_values,
+                   const int64_t *tree_leaf_start, int trees, int classes, int features, const float *channels,
+                   int64_t voxels, float *probabilities, uint8_t *class_map)
 {
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < voxels; i += (int64_t)gridDim.x * blockDim.x) {
+    extern __shared__ float staged[]; /* features x PREDICT_THREADS */
+    for (int64_t first = blockIdx.x * (int64_t)PREDICT_THREADS; first < voxels;
+         first += (int64_t)gridDim.x * PREDICT_THREADS) {
+        const int64_t i = first + threadIdx.x;
+        if (STAGED) {
+            __syncthreads(); /* the previous voxels' walks are done */
+            for (int f = 0; f < features; f++)
+                staged[f * PREDICT_THREADS + threadIdx.x] = i < voxels ? channels[(int64_t)f * voxels + i] : 0;
+            __syncthreads();
+        }
+        if (i >= voxels)
+            continue;
         float sum[REGISTER_CLASSES];
 #pragma unroll
         for (int c = 0; c < REGISTER_CLASSES; c++)
@@ -49,7 +67,8 @@ __global__ void predict_kernel(const vl_forest_node *nodes, const int64_t *tree_
 #pragma unroll
                 for (int u = 0; u < TREES_AT_ONCE; u++)
                     if (node[u].x >= 0) {
-                        const float v = channels[(int64_t)node[u].x * voxels + i];
+                        const float v = STAGED ? staged[node[u].x * PREDICT_THREADS + threadIdx.x]
+                                               : channels[(int64_t)node[u].x * voxels + i];
                         node[u] = load_node(nodes + start[u] + (v <= __int_as_float(node[u].y) ? node[u].z : node[u].w));
                         walking = 1;
                     }
@@ -206,10 +225,17 @@ vl_status vl_forest_predict_gpu(vl_forest_prediction *p)
             const int64_t voxels = (box->hi[0] - box->lo[0]) * (box->hi[1] - box->lo[1]) * (box->hi[2] - box->lo[2]);
             if ((status = vl_gpu_filters_box(filters, box, channels, stream, p->options->gpu_pass_planes)) != VL_OK)
                 goto done;
-            int64_t blocks = (voxels + 127) / 128;
-            predict_kernel<<<(unsigned)(blocks > 65535 * 16 ? 65535 * 16 : blocks), 128, 0, stream>>>(
-                d.nodes, d.tree_node_start, d.leaf_values, d.tree_leaf_start, forest->tree_count, C, channels, voxels,
-                probabilities, class_map);
+            const int64_t blocks = (voxels + PREDICT_THREADS - 1) / PREDICT_THREADS;
+            const unsigned grid = (unsigned)(blocks > 65535 * 16 ? 65535 * 16 : blocks);
+            const size_t staged = sizeof(float) * (size_t)F * PREDICT_THREADS;
+            if (staged <= 48 * 1024)
+                predict_kernel<true><<<grid, PREDICT_THREADS, staged, stream>>>(
+                    d.nodes, d.tree_node_start, d.leaf_values, d.tree_leaf_start, forest->tree_count, C, F, channels,
+                    voxels, probabilities, class_map);
+            else
+                predict_kernel<false><<<grid, PREDICT_THREADS, 0, stream>>>(
+                    d.nodes, d.tree_node_start, d.leaf_values, d.tree_leaf_start, forest->tree_count, C, F, channels,
+                    voxels, probabilities, class_map);
             error = cudaGetLastError();
             if (error == cudaSuccess && p->probabilities)
                 error = cudaMemcpyAsync(host_probabilities[b], probabilities, sizeof(float) * (size_t)(voxels * C),
