@@ -67,16 +67,11 @@ __device__ __forceinline__ int reflect(int i, int n)
 }
 
 /* Outputs per thread: along y or z (registers), along x (odd, so that a warp's reads of the shared row, that many
- * words apart, fall in 32 different banks); a row segment of one warp covers 512 voxels with one block. The fused
- * x pass holds a segment of six inputs and ten derivatives in shared memory, so it takes fewer outputs per
- * thread. */
+ * words apart, fall in 32 different banks; a block's segment covers a 512-voxel row). */
 const int LINE_OUTPUTS = 16;
-const int ROW_OUTPUTS = 17;
-const int ROW_THREADS = 32;
+const int ROW_OUTPUTS = 9;
+const int ROW_THREADS = 64;
 const int ROW_SEGMENT = ROW_THREADS * ROW_OUTPUTS;
-const int FUSED_OUTPUTS = 9;
-const int FUSED_THREADS = 64;
-const int FUSED_SEGMENT = FUSED_THREADS * FUSED_OUTPUTS;
 const int MAX_ORDERS = 3;
 
 /* Up to three results of one pass: the same input and axis, one set of taps each. */
@@ -174,7 +169,7 @@ __global__ void __launch_bounds__(128) line_pass_kernel(const float *__restrict_
         if (p0 - r >= in_lo && p0 + LINE_OUTPUTS - 1 + r < in_hi) {
             /* every read inside the input box: no reflection, no clamp */
             const float *first = src + (int64_t)(p0 - r - in_lo) * step;
-            auto value = [&](int idx) { return __ldg(first + idx * step); };
+            auto value = [&](int idx) { return __ldg(first + (int64_t)(idx < last ? idx : last) * step); };
             correlate<NOUT, LINE_OUTPUTS>(taps, T, value, acc);
         } else {
             auto value = [&](int idx) {
@@ -490,7 +485,7 @@ __global__ void combine_kernel(combine_args a)
 /* The last pass (along x) of every derivative fused with the per-voxel steps, when a sigma needs all of them:
  * the inputs are the y-pass results of the (z, y) order pairs (0,0) (0,1) (0,2) (1,0) (1,1) (2,0) in 3D, the first
  * passes of y orders 0, 1, 2 in 2D, all on the box grown along x; a block stages a row segment of each in shared
- * memory, each thread computes its FUSED_OUTPUTS voxels' derivatives (the same chains as row_pass_kernel) into
+ * memory, each thread computes its ROW_OUTPUTS voxels' derivatives (the same chains as row_pass_kernel) into
  * shared memory, then the block takes the per-voxel steps, one voxel per thread, and writes the channels. The
  * derivatives never go to global memory. */
 struct fused_inputs {
@@ -498,17 +493,17 @@ struct fused_inputs {
 };
 
 template <int DIMS>
-__global__ void __launch_bounds__(FUSED_THREADS) row_combine_kernel(fused_inputs in, dbox in_box, pass_outputs x_taps,
+__global__ void __launch_bounds__(ROW_THREADS) row_combine_kernel(fused_inputs in, dbox in_box, pass_outputs x_taps,
                                                                   combine_args a, dbox out_box, int r, int n_axis)
 {
     const int inputs = DIMS == 3 ? 6 : 3;
     extern __shared__ float shared[];
-    const int T = 2 * r + 1, pitch = FUSED_SEGMENT + 2 * r;
+    const int T = 2 * r + 1, pitch = ROW_SEGMENT + 2 * r;
     /* taps of x orders 0, 1, 2; a row segment of each input; the segment's derivatives, slot after slot */
     float *taps = shared, *rows = shared + 3 * T, *derivative = rows + inputs * pitch;
     load_taps(taps, x_taps, 3, T);
     const int sx = (int)size_of(out_box, 0), sy = (int)size_of(out_box, 1);
-    const int segments = (sx + FUSED_SEGMENT - 1) / FUSED_SEGMENT;
+    const int segments = (sx + ROW_SEGMENT - 1) / ROW_SEGMENT;
     const int64_t lines = (int64_t)sy * size_of(out_box, 2);
     const int64_t in_sx = size_of(in_box, 0), in_sy = size_of(in_box, 1);
     const int in_lo = (int)in_box.lo[0];
@@ -516,17 +511,17 @@ __global__ void __launch_bounds__(FUSED_THREADS) row_combine_kernel(fused_inputs
         const int seg = (int)(work % segments);
         const int64_t line = work / segments;
         const int64_t y = out_box.lo[1] + line % sy, z = out_box.lo[2] + line / sy;
-        const int x0 = (int)out_box.lo[0] + seg * FUSED_SEGMENT;
-        const int span = sx - seg * FUSED_SEGMENT < FUSED_SEGMENT ? sx - seg * FUSED_SEGMENT : FUSED_SEGMENT;
+        const int x0 = (int)out_box.lo[0] + seg * ROW_SEGMENT;
+        const int span = sx - seg * ROW_SEGMENT < ROW_SEGMENT ? sx - seg * ROW_SEGMENT : ROW_SEGMENT;
         const int64_t row_offset = (y - in_box.lo[1]) * in_sx + (z - in_box.lo[2]) * in_sx * in_sy;
         __syncthreads(); /* the previous segment's reads are done (and the taps are in place) */
         for (int k = 0; k < inputs; k++)
-            for (int i = threadIdx.x; i < span + 2 * r; i += FUSED_THREADS)
+            for (int i = threadIdx.x; i < span + 2 * r; i += ROW_THREADS)
                 rows[k * pitch + i] = in.v[k][row_offset + reflect(x0 - r + i, n_axis) - in_lo];
         __syncthreads();
-        const int first = threadIdx.x * FUSED_OUTPUTS;
+        const int first = threadIdx.x * ROW_OUTPUTS;
         if (first < span) {
-            const int count = span - first < FUSED_OUTPUTS ? span - first : FUSED_OUTPUTS;
+            const int count = span - first < ROW_OUTPUTS ? span - first : ROW_OUTPUTS;
             const int last = count - 1 + 2 * r;
             /* each input's x orders, their results stored in slots at once (few registers live at a time) */
             auto run = [&](int input, auto &acc, const int *slots) {
@@ -536,36 +531,36 @@ __global__ void __launch_bounds__(FUSED_THREADS) row_combine_kernel(fused_inputs
 #pragma unroll
                 for (int o = 0; o < (int)(sizeof acc / sizeof acc[0]); o++)
 #pragma unroll
-                    for (int j = 0; j < FUSED_OUTPUTS; j++)
+                    for (int j = 0; j < ROW_OUTPUTS; j++)
                         if (j < count)
-                            derivative[slots[o] * FUSED_SEGMENT + first + j] = acc[o][j];
+                            derivative[slots[o] * ROW_SEGMENT + first + j] = acc[o][j];
             };
             static const int s00[3] = {VL_D_SMOOTH, VL_D_X, VL_D_XX}, s01[2] = {VL_D_X + 1, VL_D_XY},
                              s02[1] = {VL_D_XX + 1}, s10[2] = {VL_D_X + 2, VL_D_XZ}, s11[1] = {VL_D_YZ},
                              s20[1] = {VL_D_XX + 2};
             {
-                float acc[3][FUSED_OUTPUTS];
+                float acc[3][ROW_OUTPUTS];
                 run(0, acc, s00);
             }
             {
-                float acc[2][FUSED_OUTPUTS];
+                float acc[2][ROW_OUTPUTS];
                 run(1, acc, s01);
             }
             {
-                float acc[1][FUSED_OUTPUTS];
+                float acc[1][ROW_OUTPUTS];
                 run(2, acc, s02);
             }
             if (DIMS == 3) {
                 {
-                    float acc[2][FUSED_OUTPUTS];
+                    float acc[2][ROW_OUTPUTS];
                     run(3, acc, s10);
                 }
                 {
-                    float acc[1][FUSED_OUTPUTS];
+                    float acc[1][ROW_OUTPUTS];
                     run(4, acc, s11);
                 }
                 {
-                    float acc[1][FUSED_OUTPUTS];
+                    float acc[1][ROW_OUTPUTS];
                     run(5, acc, s20);
                 }
             }
@@ -573,12 +568,12 @@ __global__ void __launch_bounds__(FUSED_THREADS) row_combine_kernel(fused_inputs
         __syncthreads();
         /* the per-voxel steps, neighbouring threads on neighbouring voxels (coalesced reads and writes) */
         const int64_t base = (x0 - out_box.lo[0]) + (y - out_box.lo[1]) * sx + (z - out_box.lo[2]) * (int64_t)sx * sy;
-        for (int i = threadIdx.x; i < span; i += FUSED_THREADS) {
+        for (int i = threadIdx.x; i < span; i += ROW_THREADS) {
             float v[VL_D_COUNT];
 #pragma unroll
             for (int k = 0; k < VL_D_COUNT; k++)
                 v[k] = DIMS == 3 || (k != VL_D_X + 2 && k != VL_D_XX + 2 && k != VL_D_XZ && k != VL_D_YZ)
-                           ? derivative[k * FUSED_SEGMENT + i]
+                           ? derivative[k * ROW_SEGMENT + i]
                            : 0;
             combine_voxel(a, base + i, v);
         }
@@ -896,7 +891,7 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
      * memory fits */
     const int r = ts.k[0][0].radius;
     const size_t fused_shared =
-        sizeof(float) * (size_t)(3 * (2 * r + 1) + (dims == 3 ? 6 : 3) * (FUSED_SEGMENT + 2 * r) + VL_D_COUNT * FUSED_SEGMENT);
+        sizeof(float) * (size_t)(3 * (2 * r + 1) + (dims == 3 ? 6 : 3) * (ROW_SEGMENT + 2 * r) + VL_D_COUNT * ROW_SEGMENT);
     const int fused = need[VL_D_SMOOTH] && need[VL_D_X] && need[VL_D_XX] && need[VL_D_XY] &&
                       fused_shared <= 48 * 1024;
     dfield d[VL_D_COUNT] = {}, smooth = {}, g[3] = {}, tensor[6] = {}, inputs[6] = {}, hessian[6] = {};
@@ -948,13 +943,13 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
             fi.v[k] = inputs[k].v;
         for (int o = 0; o < 3; o++)
             x_taps.taps[o] = ts.k[0][o].k;
-        const int64_t work = size_of(box, 1) * size_of(box, 2) * ((size_of(box, 0) + FUSED_SEGMENT - 1) / FUSED_SEGMENT);
+        const int64_t work = size_of(box, 1) * size_of(box, 2) * ((size_of(box, 0) + ROW_SEGMENT - 1) / ROW_SEGMENT);
         const unsigned blocks = (unsigned)(work < (1 << 20) ? work : (1 << 20));
         if (dims == 3)
-            row_combine_kernel<3><<<blocks, FUSED_THREADS, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args,
+            row_combine_kernel<3><<<blocks, ROW_THREADS, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args,
                                                                                    box, r, (int)f->n[0]);
         else
-            row_combine_kernel<2><<<blocks, FUSED_THREADS, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args,
+            row_combine_kernel<2><<<blocks, ROW_THREADS, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args,
                                                                                    box, r, (int)f->n[0]);
         TRY(cudaGetLastError());
         eigen_kernel<<<blocks_for(voxels), 256, 0, cx.stream>>>(args);

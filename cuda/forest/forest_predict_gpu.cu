@@ -16,7 +16,7 @@ namespace {
 /* Classes whose sums a thread keeps in registers; more classes sum in the output buffer. */
 const int REGISTER_CLASSES = 8;
 /* Trees a thread walks at once: independent chains of loads, so one voxel's descent waits on memory less. */
-const int TREES_AT_ONCE = 8;
+const int TREES_AT_ONCE = 4;
 /* Device memory for a slab's channels (float32); the filters' intermediates of a slab take about as much again. */
 const int64_t FEATURE_BUDGET = (int64_t)2 << 30;
 
@@ -25,29 +25,11 @@ __device__ __forceinline__ int4 load_node(const vl_forest_node *node)
     return __ldg(reinterpret_cast<const int4 *>(node)); /* feature, threshold bits, left, right */
 }
 
-/* Voxels of a block; with STAGED, the block first copies their channels to shared memory (coalesced), so that a
- * tree level waits on a shared-memory read instead of a global one (a thread reads column threadIdx.x of its
- * features: no bank conflicts whichever features the threads of a warp ask for). */
-const int PREDICT_THREADS = 128;
-
-template <bool STAGED>
-__global__ void __launch_bounds__(PREDICT_THREADS)
-    predict_kernel(const vl_forest_node *nodes, const int64_t *tree_node_start, const float *leaf_values,
-                   const int64_t *tree_leaf_start, int trees, int classes, int features, const float *channels,
-                   int64_t voxels, float *probabilities, uint8_t *class_map)
+__global__ void predict_kernel(const vl_forest_node *nodes, const int64_t *tree_node_start, const float *leaf_values,
+                               const int64_t *tree_leaf_start, int trees, int classes, const float *channels,
+                               int64_t voxels, float *probabilities, uint8_t *class_map)
 {
-    extern __shared__ float staged[]; /* features x PREDICT_THREADS */
-    for (int64_t first = blockIdx.x * (int64_t)PREDICT_THREADS; first < voxels;
-         first += (int64_t)gridDim.x * PREDICT_THREADS) {
-        const int64_t i = first + threadIdx.x;
-        if (STAGED) {
-            __syncthreads(); /* the previous voxels' walks are done */
-            for (int f = 0; f < features; f++)
-                staged[f * PREDICT_THREADS + threadIdx.x] = i < voxels ? channels[(int64_t)f * voxels + i] : 0;
-            __syncthreads();
-        }
-        if (i >= voxels)
-            continue;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < voxels; i += (int64_t)gridDim.x * blockDim.x) {
         float sum[REGISTER_CLASSES];
 #pragma unroll
         for (int c = 0; c < REGISTER_CLASSES; c++)
@@ -55,21 +37,20 @@ __global__ void __launch_bounds__(PREDICT_THREADS)
         for (int c = REGISTER_CLASSES; c < classes; c++)
             probabilities[c * voxels + i] = 0;
         for (int t0 = 0; t0 < trees; t0 += TREES_AT_ONCE) {
-            int32_t start[TREES_AT_ONCE]; /* node index of each tree's root in `nodes` */
+            const vl_forest_node *tree[TREES_AT_ONCE];
             int4 node[TREES_AT_ONCE];
 #pragma unroll
             for (int u = 0; u < TREES_AT_ONCE; u++) {
-                start[u] = (int32_t)tree_node_start[t0 + u < trees ? t0 + u : t0];
-                node[u] = load_node(nodes + start[u]);
+                tree[u] = nodes + tree_node_start[t0 + u < trees ? t0 + u : t0];
+                node[u] = load_node(tree[u]);
             }
             for (;;) {
                 int walking = 0;
 #pragma unroll
                 for (int u = 0; u < TREES_AT_ONCE; u++)
                     if (node[u].x >= 0) {
-                        const float v = STAGED ? staged[node[u].x * PREDICT_THREADS + threadIdx.x]
-                                               : channels[(int64_t)node[u].x * voxels + i];
-                        node[u] = load_node(nodes + start[u] + (v <= __int_as_float(node[u].y) ? node[u].z : node[u].w));
+                        const float v = channels[(int64_t)node[u].x * voxels + i];
+                        node[u] = load_node(tree[u] + (v <= __int_as_float(node[u].y) ? node[u].z : node[u].w));
                         walking = 1;
                     }
                 if (!walking)
@@ -153,9 +134,6 @@ vl_status vl_forest_predict_gpu(vl_forest_prediction *p)
     const vl_forest *forest = p->forest;
     const vl_volume *image = p->image;
     const int F = forest->feature_count, C = forest->class_count;
-    if (forest->tree_node_start[forest->tree_count] > INT32_MAX)
-        return vl_fail(VL_ERR_MEMORY, "forest: %lld nodes are more than GPU prediction indexes (2^31 - 1)",
-                       (long long)forest->tree_node_start[forest->tree_count]);
     /* slabs: whole rows, whole planes when they fit the budget, as many planes as fit */
     const int64_t per_row = image->nx * (int64_t)F * (int64_t)sizeof(float);
     int64_t edge[3] = {image->nx, image->ny, 1}, count[3];
@@ -225,17 +203,10 @@ vl_status vl_forest_predict_gpu(vl_forest_prediction *p)
             const int64_t voxels = (box->hi[0] - box->lo[0]) * (box->hi[1] - box->lo[1]) * (box->hi[2] - box->lo[2]);
             if ((status = vl_gpu_filters_box(filters, box, channels, stream, p->options->gpu_pass_planes)) != VL_OK)
                 goto done;
-            const int64_t blocks = (voxels + PREDICT_THREADS - 1) / PREDICT_THREADS;
-            const unsigned grid = (unsigned)(blocks > 65535 * 16 ? 65535 * 16 : blocks);
-            const size_t staged = sizeof(float) * (size_t)F * PREDICT_THREADS;
-            if (staged <= 48 * 1024)
-                predict_kernel<true><<<grid, PREDICT_THREADS, staged, stream>>>(
-                    d.nodes, d.tree_node_start, d.leaf_values, d.tree_leaf_start, forest->tree_count, C, F, channels,
-                    voxels, probabilities, class_map);
-            else
-                predict_kernel<false><<<grid, PREDICT_THREADS, 0, stream>>>(
-                    d.nodes, d.tree_node_start, d.leaf_values, d.tree_leaf_start, forest->tree_count, C, F, channels,
-                    voxels, probabilities, class_map);
+            int64_t blocks = (voxels + 127) / 128;
+            predict_kernel<<<(unsigned)(blocks > 65535 * 16 ? 65535 * 16 : blocks), 128, 0, stream>>>(
+                d.nodes, d.tree_node_start, d.leaf_values, d.tree_leaf_start, forest->tree_count, C, channels, voxels,
+                probabilities, class_map);
             error = cudaGetLastError();
             if (error == cudaSuccess && p->probabilities)
                 error = cudaMemcpyAsync(host_probabilities[b], probabilities, sizeof(float) * (size_t)(voxels * C),
