@@ -167,7 +167,7 @@ __global__ void __launch_bounds__(128) line_pass_kernel(const float *__restrict_
         const int last = count - 1 + 2 * r; /* the last index a real output reads */
         float acc[NOUT][LINE_OUTPUTS];
         if (p0 - r >= in_lo && p0 + LINE_OUTPUTS - 1 + r < in_hi) {
-            /* every read inside the input box: no reflection, no clamp */
+            /* every read inside the input box: no reflection */
             const float *first = src + (int64_t)(p0 - r - in_lo) * step;
             auto value = [&](int idx) { return __ldg(first + (int64_t)(idx < last ? idx : last) * step); };
             correlate<NOUT, LINE_OUTPUTS>(taps, T, value, acc);
