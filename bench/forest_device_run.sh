@@ -3,9 +3,7 @@
 #   tests      forest_gpu (channels, same seed -> same forest on both backends, also streamed, probabilities
 #              and class maps: all bit for bit the CPU's) and forest_sklearn_export.py --device gpu
 #              (scikit-learn's predict_proba on the GPU within 1e-6)
-#   sanitizer  compute-sanitizer memcheck on forest_gpu --quick
-#   racecheck  compute-sanitizer racecheck on forest_gpu --quick, its own stage and not a default one: it tracks
-#              every shared-memory read of the filter passes (one per tap), so it is slow
+#   sanitizer  compute-sanitizer memcheck, then racecheck, on forest_gpu --quick
 #   profile    ncu on the training kernels of forest_bench 256x256x120 (10 trees, then 1): launches, time and DRAM
 #              bytes per kernel and per tree (bench/forest_ncu_summary.py); not a default stage
 #   kernels    ncu on the kernels of the first prediction of forest_bench 512x512x32 (one slab of whole planes, 100
@@ -42,6 +40,7 @@ for stage in $stages; do
         ;;
     sanitizer)
         step memcheck 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/forest_gpu" --quick
+        step racecheck 150 compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/forest_gpu" --quick
         ;;
     profile)
         # the training kernels only (the bench trains 10 trees, then 1)
@@ -60,9 +59,6 @@ for stage in $stages; do
         python3 "$here/forest_ncu_summary.py" "$out/ncu_predict.out" 100 widen_kernel | grep -v "^training kernels" |
             tee -a "$log"
         rm -rf "$out"/kernel_samples_*
-        ;;
-    racecheck)
-        step racecheck 200 compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/forest_gpu" --quick
         ;;
     bench)
         nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 50 > "$out/memory.csv" &

@@ -1122,9 +1122,9 @@ vl_status vl_gpu_filters_box(vl_gpu_filters *f, const vl_box *box, float *channe
     const int64_t voxels = voxels_of(b), plane = size_of(b, 0) * size_of(b, 1);
     int channel = 0;
     for (int s = 0; s < f->bank.sigma_count; s++) {
-        /* a sigma's passes run on groups of planes: thin groups keep each pass's result in the L2 cache for the
-         * next pass; at least 4 outer z radii, so that the structure tensor's inner gradient (computed on the
-         * group grown by that radius) is not computed over and over */
+        /* a sigma's passes run on groups of planes (0: the whole box): at least 4 outer z radii, so that the
+         * structure tensor's inner gradient (computed on the group grown by that radius) is not computed over and
+         * over */
         const int64_t reach = 4 * f->sets[3 * s].radius[2];
         const int64_t step = pass_planes <= 0 ? size_of(b, 2) : pass_planes > reach ? pass_planes : reach;
         int next = channel;
