@@ -238,6 +238,20 @@ int main(int argc, char **argv)
            vl_device_kind_name(outcome.used), t_predict, n / t_predict / 1e6,
            dice_mean(map.data, truth, n, classes));
 
+    /* GPU: the small sigmas' passes on groups of planes (their intermediates stay in the L2 cache), same bits */
+    for (int planes = 4; gpu && planes <= 16; planes *= 2) {
+        vl_forest_options grouped = options;
+        grouped.gpu_pass_planes = planes;
+        vl_volume grouped_map;
+        t0 = now();
+        if (vl_forest_predict(&forest, &ct, &grouped, NULL, &grouped_map, NULL) != VL_OK)
+            return fail("grouped prediction");
+        const double t_grouped = now() - t0;
+        printf("voxlabel predict gpu passes in groups of >= %d planes: %.3f s (%s the class map above)\n", planes,
+               t_grouped, memcmp(grouped_map.data, map.data, (size_t)n) == 0 ? "same bits as" : "DIFFERENT from");
+        vl_volume_free(&grouped_map);
+    }
+
     /* the filters' share: the same prediction with a one-tree forest */
     vl_forest_options one_tree = options;
     one_tree.trees = 1;

@@ -3,11 +3,11 @@
 #   tests      forest_gpu (channels, same seed -> same forest on both backends, also streamed, probabilities
 #              and class maps: all bit for bit the CPU's) and forest_sklearn_export.py --device gpu
 #              (scikit-learn's predict_proba on the GPU within 1e-6)
-#   sanitizer  compute-sanitizer memcheck on forest_gpu --quick
-#   racecheck  compute-sanitizer racecheck on forest_gpu --quick, its own stage and not a default one: it tracks
-#              every shared-memory read of the filter passes (one per tap), so it is slow
+#   sanitizer  compute-sanitizer memcheck, then racecheck, on forest_gpu --quick
 #   profile    ncu on the training kernels of forest_bench 256x256x120 (10 trees, then 1): launches, time and DRAM
 #              bytes per kernel and per tree (bench/forest_ncu_summary.py); not a default stage
+#   kernels    ncu on the kernels of the first prediction of forest_bench 512x512x32 (one slab of whole planes, 100
+#              trees): launches, time and DRAM bytes per kernel (bench/forest_ncu_summary.py); not a default stage
 #   bench      forest_bench 512x512x600, 61 features, 100 trees on the GPU (R5), peak device memory sampled by
 #              nvidia-smi every 50 ms, the time to read the CT as a DICOM series (written by voxlabel, read back
 #              by voxlabel's reader), beside scikit-learn on the same samples with all cores (bench/forest_peers.py)
@@ -40,6 +40,7 @@ for stage in $stages; do
         ;;
     sanitizer)
         step memcheck 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/forest_gpu" --quick
+        step racecheck 150 compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/forest_gpu" --quick
         ;;
     profile)
         # the training kernels only (the bench trains 10 trees, then 1)
@@ -50,8 +51,14 @@ for stage in $stages; do
         python3 "$here/forest_ncu_summary.py" "$out/ncu.out" 11 | tee -a "$log"
         rm -rf "$out"/profile_samples_*
         ;;
-    racecheck)
-        step racecheck 200 compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/forest_gpu" --quick
+    kernels)
+        step ncu_predict 200 ncu --clock-control none --csv --metrics \
+            gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
+            --launch-count 400 --kernel-name regex:"pass_kernel|combine_kernel|eigen_kernel|predict_kernel|offset_kernel|widen_kernel" \
+            "$bin/forest_bench" 512 512 32 100 gpu 32 "$out/kernel_samples"
+        python3 "$here/forest_ncu_summary.py" "$out/ncu_predict.out" 100 widen_kernel | grep -v "^training kernels" |
+            tee -a "$log"
+        rm -rf "$out"/kernel_samples_*
         ;;
     bench)
         nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 50 > "$out/memory.csv" &

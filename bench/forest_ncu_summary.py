@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Per-kernel totals of one forest_bench run under `ncu --csv --metrics
 gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum`: launches, time and DRAM bytes summed by kernel
-name, then the training kernels' DRAM bytes per tree.
-usage: forest_ncu_summary.py NCU_CSV TREES"""
+name, then the training kernels' DRAM bytes per tree. With START_KERNEL, only the launches before its second
+launch count (one prediction of several in the run: prediction starts with widen_kernel).
+usage: forest_ncu_summary.py NCU_CSV TREES [START_KERNEL]"""
 import csv
 import sys
 
@@ -16,7 +17,7 @@ def main():
         lines = [line for line in handle if line.startswith('"')]
     launches = {}
     for row in csv.DictReader(lines):
-        name = row['Kernel Name'].replace('(anonymous namespace)::', '')
+        name = row['Kernel Name'].replace('(anonymous namespace)::', '').replace('<unnamed>::', '')
         if name.startswith('void '):
             name = name[5:]
         name = name.split('(')[0].split('<')[0].split('::')[-1].strip()
@@ -25,6 +26,10 @@ def main():
                  'B': 1e-6, 'Kbyte': 1e-3, 'KB': 1e-3, 'Mbyte': 1, 'MB': 1, 'Gbyte': 1e3, 'GB': 1e3}
         launch = launches.setdefault((row['ID'], name), {})
         launch[row['Metric Name']] = value * scale.get(row['Metric Unit'], 1)
+    if len(sys.argv) > 3:
+        starts = sorted(int(launch_id) for launch_id, name in launches if name == sys.argv[3])
+        if len(starts) > 1:
+            launches = {key: value for key, value in launches.items() if int(key[0]) < starts[1]}
     totals = {}
     for (_, name), metrics in launches.items():
         total = totals.setdefault(name, [0, 0.0, 0.0, 0.0])

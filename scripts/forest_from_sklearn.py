@@ -18,7 +18,7 @@ import numpy as np
 
 ILASTIK_SIGMAS = (0.3, 0.7, 1.0, 1.6, 3.5, 5.0, 10.0)
 FAMILY_ALL, FAMILY_SMOOTHING = 63, 1
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 def bank_channels(dims, sigmas):

@@ -116,6 +116,7 @@ int main(int argc, char **argv)
         CHECK(vl_forest_predict(&cpu, &ct, &options, p_cpu, &m_cpu, NULL) == VL_OK, "%dD CPU prediction", dims);
         options.device.kind = VL_DEVICE_GPU;
         options.tile = quick ? 32 : 96;
+        options.gpu_pass_planes = quick ? 4 : 8; /* the small sigmas' passes in groups of planes */
         CHECK(vl_forest_predict(&cpu, &ct, &options, p_gpu, &m_gpu, &outcome) == VL_OK &&
                   outcome.used == VL_DEVICE_GPU,
               "%dD GPU prediction", dims);

@@ -1,10 +1,18 @@
-/* The filter bank on the device (filters_gpu.cuh), mirroring src/filters/filters_cpu.c step by step. */
+/* The filter bank on the device (filters_gpu.cuh), pass for pass the CPU reference src/filters/filters_cpu.c.
+ *
+ * A pass is a correlation along one axis: out[p] = sum_j taps[j] * in[reflect(p - r + j)], a chain of __fmaf_rn in
+ * increasing j, as the CPU's fmaf loop. Each thread computes several neighbouring outputs of a line from a window
+ * of inputs held in registers (each input read once serves all of them), with the taps broadcast from shared
+ * memory; one launch computes every order a later pass needs from the same input (the window read once for up
+ * to three sets of taps). Passes along y and z give a warp 32 neighbouring x, so its reads are coalesced; passes
+ * along x stage the row in shared memory. Derivatives share their first pass (z in 3D) by order and, in 3D, their
+ * second pass (y) by pair of orders; the per-voxel steps are filter_voxel.h, the CPU's code. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/cuda_check.h"
 #include "core/gpu_transfer.h"
-#include "filters/eigen_symmetric.h"
+#include "filters/filter_voxel.h"
 #include "filters/filters_gpu.cuh"
 
 namespace {
@@ -15,21 +23,21 @@ struct dbox {
 
 struct dfield {
     dbox box;
-    double *v;
+    float *v;
 };
 
-struct dkernel {
+struct dtaps {
     int radius;
-    double *w; /* device */
+    const float *k; /* device: 2 radius + 1 taps (vl_gaussian_taps) */
 };
 
-/* [axis][order] at one sigma */
-struct dkernel_set {
-    dkernel k[3][3];
+/* [axis][order] at one sigma; radius 0 on an axis the bank does not filter */
+struct dtaps_set {
+    dtaps k[3][3];
     int64_t radius[3];
 };
 
-int64_t size_of(const dbox &b, int a) { return b.hi[a] - b.lo[a]; }
+__host__ __device__ int64_t size_of(const dbox &b, int a) { return b.hi[a] - b.lo[a]; }
 int64_t voxels_of(const dbox &b) { return size_of(b, 0) * size_of(b, 1) * size_of(b, 2); }
 
 dbox grow(const dbox &b, const int64_t r[3], const int64_t n[3])
@@ -42,110 +50,188 @@ dbox grow(const dbox &b, const int64_t r[3], const int64_t n[3])
     return g;
 }
 
-__device__ int64_t reflect(int64_t i, int64_t n)
+/* scipy's 'reflect' for any i; one reflection without the modulo */
+__device__ __forceinline__ int reflect(int i, int n)
 {
-    if (i >= 0 && i < n) /* inside: no 64-bit modulo per tap */
+    if (i >= 0 && i < n)
         return i;
-    const int64_t period = 2 * n;
-    int64_t m = i % period;
+    if (i >= -n && i < 0)
+        return -i - 1;
+    if (i >= n && i < 2 * n)
+        return 2 * n - 1 - i;
+    const int period = 2 * n;
+    int m = i % period;
     if (m < 0)
         m += period;
     return m < n ? m : period - 1 - m;
 }
 
-/* Outputs per thread along the pass axis: each input value read once serves them all. */
-const int PASS_OUTPUTS = 4;
+/* Outputs per thread: along y or z (registers), along x (odd, so that a warp's reads of the shared row, that many
+ * words apart, fall in 32 different banks; a block's segment covers a 512-voxel row). */
+const int LINE_OUTPUTS = 16;
+const int ROW_OUTPUTS = 9;
+const int ROW_THREADS = 64;
+const int ROW_SEGMENT = ROW_THREADS * ROW_OUTPUTS;
+const int MAX_ORDERS = 3;
 
-/* out[p] = sum_{x=-r..r} w[r + x] * in[reflect(p_axis - x)], in that order, each product and sum rounded on its
- * own, as the CPU's line loop. A thread computes PASS_OUTPUTS consecutive outputs along the axis: where none of
- * their taps leaves the volume it walks the input line once, from the last tap down to the first, adding each
- * value to every output whose window holds it (so each output still sums x = -r .. r in order); near the
- * volume's border each output takes the reflected taps one by one. I: index type of the output box. */
-template <typename I>
-__global__ void pass_kernel(const double *in, dbox in_box, double *out, dbox out_box, int axis, const double *w,
-                            int r, int64_t n_axis)
+/* Up to three results of one pass: the same input and axis, one set of taps each. */
+struct pass_outputs {
+    float *v[MAX_ORDERS];
+    const float *taps[MAX_ORDERS];
+};
+
+/* acc[o][j] = sum_t taps[o][t] * value(j + t), t = 0 .. T - 1 in increasing order (a __fmaf_rn chain from 0), for
+ * K neighbouring outputs j. The window win holds value(t0 .. t0 + 2K - 1); value() must return readable memory
+ * for any index (the caller clamps). */
+template <int NOUT, int K, typename Value>
+__device__ __forceinline__ void correlate(const float *taps, int T, Value value, float (&acc)[NOUT][K])
 {
-    __shared__ double weights[2 * VL_KERNEL_MAX_RADIUS + 1];
-    for (int k = threadIdx.x; k <= 2 * r; k += blockDim.x)
-        weights[k] = w[k];
+#pragma unroll
+    for (int o = 0; o < NOUT; o++)
+#pragma unroll
+        for (int j = 0; j < K; j++)
+            acc[o][j] = 0;
+    float win[2 * K];
+#pragma unroll
+    for (int i = 0; i < K; i++)
+        win[i] = value(i);
+    int t0 = 0;
+    for (; t0 + K <= T; t0 += K) {
+#pragma unroll
+        for (int i = 0; i < K; i++)
+            win[K + i] = value(t0 + K + i);
+#pragma unroll
+        for (int tt = 0; tt < K; tt++)
+#pragma unroll
+            for (int o = 0; o < NOUT; o++) {
+                const float w = taps[o * T + t0 + tt];
+#pragma unroll
+                for (int j = 0; j < K; j++)
+                    acc[o][j] = __fmaf_rn(w, win[j + tt], acc[o][j]);
+            }
+#pragma unroll
+        for (int i = 0; i < K; i++)
+            win[i] = win[K + i];
+    }
+#pragma unroll
+    for (int i = 0; i < K; i++)
+        win[K + i] = value(t0 + K + i);
+#pragma unroll
+    for (int tt = 0; tt < K; tt++)
+        if (t0 + tt < T)
+#pragma unroll
+            for (int o = 0; o < NOUT; o++) {
+                const float w = taps[o * T + t0 + tt];
+#pragma unroll
+                for (int j = 0; j < K; j++)
+                    acc[o][j] = __fmaf_rn(w, win[j + tt], acc[o][j]);
+            }
+}
+
+__device__ void load_taps(float *taps, const pass_outputs &outs, int count, int T)
+{
+    const int threads = blockDim.x * blockDim.y, self = threadIdx.x + blockDim.x * threadIdx.y;
+    for (int i = self; i < count * T; i += threads)
+        taps[i] = outs.taps[i / T][i % T];
+}
+
+/* A pass along y or z (axis 1 or 2): thread (x, line) computes LINE_OUTPUTS neighbouring outputs of its line. */
+template <int NOUT>
+__global__ void __launch_bounds__(128) line_pass_kernel(const float *__restrict__ in, dbox in_box, pass_outputs outs,
+                                                        dbox out_box, int axis, int r, int n_axis)
+{
+    extern __shared__ float taps[];
+    const int T = 2 * r + 1;
+    load_taps(taps, outs, NOUT, T);
     __syncthreads();
-    I size[3], groups[3];
-    for (int a = 0; a < 3; a++)
-        groups[a] = size[a] = (I)(out_box.hi[a] - out_box.lo[a]);
-    groups[axis] = (size[axis] + PASS_OUTPUTS - 1) / PASS_OUTPUTS;
-    const I total = groups[0] * groups[1] * groups[2];
-    const int64_t in_sx = in_box.hi[0] - in_box.lo[0], in_sy = in_box.hi[1] - in_box.lo[1];
-    const int64_t stride[3] = {1, in_sx, in_sx * in_sy};
-    const int64_t out_step = axis == 0 ? 1 : axis == 1 ? (int64_t)size[0] : (int64_t)size[0] * size[1];
-    for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < total; i += (I)gridDim.x * blockDim.x) {
-        I c[3];
-        c[0] = i % groups[0];
-        const I rest = i / groups[0];
-        c[1] = rest % groups[1];
-        c[2] = rest / groups[1];
-        c[axis] *= PASS_OUTPUTS;
-        const int count = size[axis] - c[axis] < (I)PASS_OUTPUTS ? (int)(size[axis] - c[axis]) : PASS_OUTPUTS;
-        int64_t p[3], base = 0;
-        for (int a = 0; a < 3; a++) {
-            p[a] = out_box.lo[a] + (int64_t)c[a];
-            if (a != axis)
-                base += (p[a] - in_box.lo[a]) * stride[a];
-        }
-        double *target = out + (int64_t)c[0] + (int64_t)size[0] * ((int64_t)c[1] + (int64_t)size[1] * c[2]);
-        const int64_t first = p[axis] - r, last = p[axis] + count - 1 + r;
-        if (first >= 0 && last < n_axis) {
-            double sum[PASS_OUTPUTS];
-            for (int j = 0; j < PASS_OUTPUTS; j++)
-                sum[j] = 0;
-            const int64_t step = stride[axis];
-            const double *source = in + base + (last - in_box.lo[axis]) * step;
-            /* k-th value read: position last - k, tap j - count + 1 + k of output j (tap 0 is x = -r); for k in
-             * [count - 1, 2 r] every output's tap is in its window, so that stretch needs no test */
-            const int full_from = count - 1, full_to = 2 * r, end = count - 1 + 2 * r;
-            int k = 0;
-            for (; k < full_from || (k <= end && count < PASS_OUTPUTS); k++, source -= step) {
-                const double v = *source;
-#pragma unroll
-                for (int j = 0; j < PASS_OUTPUTS; j++) {
-                    const int tap = j - count + 1 + k;
-                    if (j < count && tap >= 0 && tap <= 2 * r)
-                        sum[j] = __dadd_rn(sum[j], __dmul_rn(weights[tap], v));
-                }
-            }
-            for (; k <= full_to; k++, source -= step) {
-                const double v = *source;
-#pragma unroll
-                for (int j = 0; j < PASS_OUTPUTS; j++)
-                    sum[j] = __dadd_rn(sum[j], __dmul_rn(weights[j - (PASS_OUTPUTS - 1) + k], v));
-            }
-            for (; k <= end; k++, source -= step) {
-                const double v = *source;
-#pragma unroll
-                for (int j = 0; j < PASS_OUTPUTS; j++) {
-                    const int tap = j - count + 1 + k;
-                    if (j < count && tap >= 0 && tap <= 2 * r)
-                        sum[j] = __dadd_rn(sum[j], __dmul_rn(weights[tap], v));
-                }
-            }
-#pragma unroll
-            for (int j = 0; j < PASS_OUTPUTS; j++)
-                if (j < count)
-                    target[j * out_step] = sum[j];
+    const int other = 3 - axis;
+    const int sx = (int)size_of(out_box, 0), len = (int)size_of(out_box, axis), so = (int)size_of(out_box, other);
+    const int x = blockIdx.x * blockDim.x + threadIdx.x;
+    if (x >= sx)
+        return;
+    const int64_t in_plane = size_of(in_box, 0) * size_of(in_box, 1), out_plane = (int64_t)sx * size_of(out_box, 1);
+    /* strides of the pass axis and of the other one, in the input and the output */
+    const int64_t in_step = axis == 1 ? size_of(in_box, 0) : in_plane, in_other = axis == 1 ? in_plane : size_of(in_box, 0);
+    const int64_t out_step = axis == 1 ? sx : out_plane, out_other = axis == 1 ? out_plane : sx;
+    const int chunks = (len + LINE_OUTPUTS - 1) / LINE_OUTPUTS;
+    const int lines = chunks * so;
+    const int in_lo = (int)in_box.lo[axis], in_hi = (int)in_box.hi[axis], out_lo = (int)out_box.lo[axis];
+    const int64_t other_offset = out_box.lo[other] - in_box.lo[other];
+    for (int line = blockIdx.y * blockDim.y + threadIdx.y; line < lines; line += gridDim.y * blockDim.y) {
+        const int chunk = line % chunks, ob = line / chunks;
+        const int p0 = out_lo + chunk * LINE_OUTPUTS;
+        const int count = len - chunk * LINE_OUTPUTS < LINE_OUTPUTS ? len - chunk * LINE_OUTPUTS : LINE_OUTPUTS;
+        const int64_t base = (out_box.lo[0] + x - in_box.lo[0]) + (other_offset + ob) * in_other;
+        const float *src = in + base;
+        const int64_t step = in_step;
+        const int last = count - 1 + 2 * r; /* the last index a real output reads */
+        float acc[NOUT][LINE_OUTPUTS];
+        if (p0 - r >= in_lo && p0 + LINE_OUTPUTS - 1 + r < in_hi) {
+            /* every read inside the input box: no reflection */
+            const float *first = src + (int64_t)(p0 - r - in_lo) * step;
+            auto value = [&](int idx) { return __ldg(first + (int64_t)(idx < last ? idx : last) * step); };
+            correlate<NOUT, LINE_OUTPUTS>(taps, T, value, acc);
         } else {
-            for (int j = 0; j < count; j++) {
-                double sum = 0;
-                for (int x = -r; x <= r; x++) {
-                    int64_t q = p[axis] + j - x;
-                    /* one reflection covers [-n, 2 n); beyond, the periodic rule */
-                    q = q < -n_axis || q >= 2 * n_axis ? reflect(q, n_axis)
-                        : q < 0                          ? -q - 1
-                        : q >= n_axis                    ? 2 * n_axis - 1 - q
-                                                         : q;
-                    sum = __dadd_rn(sum, __dmul_rn(weights[r + x], in[base + (q - in_box.lo[axis]) * stride[axis]]));
-                }
-                target[j * out_step] = sum;
-            }
+            auto value = [&](int idx) {
+                int q = p0 - r + (idx < last ? idx : last);
+                q = reflect(q, n_axis);
+                return __ldg(src + (int64_t)(q - in_lo) * step);
+            };
+            correlate<NOUT, LINE_OUTPUTS>(taps, T, value, acc);
         }
+        const int64_t target = x + (int64_t)ob * out_other + (int64_t)(p0 - out_lo) * out_step;
+#pragma unroll
+        for (int o = 0; o < NOUT; o++)
+#pragma unroll
+            for (int j = 0; j < LINE_OUTPUTS; j++)
+                if (j < count)
+                    outs.v[o][target + j * out_step] = acc[o][j];
+    }
+}
+
+/* A pass along x: a block stages a segment of a row (and the reflected taps around it) in shared memory; thread t
+ * computes ROW_OUTPUTS neighbouring outputs from it. */
+template <int NOUT>
+__global__ void __launch_bounds__(ROW_THREADS) row_pass_kernel(const float *__restrict__ in, dbox in_box,
+                                                               pass_outputs outs, dbox out_box, int r, int n_axis)
+{
+    extern __shared__ float shared[];
+    const int T = 2 * r + 1;
+    float *taps = shared, *row = shared + NOUT * T;
+    load_taps(taps, outs, NOUT, T);
+    const int sx = (int)size_of(out_box, 0), sy = (int)size_of(out_box, 1);
+    const int segments = (sx + ROW_SEGMENT - 1) / ROW_SEGMENT;
+    const int64_t rows = (int64_t)sy * size_of(out_box, 2);
+    const int64_t in_sx = size_of(in_box, 0), in_sy = size_of(in_box, 1);
+    const int in_lo = (int)in_box.lo[0];
+    for (int64_t work = blockIdx.x; work < rows * segments; work += gridDim.x) {
+        const int seg = (int)(work % segments);
+        const int64_t line = work / segments;
+        const int64_t y = out_box.lo[1] + line % sy, z = out_box.lo[2] + line / sy;
+        const int x0 = (int)out_box.lo[0] + seg * ROW_SEGMENT;
+        const int span = sx - seg * ROW_SEGMENT < ROW_SEGMENT ? sx - seg * ROW_SEGMENT : ROW_SEGMENT;
+        const float *src = in + (y - in_box.lo[1]) * in_sx + (z - in_box.lo[2]) * in_sx * in_sy;
+        __syncthreads(); /* the previous segment's reads are done (and the taps are in place) */
+        for (int i = threadIdx.x; i < span + 2 * r; i += ROW_THREADS)
+            row[i] = src[reflect(x0 - r + i, n_axis) - in_lo];
+        __syncthreads();
+        const int first = threadIdx.x * ROW_OUTPUTS;
+        if (first >= span)
+            continue;
+        const int count = span - first < ROW_OUTPUTS ? span - first : ROW_OUTPUTS;
+        const int last = count - 1 + 2 * r;
+        const float *mine = row + first;
+        auto value = [&](int idx) { return mine[idx < last ? idx : last]; };
+        float acc[NOUT][ROW_OUTPUTS];
+        correlate<NOUT, ROW_OUTPUTS>(taps, T, value, acc);
+        const int64_t target = (x0 - out_box.lo[0] + first) + (y - out_box.lo[1]) * sx +
+                               (z - out_box.lo[2]) * (int64_t)sx * sy;
+#pragma unroll
+        for (int o = 0; o < NOUT; o++)
+#pragma unroll
+            for (int j = 0; j < ROW_OUTPUTS; j++)
+                if (j < count)
+                    outs.v[o][target + j] = acc[o][j];
     }
 }
 
@@ -161,58 +247,28 @@ struct vl_gpu_filters {
     vl_filter_bank bank;
     int64_t n[3];
     double spacing[3];
-    dfield image;
-    dkernel_set *sets;   /* per sigma: sigma, DoG sigma, structure inner sigma */
-    double *scratch_host;
+    vl_filter_scales scales;
+    int axes[3];         /* filtered axes in pass order: z, y, x (3D) or y, x (2D) */
+    dfield image;        /* float32 */
+    float *taps;         /* every set's taps, one device buffer */
+    dtaps_set *sets;     /* per sigma: sigma, DoG sigma, structure inner sigma */
+    /* per sigma, 3D: the structure tensor's inner gradients (x, y, z) on the last box of whole planes, grown by
+     * the outer z radius; the next box along z takes the planes they share from here instead of recomputing
+     * them (a plane's values do not depend on the box) */
+    dfield *gradients;
 };
 
 namespace {
 
-cudaError_t kernel_make(dkernel *k, double sigma_voxels, int order, double truncate)
-{
-    double host[2 * VL_KERNEL_MAX_RADIUS + 1];
-    if (sigma_voxels == 0) {
-        k->radius = 0;
-        host[0] = order == 0 ? 1 : 0;
-    } else {
-        k->radius = vl_gaussian_radius(sigma_voxels, truncate);
-        vl_gaussian_kernel(sigma_voxels, order, k->radius, host);
-    }
-    const size_t bytes = sizeof(double) * (size_t)(2 * k->radius + 1);
-    cudaError_t error = cudaMalloc(&k->w, bytes);
-    return error != cudaSuccess ? error : cudaMemcpy(k->w, host, bytes, cudaMemcpyHostToDevice);
-}
-
-cudaError_t kernel_set_make(dkernel_set *ks, const vl_gpu_filters *f, double sigma_mm)
-{
-    memset(ks, 0, sizeof *ks);
-    for (int a = 0; a < 3; a++)
-        for (int o = 0; o < 3; o++) {
-            const double sigma_voxels = a < f->bank.dims ? sigma_mm / f->spacing[a] : 0;
-            const cudaError_t error = kernel_make(&ks->k[a][o], sigma_voxels, o, f->bank.truncate);
-            if (error != cudaSuccess)
-                return error;
-            ks->radius[a] = ks->k[a][0].radius;
-        }
-    return cudaSuccess;
-}
-
-void kernel_set_free(dkernel_set *ks)
-{
-    for (int a = 0; a < 3; a++)
-        for (int o = 0; o < 3; o++)
-            cudaFree(ks->k[a][o].w);
-}
-
 struct tile_context {
-    const vl_gpu_filters *f;
+    vl_gpu_filters *f;
     cudaStream_t stream;
 };
 
 cudaError_t field_alloc(const tile_context &cx, dfield *f, const dbox &box)
 {
     f->box = box;
-    return cudaMallocAsync(&f->v, sizeof(double) * (size_t)voxels_of(box) + 8, cx.stream);
+    return cudaMallocAsync(&f->v, sizeof(float) * (size_t)voxels_of(box) + 16, cx.stream);
 }
 
 void field_free(const tile_context &cx, dfield *f)
@@ -222,160 +278,429 @@ void field_free(const tile_context &cx, dfield *f)
     f->v = NULL;
 }
 
-cudaError_t pass(const tile_context &cx, const dfield &in, dfield &out, int axis, const dkernel &k)
+/* outs[i] = in filtered along `axis` by ts's taps of orders[i], i < count, on out_box (the outputs allocated here). */
+cudaError_t pass(const tile_context &cx, const dfield &in, int axis, const dtaps_set &ts, const int *orders, int count,
+                 dfield *const *outs, const dbox &out_box)
 {
-    /* a thread per PASS_OUTPUTS outputs; 32-bit indices when the box allows */
-    const int64_t total = voxels_of(out.box) / PASS_OUTPUTS + voxels_of(out.box) / size_of(out.box, axis) + 1;
-    if (voxels_of(out.box) < ((int64_t)1 << 31))
-        pass_kernel<uint32_t><<<blocks_for(total), 256, 0, cx.stream>>>(in.v, in.box, out.v, out.box, axis, k.w,
-                                                                        k.radius, cx.f->n[axis]);
-    else
-        pass_kernel<uint64_t><<<blocks_for(total), 256, 0, cx.stream>>>(in.v, in.box, out.v, out.box, axis, k.w,
-                                                                        k.radius, cx.f->n[axis]);
+    pass_outputs po = {};
+    cudaError_t e = cudaSuccess;
+    for (int i = 0; i < count && e == cudaSuccess; i++) {
+        e = field_alloc(cx, outs[i], out_box);
+        po.v[i] = outs[i]->v;
+        po.taps[i] = ts.k[axis][orders[i]].k;
+    }
+    if (e != cudaSuccess)
+        return e;
+    const int r = ts.k[axis][orders[0]].radius, T = 2 * r + 1;
+    const int n_axis = (int)cx.f->n[axis];
+    if (axis == 0) {
+        const size_t shared = sizeof(float) * (size_t)(count * T + ROW_SEGMENT + 2 * r);
+        const int64_t work = size_of(out_box, 1) * size_of(out_box, 2) *
+                             ((size_of(out_box, 0) + ROW_SEGMENT - 1) / ROW_SEGMENT);
+        const unsigned blocks = (unsigned)(work < (1 << 20) ? work : (1 << 20));
+        switch (count) {
+        case 1: row_pass_kernel<1><<<blocks, ROW_THREADS, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
+        case 2: row_pass_kernel<2><<<blocks, ROW_THREADS, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
+        default: row_pass_kernel<3><<<blocks, ROW_THREADS, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
+        }
+    } else {
+        const size_t shared = sizeof(float) * (size_t)(count * T);
+        const int other = 3 - axis;
+        const int64_t lines = (size_of(out_box, axis) + LINE_OUTPUTS - 1) / LINE_OUTPUTS * size_of(out_box, other);
+        const dim3 block(32, 4);
+        const dim3 grid((unsigned)((size_of(out_box, 0) + 31) / 32), (unsigned)((lines + 3) / 4 < 65535 ? (lines + 3) / 4 : 65535));
+        switch (count) {
+        case 1: line_pass_kernel<1><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, axis, r, n_axis); break;
+        case 2: line_pass_kernel<2><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, axis, r, n_axis); break;
+        default: line_pass_kernel<3><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, axis, r, n_axis); break;
+        }
+    }
     return cudaGetLastError();
 }
 
-cudaError_t x_pass(const tile_context &cx, const dfield &in, const dbox &out_box, const dkernel &kx,
-                   const int64_t r[3], dfield *out)
+/* out_box grown by the radii of the passes after pass `stage` */
+dbox grow_after(const tile_context &cx, const dbox &out_box, const dtaps_set &ts, int stage)
 {
-    const int64_t grow_yz[3] = {0, r[1], r[2]};
-    cudaError_t e = field_alloc(cx, out, grow(out_box, grow_yz, cx.f->n));
-    return e != cudaSuccess ? e : pass(cx, in, *out, 0, kx);
+    int64_t r[3] = {0, 0, 0};
+    for (int s = stage + 1; s < cx.f->bank.dims; s++)
+        r[cx.f->axes[s]] = ts.radius[cx.f->axes[s]];
+    return grow(out_box, r, cx.f->n);
 }
 
-cudaError_t yz_pass(const tile_context &cx, const dfield &xf, const dbox &out_box, const dkernel &ky,
-                    const dkernel &kz, dfield *out)
+/* A derivative asked of derivatives(): orders on x, y, z and where it goes. */
+struct wanted {
+    int order[3];
+    dfield *out;
+};
+
+/* Every wanted derivative of `in` on out_box, sharing passes: one launch per distinct input of a pass, computing
+ * every order the next stage needs from it. */
+cudaError_t derivatives(const tile_context &cx, const dfield &in, const dbox &out_box, const dtaps_set &ts,
+                        const wanted *w, int count)
 {
-    cudaError_t e;
-    if (cx.f->bank.dims == 2) {
-        e = field_alloc(cx, out, out_box);
-        return e != cudaSuccess ? e : pass(cx, xf, *out, 1, ky);
+    const int dims = cx.f->bank.dims;
+    const int *ax = cx.f->axes;
+    dfield first[3] = {}, second[3] = {};
+    cudaError_t e = cudaSuccess;
+    int orders[MAX_ORDERS], n = 0;
+    dfield *outs[MAX_ORDERS];
+    for (int o = 0; o < 3; o++) {
+        int used = 0;
+        for (int k = 0; k < count; k++)
+            used |= w[k].order[ax[0]] == o;
+        if (used)
+            orders[n] = o, outs[n++] = &first[o];
     }
-    const int64_t grow_z[3] = {0, 0, kz.radius};
-    dfield yf = {};
-    e = field_alloc(cx, &yf, grow(out_box, grow_z, cx.f->n));
-    if (e == cudaSuccess)
-        e = pass(cx, xf, yf, 1, ky);
-    if (e == cudaSuccess)
-        e = field_alloc(cx, out, out_box);
-    if (e == cudaSuccess)
-        e = pass(cx, yf, *out, 2, kz);
-    field_free(cx, &yf);
+    e = pass(cx, in, ax[0], ts, orders, n, outs, grow_after(cx, out_box, ts, 0));
+    for (int o0 = 0; o0 < 3 && e == cudaSuccess; o0++) {
+        if (!first[o0].v)
+            continue;
+        if (dims == 2) {
+            n = 0;
+            for (int k = 0; k < count; k++)
+                if (w[k].order[ax[0]] == o0)
+                    orders[n] = w[k].order[ax[1]], outs[n++] = w[k].out;
+            e = pass(cx, first[o0], ax[1], ts, orders, n, outs, out_box);
+        } else {
+            n = 0;
+            for (int o1 = 0; o1 < 3; o1++) {
+                int used = 0;
+                for (int k = 0; k < count; k++)
+                    used |= w[k].order[ax[0]] == o0 && w[k].order[ax[1]] == o1;
+                if (used)
+                    orders[n] = o1, outs[n++] = &second[o1];
+            }
+            e = pass(cx, first[o0], ax[1], ts, orders, n, outs, grow_after(cx, out_box, ts, 1));
+            for (int o1 = 0; o1 < 3 && e == cudaSuccess; o1++) {
+                if (!second[o1].v)
+                    continue;
+                n = 0;
+                for (int k = 0; k < count; k++)
+                    if (w[k].order[ax[0]] == o0 && w[k].order[ax[1]] == o1)
+                        orders[n] = w[k].order[ax[2]], outs[n++] = w[k].out;
+                e = pass(cx, second[o1], ax[2], ts, orders, n, outs, out_box);
+            }
+            for (int o1 = 0; o1 < 3; o1++)
+                field_free(cx, &second[o1]);
+        }
+        field_free(cx, &first[o0]);
+    }
+    for (int o = 0; o < 3; o++) {
+        field_free(cx, &first[o]);
+        field_free(cx, &second[o]);
+    }
     return e;
 }
 
-/* The (ox, oy, oz) derivative of `in` on out_box: the x pass kept in xcache[ox] and, in 3D when ycache is given,
- * the y pass after it in ycache[ox][oy] (derivatives that differ only in z order share both). */
-cudaError_t derivative(const tile_context &cx, const dfield &in, const dbox &out_box, const dkernel_set &ks,
-                       dfield xcache[3], dfield (*ycache)[3], int ox, int oy, int oz, dfield *out)
-{
-    cudaError_t e;
-    if (!xcache[ox].v && (e = x_pass(cx, in, out_box, ks.k[0][ox], ks.radius, &xcache[ox])) != cudaSuccess)
-        return e;
-    if (!ycache || cx.f->bank.dims == 2)
-        return yz_pass(cx, xcache[ox], out_box, ks.k[1][oy], ks.k[2][oz], out);
-    dfield &yf = ycache[ox][oy];
-    if (!yf.v) {
-        const int64_t grow_z[3] = {0, 0, ks.radius[2]};
-        if ((e = field_alloc(cx, &yf, grow(out_box, grow_z, cx.f->n))) != cudaSuccess ||
-            (e = pass(cx, xcache[ox], yf, 1, ks.k[1][oy])) != cudaSuccess)
-            return e;
-    }
-    if ((e = field_alloc(cx, out, out_box)) != cudaSuccess)
-        return e;
-    return pass(cx, yf, *out, 2, ks.k[2][oz]);
-}
-
-/* Per-voxel combinations, in the CPU's order of operations. */
+/* The per-voxel steps of one sigma (filter_voxel.h), every family's channels written at once. */
 struct combine_args {
-    const double *d[10];
-    double sp[3];
+    const float *d[VL_D_COUNT];
+    const float *dog;       /* G(dog_ratio sigma) * I */
+    const float *tensor[6]; /* smoothed products xx, xy, xz, yy, yz, zz */
+    vl_filter_scales scales;
+    unsigned families;
     int dims;
-    int64_t voxels;
-    float *out;         /* first channel of the family */
+    int64_t voxels;         /* of the box */
+    int64_t channel_stride; /* from one channel to the next in `out` */
+    float *out;             /* the sigma's first channel at the box's first voxel */
+    /* when set, the Hessian's entries go here (vl_voxel_hessian_entries) and eigen_kernel takes both families'
+     * eigenvalues, so that the kernels that hold a voxel's derivatives in many registers leave the long
+     * eigenvalue loop to one that runs with many threads per core */
+    float *hessian[6];
+    int structure_channel, hessian_channel; /* relative to out */
 };
 
-__global__ void store_kernel(const double *v, float *out, int64_t n)
+/* Voxel i's channels from its derivatives v (VL_D_* slots). */
+__device__ __forceinline__ void combine_voxel(const combine_args &a, int64_t i, const float *v)
 {
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
-        out[i] = (float)v[i];
-}
-
-__global__ void log_kernel(combine_args a)
-{
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < a.voxels; i += (int64_t)gridDim.x * blockDim.x) {
-        double sum = 0;
-        for (int k = 0; k < a.dims; k++)
-            sum = __dadd_rn(sum, a.d[4 + k][i] / __dmul_rn(a.sp[k], a.sp[k]));
-        a.out[i] = (float)sum;
-    }
-}
-
-__global__ void gradient_kernel(combine_args a)
-{
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < a.voxels; i += (int64_t)gridDim.x * blockDim.x) {
-        double sum = 0;
-        for (int k = 0; k < a.dims; k++) {
-            const double g = a.d[1 + k][i] / a.sp[k];
-            sum = __dadd_rn(sum, __dmul_rn(g, g));
+    float t[6], e[3];
+    float *o = a.out + i;
+    if (a.families & VL_FAMILY_SMOOTHING)
+        *o = v[VL_D_SMOOTH], o += a.channel_stride;
+    if (a.families & VL_FAMILY_LOG)
+        *o = vl_voxel_log(&a.scales, a.dims, v + VL_D_XX), o += a.channel_stride;
+    if (a.families & VL_FAMILY_GRADIENT)
+        *o = vl_voxel_gradient(&a.scales, a.dims, v + VL_D_X), o += a.channel_stride;
+    if (a.families & VL_FAMILY_DOG)
+        *o = vl_fsub(v[VL_D_SMOOTH], a.dog[i]), o += a.channel_stride;
+    if (a.hessian[0]) {
+        if (a.families & VL_FAMILY_HESSIAN) {
+            vl_voxel_hessian_entries(&a.scales, a.dims, v, t);
+            for (int p = 0; p < 6; p++)
+                if (a.hessian[p])
+                    a.hessian[p][i] = t[p];
         }
-        a.out[i] = (float)sqrt(sum);
+        return;
+    }
+    if (a.families & VL_FAMILY_STRUCTURE) {
+#pragma unroll
+        for (int p = 0; p < 6; p++)
+            t[p] = a.tensor[p] ? a.tensor[p][i] : 0;
+        vl_voxel_structure(a.dims, t, e);
+        for (int c = 0; c < a.dims; c++)
+            *o = e[c], o += a.channel_stride;
+    }
+    if (a.families & VL_FAMILY_HESSIAN) {
+        vl_voxel_hessian(&a.scales, a.dims, v, e);
+        for (int c = 0; c < a.dims; c++)
+            *o = e[c], o += a.channel_stride;
     }
 }
 
-__global__ void difference_kernel(const double *a, const double *b, float *out, int64_t n)
-{
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
-        out[i] = (float)(a[i] - b[i]);
-}
-
-__global__ void product_kernel(const double *a, const double *b, double scale, double *out, int64_t n)
-{
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
-        out[i] = __dmul_rn(__dmul_rn(a[i], b[i]), scale);
-}
-
-/* structure tensor: d[0..5] = xx, xy, xz, yy, yz, zz (smoothed products) */
-__global__ void structure_kernel(combine_args a)
+/* The structure tensor's and the Hessian's eigenvalues from their stored entries (combine_args.hessian set). */
+__global__ void eigen_kernel(combine_args a)
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < a.voxels; i += (int64_t)gridDim.x * blockDim.x) {
-        double e[3];
-        if (a.dims == 2)
-            vl_eigen2(a.d[0][i], a.d[1][i], a.d[3][i], e);
-        else
-            vl_eigen3(a.d[0][i], a.d[1][i], a.d[2][i], a.d[3][i], a.d[4][i], a.d[5][i], e);
-        for (int c = 0; c < a.dims; c++)
-            a.out[c * a.voxels + i] = (float)e[c];
+        float t[6], e[3];
+        if (a.families & VL_FAMILY_STRUCTURE) {
+#pragma unroll
+            for (int p = 0; p < 6; p++)
+                t[p] = a.tensor[p] ? a.tensor[p][i] : 0;
+            vl_voxel_structure(a.dims, t, e);
+            for (int c = 0; c < a.dims; c++)
+                a.out[(a.structure_channel + c) * a.channel_stride + i] = e[c];
+        }
+        if (a.families & VL_FAMILY_HESSIAN) {
+#pragma unroll
+            for (int p = 0; p < 6; p++)
+                t[p] = a.hessian[p] ? a.hessian[p][i] : 0;
+            vl_voxel_structure(a.dims, t, e);
+            for (int c = 0; c < a.dims; c++)
+                a.out[(a.hessian_channel + c) * a.channel_stride + i] = e[c];
+        }
     }
 }
 
-__global__ void hessian_kernel(combine_args a)
+__global__ void combine_kernel(combine_args a)
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < a.voxels; i += (int64_t)gridDim.x * blockDim.x) {
-        double e[3];
-        const double *sp = a.sp;
-        const double xx = a.d[4][i] / __dmul_rn(sp[0], sp[0]), yy = a.d[5][i] / __dmul_rn(sp[1], sp[1]),
-                     xy = a.d[7][i] / __dmul_rn(sp[0], sp[1]);
-        if (a.dims == 2)
-            vl_eigen2(xx, xy, yy, e);
-        else
-            vl_eigen3(xx, xy, a.d[8][i] / __dmul_rn(sp[0], sp[2]), yy, a.d[9][i] / __dmul_rn(sp[1], sp[2]),
-                      a.d[6][i] / __dmul_rn(sp[2], sp[2]), e);
-        for (int c = 0; c < a.dims; c++)
-            a.out[c * a.voxels + i] = (float)e[c];
+        float v[VL_D_COUNT];
+#pragma unroll
+        for (int k = 0; k < VL_D_COUNT; k++)
+            v[k] = a.d[k] ? a.d[k][i] : 0;
+        combine_voxel(a, i, v);
     }
 }
 
-__global__ void offset_kernel(const double *image, int64_t nx, int64_t ny, int64_t nz, dbox box, int ux, int uy,
+/* The last pass (along x) of every derivative fused with the per-voxel steps, when a sigma needs all of them:
+ * the inputs are the y-pass results of the (z, y) order pairs (0,0) (0,1) (0,2) (1,0) (1,1) (2,0) in 3D, the first
+ * passes of y orders 0, 1, 2 in 2D, all on the box grown along x; a block stages a row segment of each in shared
+ * memory, each thread computes its ROW_OUTPUTS voxels' derivatives (the same chains as row_pass_kernel) into
+ * shared memory, then the block takes the per-voxel steps, one voxel per thread, and writes the channels. The
+ * derivatives never go to global memory. */
+struct fused_inputs {
+    const float *v[6];
+};
+
+template <int DIMS>
+__global__ void __launch_bounds__(ROW_THREADS) row_combine_kernel(fused_inputs in, dbox in_box, pass_outputs x_taps,
+                                                                  combine_args a, dbox out_box, int r, int n_axis)
+{
+    const int inputs = DIMS == 3 ? 6 : 3;
+    extern __shared__ float shared[];
+    const int T = 2 * r + 1, pitch = ROW_SEGMENT + 2 * r;
+    /* taps of x orders 0, 1, 2; a row segment of each input; the segment's derivatives, slot after slot */
+    float *taps = shared, *rows = shared + 3 * T, *derivative = rows + inputs * pitch;
+    load_taps(taps, x_taps, 3, T);
+    const int sx = (int)size_of(out_box, 0), sy = (int)size_of(out_box, 1);
+    const int segments = (sx + ROW_SEGMENT - 1) / ROW_SEGMENT;
+    const int64_t lines = (int64_t)sy * size_of(out_box, 2);
+    const int64_t in_sx = size_of(in_box, 0), in_sy = size_of(in_box, 1);
+    const int in_lo = (int)in_box.lo[0];
+    for (int64_t work = blockIdx.x; work < lines * segments; work += gridDim.x) {
+        const int seg = (int)(work % segments);
+        const int64_t line = work / segments;
+        const int64_t y = out_box.lo[1] + line % sy, z = out_box.lo[2] + line / sy;
+        const int x0 = (int)out_box.lo[0] + seg * ROW_SEGMENT;
+        const int span = sx - seg * ROW_SEGMENT < ROW_SEGMENT ? sx - seg * ROW_SEGMENT : ROW_SEGMENT;
+        const int64_t row_offset = (y - in_box.lo[1]) * in_sx + (z - in_box.lo[2]) * in_sx * in_sy;
+        __syncthreads(); /* the previous segment's reads are done (and the taps are in place) */
+        for (int k = 0; k < inputs; k++)
+            for (int i = threadIdx.x; i < span + 2 * r; i += ROW_THREADS)
+                rows[k * pitch + i] = in.v[k][row_offset + reflect(x0 - r + i, n_axis) - in_lo];
+        __syncthreads();
+        const int first = threadIdx.x * ROW_OUTPUTS;
+        if (first < span) {
+            const int count = span - first < ROW_OUTPUTS ? span - first : ROW_OUTPUTS;
+            const int last = count - 1 + 2 * r;
+            /* each input's x orders, their results stored in slots at once (few registers live at a time) */
+            auto run = [&](int input, auto &acc, const int *slots) {
+                const float *mine = rows + input * pitch + first;
+                auto value = [&](int idx) { return mine[idx < last ? idx : last]; };
+                correlate(taps, T, value, acc);
+#pragma unroll
+                for (int o = 0; o < (int)(sizeof acc / sizeof acc[0]); o++)
+#pragma unroll
+                    for (int j = 0; j < ROW_OUTPUTS; j++)
+                        if (j < count)
+                            derivative[slots[o] * ROW_SEGMENT + first + j] = acc[o][j];
+            };
+            static const int s00[3] = {VL_D_SMOOTH, VL_D_X, VL_D_XX}, s01[2] = {VL_D_X + 1, VL_D_XY},
+                             s02[1] = {VL_D_XX + 1}, s10[2] = {VL_D_X + 2, VL_D_XZ}, s11[1] = {VL_D_YZ},
+                             s20[1] = {VL_D_XX + 2};
+            {
+                float acc[3][ROW_OUTPUTS];
+                run(0, acc, s00);
+            }
+            {
+                float acc[2][ROW_OUTPUTS];
+                run(1, acc, s01);
+            }
+            {
+                float acc[1][ROW_OUTPUTS];
+                run(2, acc, s02);
+            }
+            if (DIMS == 3) {
+                {
+                    float acc[2][ROW_OUTPUTS];
+                    run(3, acc, s10);
+                }
+                {
+                    float acc[1][ROW_OUTPUTS];
+                    run(4, acc, s11);
+                }
+                {
+                    float acc[1][ROW_OUTPUTS];
+                    run(5, acc, s20);
+                }
+            }
+        }
+        __syncthreads();
+        /* the per-voxel steps, neighbouring threads on neighbouring voxels (coalesced reads and writes) */
+        const int64_t base = (x0 - out_box.lo[0]) + (y - out_box.lo[1]) * sx + (z - out_box.lo[2]) * (int64_t)sx * sy;
+        for (int i = threadIdx.x; i < span; i += ROW_THREADS) {
+            float v[VL_D_COUNT];
+#pragma unroll
+            for (int k = 0; k < VL_D_COUNT; k++)
+                v[k] = DIMS == 3 || (k != VL_D_X + 2 && k != VL_D_XX + 2 && k != VL_D_XZ && k != VL_D_YZ)
+                           ? derivative[k * ROW_SEGMENT + i]
+                           : 0;
+            combine_voxel(a, base + i, v);
+        }
+    }
+}
+
+/* The structure tensor's inner gradients and where its first smoothing pass of each product g_a g_b per mm^2
+ * goes. */
+struct product_args {
+    const float *g[3];
+    float *out[6];
+    float per_mm2[6];
+};
+
+/* Outputs per thread of product_pass_kernel (each product keeps its own window of inputs in registers). */
+const int PRODUCT_OUTPUTS = 4;
+
+/* The first pass of the structure tensor's outer smoothing for every product at once, the products g_a g_b per
+ * mm^2 (vl_voxel_product) formed as the inner gradients are read, so that they never go to memory; otherwise as
+ * line_pass_kernel (axis 1 or 2, order 0 taps). Slots as product_args: xx, xy, xz, yy, yz, zz (2D: 0, 1, 3). */
+template <int DIMS>
+__global__ void __launch_bounds__(128) product_pass_kernel(product_args a, dbox in_box, dbox out_box, int axis,
+                                                           const float *taps_global, int r, int n_axis)
+{
+    const int P = DIMS == 3 ? 6 : 3, K = PRODUCT_OUTPUTS;
+    const int slot[6] = {0, 1, DIMS == 3 ? 2 : 3, 3, 4, 5};
+    const int first_of[6] = {0, 0, DIMS == 3 ? 0 : 1, 1, 1, 2}, second_of[6] = {0, 1, DIMS == 3 ? 2 : 1, 1, 2, 2};
+    extern __shared__ float taps[];
+    const int T = 2 * r + 1;
+    for (int i = threadIdx.x + blockDim.x * threadIdx.y; i < T; i += blockDim.x * blockDim.y)
+        taps[i] = taps_global[i];
+    __syncthreads();
+    const int other = 3 - axis;
+    const int sx = (int)size_of(out_box, 0), len = (int)size_of(out_box, axis), so = (int)size_of(out_box, other);
+    const int x = blockIdx.x * blockDim.x + threadIdx.x;
+    if (x >= sx)
+        return;
+    const int64_t in_plane = size_of(in_box, 0) * size_of(in_box, 1), out_plane = (int64_t)sx * size_of(out_box, 1);
+    const int64_t in_step = axis == 1 ? size_of(in_box, 0) : in_plane, in_other = axis == 1 ? in_plane : size_of(in_box, 0);
+    const int64_t out_step = axis == 1 ? sx : out_plane, out_other = axis == 1 ? out_plane : sx;
+    const int chunks = (len + K - 1) / K;
+    const int lines = chunks * so;
+    const int in_lo = (int)in_box.lo[axis], out_lo = (int)out_box.lo[axis];
+    const int64_t other_offset = out_box.lo[other] - in_box.lo[other];
+    float scale[P];
+#pragma unroll
+    for (int p = 0; p < P; p++)
+        scale[p] = a.per_mm2[slot[p]];
+    for (int line = blockIdx.y * blockDim.y + threadIdx.y; line < lines; line += gridDim.y * blockDim.y) {
+        const int chunk = line % chunks, ob = line / chunks;
+        const int p0 = out_lo + chunk * K;
+        const int count = len - chunk * K < K ? len - chunk * K : K;
+        const int64_t base = (out_box.lo[0] + x - in_box.lo[0]) + (other_offset + ob) * in_other;
+        const int last = count - 1 + 2 * r;
+        float win[P][2 * K], acc[P][K];
+        auto load = [&](int idx, int at) {
+            const int q = reflect(p0 - r + (idx < last ? idx : last), n_axis);
+            const int64_t o = base + (int64_t)(q - in_lo) * in_step;
+            float g[DIMS];
+#pragma unroll
+            for (int d = 0; d < DIMS; d++)
+                g[d] = __ldg(a.g[d] + o);
+#pragma unroll
+            for (int p = 0; p < P; p++)
+                win[p][at] = vl_voxel_product(g[first_of[p]], g[second_of[p]], scale[p]);
+        };
+#pragma unroll
+        for (int p = 0; p < P; p++)
+#pragma unroll
+            for (int j = 0; j < K; j++)
+                acc[p][j] = 0;
+#pragma unroll
+        for (int i = 0; i < K; i++)
+            load(i, i);
+        int t0 = 0;
+        for (; t0 + K <= T; t0 += K) {
+#pragma unroll
+            for (int i = 0; i < K; i++)
+                load(t0 + K + i, K + i);
+#pragma unroll
+            for (int tt = 0; tt < K; tt++) {
+                const float w = taps[t0 + tt];
+#pragma unroll
+                for (int p = 0; p < P; p++)
+#pragma unroll
+                    for (int j = 0; j < K; j++)
+                        acc[p][j] = __fmaf_rn(w, win[p][j + tt], acc[p][j]);
+            }
+#pragma unroll
+            for (int p = 0; p < P; p++)
+#pragma unroll
+                for (int i = 0; i < K; i++)
+                    win[p][i] = win[p][K + i];
+        }
+#pragma unroll
+        for (int i = 0; i < K; i++)
+            load(t0 + K + i, K + i);
+#pragma unroll
+        for (int tt = 0; tt < K; tt++)
+            if (t0 + tt < T) {
+                const float w = taps[t0 + tt];
+#pragma unroll
+                for (int p = 0; p < P; p++)
+#pragma unroll
+                    for (int j = 0; j < K; j++)
+                        acc[p][j] = __fmaf_rn(w, win[p][j + tt], acc[p][j]);
+            }
+        const int64_t target = x + (int64_t)ob * out_other + (int64_t)(p0 - out_lo) * out_step;
+#pragma unroll
+        for (int p = 0; p < P; p++)
+#pragma unroll
+            for (int j = 0; j < K; j++)
+                if (j < count)
+                    a.out[slot[p]][target + j * out_step] = acc[p][j];
+    }
+}
+
+__global__ void offset_kernel(const float *image, int64_t nx, int64_t ny, int64_t nz, dbox box, int ux, int uy,
                               int uz, int vx, int vy, int vz, float *out)
 {
     const int64_t sx = box.hi[0] - box.lo[0], sy = box.hi[1] - box.lo[1];
     const int64_t total = sx * sy * (box.hi[2] - box.lo[2]);
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
         const int64_t x = box.lo[0] + i % sx, y = box.lo[1] + (i / sx) % sy, z = box.lo[2] + i / (sx * sy);
-        const int64_t a = reflect(x + ux, nx) + nx * (reflect(y + uy, ny) + ny * reflect(z + uz, nz));
-        const int64_t b = reflect(x + vx, nx) + nx * (reflect(y + vy, ny) + ny * reflect(z + vz, nz));
-        out[i] = (float)(image[a] - image[b]);
+        const int64_t a = reflect((int)(x + ux), (int)nx) + nx * (reflect((int)(y + uy), (int)ny) + ny * reflect((int)(z + uz), (int)nz));
+        const int64_t b = reflect((int)(x + vx), (int)nx) + nx * (reflect((int)(y + vy), (int)ny) + ny * reflect((int)(z + vz), (int)nz));
+        out[i] = __double2float_rn(__dsub_rn((double)image[a], (double)image[b]));
     }
 }
 
@@ -385,130 +710,323 @@ __global__ void offset_kernel(const double *image, int64_t nx, int64_t ny, int64
             goto done;                      \
     } while (0)
 
-/* The channels of sigma s (sets[3 s .. 3 s + 2]: sigma, DoG sigma, structure inner sigma). */
-cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float *channels, int *channel)
+/* The inputs of row_combine_kernel for `in` on out_box: 3D, the y passes of the (z, y) order pairs (0,0) (0,1)
+ * (0,2) (1,0) (1,1) (2,0) after the z passes of orders 0, 1, 2; 2D, the y passes of orders 0, 1, 2. */
+cudaError_t fused_inputs_make(const tile_context &cx, const dfield &in, const dbox &out_box, const dtaps_set &ts,
+                              dfield fields[6])
+{
+    const int *ax = cx.f->axes;
+    static const int all[3] = {0, 1, 2};
+    dfield *outs[3];
+    if (cx.f->bank.dims == 2) {
+        for (int o = 0; o < 3; o++)
+            outs[o] = &fields[o];
+        return pass(cx, in, ax[0], ts, all, 3, outs, grow_after(cx, out_box, ts, 0));
+    }
+    dfield first[3] = {};
+    for (int o = 0; o < 3; o++)
+        outs[o] = &first[o];
+    cudaError_t e = pass(cx, in, ax[0], ts, all, 3, outs, grow_after(cx, out_box, ts, 0));
+    const dbox second = grow_after(cx, out_box, ts, 1);
+    static const int start[3] = {0, 3, 5}, orders_of[3] = {3, 2, 1}; /* y orders per z order */
+    for (int oz = 0; oz < 3 && e == cudaSuccess; oz++) {
+        for (int o = 0; o < orders_of[oz]; o++)
+            outs[o] = &fields[start[oz] + o];
+        e = pass(cx, first[oz], ax[1], ts, all, orders_of[oz], outs, second);
+        field_free(cx, &first[oz]);
+    }
+    for (int o = 0; o < 3; o++)
+        field_free(cx, &first[o]);
+    return e;
+}
+
+/* 1 when `b` spans whole x rows and y columns */
+bool whole_planes(const vl_gpu_filters *f, const dbox &b)
+{
+    return b.lo[0] == 0 && b.hi[0] == f->n[0] && b.lo[1] == 0 && b.hi[1] == f->n[1];
+}
+
+/* The structure tensor's inner gradients of sigma s on `grown` into g[0 .. dims - 1]: the planes the kept
+ * gradients of the previous box hold are copied, the others computed. */
+cudaError_t inner_gradients(const tile_context &cx, int s, const dbox &grown, dfield g[3])
+{
+    vl_gpu_filters *f = cx.f;
+    const int dims = f->bank.dims;
+    const dtaps_set &inner = f->sets[3 * s + 2];
+    const dfield *kept = f->gradients ? f->gradients + 3 * s : NULL;
+    int64_t from = grown.lo[2]; /* planes below come from the kept gradients */
+    if (kept && kept[0].v && whole_planes(f, grown) && whole_planes(f, kept[0].box) &&
+        kept[0].box.lo[2] <= grown.lo[2] && kept[0].box.hi[2] > grown.lo[2])
+        from = kept[0].box.hi[2] < grown.hi[2] ? kept[0].box.hi[2] : grown.hi[2];
+    wanted gw[3];
+    dfield fresh[3] = {};
+    if (from == grown.lo[2]) {
+        for (int a = 0; a < dims; a++)
+            gw[a] = wanted{{a == 0, a == 1, a == 2}, &g[a]};
+        return derivatives(cx, f->image, grown, inner, gw, dims);
+    }
+    const int64_t plane = f->n[0] * f->n[1];
+    cudaError_t e = cudaSuccess;
+    for (int a = 0; a < dims && e == cudaSuccess; a++) {
+        e = field_alloc(cx, &g[a], grown);
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(g[a].v, kept[a].v + (grown.lo[2] - kept[a].box.lo[2]) * plane,
+                                sizeof(float) * (size_t)((from - grown.lo[2]) * plane), cudaMemcpyDeviceToDevice,
+                                cx.stream);
+    }
+    if (e == cudaSuccess && from < grown.hi[2]) {
+        dbox rest = grown;
+        rest.lo[2] = from;
+        for (int a = 0; a < dims; a++)
+            gw[a] = wanted{{a == 0, a == 1, a == 2}, &fresh[a]};
+        e = derivatives(cx, f->image, rest, inner, gw, dims);
+        for (int a = 0; a < dims && e == cudaSuccess; a++)
+            e = cudaMemcpyAsync(g[a].v + (from - grown.lo[2]) * plane, fresh[a].v,
+                                sizeof(float) * (size_t)((grown.hi[2] - from) * plane), cudaMemcpyDeviceToDevice,
+                                cx.stream);
+    }
+    for (int a = 0; a < 3; a++)
+        field_free(cx, &fresh[a]);
+    return e;
+}
+
+/* After the products: in 3D, boxes of whole planes keep their inner gradients for the next box (the previous
+ * ones freed); otherwise they are freed. */
+void keep_gradients(const tile_context &cx, int s, dfield g[3])
+{
+    vl_gpu_filters *f = cx.f;
+    if (f->bank.dims == 3 && f->gradients && whole_planes(f, g[0].box)) {
+        dfield *kept = f->gradients + 3 * s;
+        for (int a = 0; a < 3; a++) {
+            field_free(cx, &kept[a]);
+            kept[a] = g[a];
+            g[a].v = NULL;
+        }
+    }
+    for (int a = 0; a < 3; a++)
+        field_free(cx, &g[a]);
+}
+
+/* The structure tensor's entries on `box` (2D: slots 0, 1, 3) from the inner gradients g on `grown`: the first
+ * pass of the outer smoothing forms the products as it reads (product_pass_kernel), the other passes follow. */
+cudaError_t structure_tensor(const tile_context &cx, const dtaps_set &ts, const dbox &grown, const dbox &box,
+                             const dfield g[3], dfield tensor[6])
+{
+    const vl_gpu_filters *f = cx.f;
+    const int dims = f->bank.dims;
+    const int *ax = f->axes;
+    static const int pair[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
+    static const int order0[1] = {0};
+    const dbox region = grow_after(cx, box, ts, 0);
+    dfield first[6] = {}, second = {};
+    product_args pa = {};
+    cudaError_t e = cudaSuccess;
+    for (int a = 0; a < dims; a++)
+        pa.g[a] = g[a].v;
+    for (int p = 0; p < 6 && e == cudaSuccess; p++) {
+        if (pair[p][0] >= dims || pair[p][1] >= dims)
+            continue;
+        e = field_alloc(cx, &first[p], region);
+        pa.out[p] = first[p].v;
+        pa.per_mm2[p] = f->scales.per_mm2[pair[p][0]][pair[p][1]];
+    }
+    if (e == cudaSuccess) {
+        const int axis = ax[0], other = 3 - axis;
+        const dtaps &t = ts.k[axis][0];
+        const int64_t lines = (size_of(region, axis) + PRODUCT_OUTPUTS - 1) / PRODUCT_OUTPUTS * size_of(region, other);
+        const dim3 block(32, 4);
+        const dim3 grid((unsigned)((size_of(region, 0) + 31) / 32),
+                        (unsigned)((lines + 3) / 4 < 65535 ? (lines + 3) / 4 : 65535));
+        const size_t shared = sizeof(float) * (size_t)(2 * t.radius + 1);
+        if (dims == 3)
+            product_pass_kernel<3><<<grid, block, shared, cx.stream>>>(pa, grown, region, axis, t.k, t.radius,
+                                                                        (int)f->n[axis]);
+        else
+            product_pass_kernel<2><<<grid, block, shared, cx.stream>>>(pa, grown, region, axis, t.k, t.radius,
+                                                                        (int)f->n[axis]);
+        e = cudaGetLastError();
+    }
+    for (int p = 0; p < 6 && e == cudaSuccess; p++) {
+        if (!first[p].v)
+            continue;
+        dfield *out = &tensor[p];
+        if (dims == 2) {
+            e = pass(cx, first[p], ax[1], ts, order0, 1, &out, box);
+        } else {
+            dfield *mid = &second;
+            e = pass(cx, first[p], ax[1], ts, order0, 1, &mid, grow_after(cx, box, ts, 1));
+            if (e == cudaSuccess)
+                e = pass(cx, second, ax[2], ts, order0, 1, &out, box);
+            field_free(cx, &second);
+        }
+        field_free(cx, &first[p]);
+    }
+    for (int p = 0; p < 6; p++)
+        field_free(cx, &first[p]);
+    field_free(cx, &second);
+    return e;
+}
+
+/* The channels of sigma s (sets[3 s .. 3 s + 2]: sigma, DoG sigma, structure inner sigma) on `box`, channel c at
+ * channels + c * channel_stride. */
+cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float *channels, int64_t channel_stride,
+                           int *channel)
 {
     const vl_gpu_filters *f = cx.f;
     const unsigned families = f->bank.families[s];
     const int dims = f->bank.dims;
     const int64_t voxels = voxels_of(box);
-    const dkernel_set &ks = f->sets[3 * s], &dog = f->sets[3 * s + 1], &inner = f->sets[3 * s + 2];
-    static const int orders[10][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {2, 0, 0},
-                                      {0, 2, 0}, {0, 0, 2}, {1, 1, 0}, {1, 0, 1}, {0, 1, 1}};
-    int need[10] = {0};
-    need[0] = (families & (VL_FAMILY_SMOOTHING | VL_FAMILY_DOG)) != 0;
+    const dtaps_set &ts = f->sets[3 * s], &dog = f->sets[3 * s + 1];
+    static const int orders[VL_D_COUNT][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {2, 0, 0},
+                                              {0, 2, 0}, {0, 0, 2}, {1, 1, 0}, {1, 0, 1}, {0, 1, 1}};
+    int need[VL_D_COUNT] = {0};
+    need[VL_D_SMOOTH] = (families & (VL_FAMILY_SMOOTHING | VL_FAMILY_DOG)) != 0;
     for (int a = 0; a < dims; a++) {
-        need[1 + a] = (families & VL_FAMILY_GRADIENT) != 0;
-        need[4 + a] = (families & (VL_FAMILY_LOG | VL_FAMILY_HESSIAN)) != 0;
+        need[VL_D_X + a] = (families & VL_FAMILY_GRADIENT) != 0;
+        need[VL_D_XX + a] = (families & (VL_FAMILY_LOG | VL_FAMILY_HESSIAN)) != 0;
     }
-    need[7] = (families & VL_FAMILY_HESSIAN) != 0;
-    need[8] = need[9] = dims == 3 && need[7];
-    dfield d[10] = {}, xc[3] = {}, yc[3][3] = {}, dog_x[3] = {}, smooth = {}, g[3] = {}, xi[3] = {}, tensor[6] = {};
+    need[VL_D_XY] = (families & VL_FAMILY_HESSIAN) != 0;
+    need[VL_D_XZ] = need[VL_D_YZ] = dims == 3 && need[VL_D_XY];
+    /* every derivative of the dimension needed: the last pass fused with the per-voxel steps, when its shared
+     * memory fits */
+    const int r = ts.k[0][0].radius;
+    const size_t fused_shared =
+        sizeof(float) * (size_t)(3 * (2 * r + 1) + (dims == 3 ? 6 : 3) * (ROW_SEGMENT + 2 * r) + VL_D_COUNT * ROW_SEGMENT);
+    const int fused = need[VL_D_SMOOTH] && need[VL_D_X] && need[VL_D_XX] && need[VL_D_XY] &&
+                      fused_shared <= 48 * 1024;
+    dfield d[VL_D_COUNT] = {}, smooth = {}, g[3] = {}, tensor[6] = {}, inputs[6] = {}, hessian[6] = {};
+    wanted w[VL_D_COUNT];
+    int count = 0;
     cudaError_t error = cudaSuccess;
-    const int blocks = blocks_for(voxels);
     combine_args args = {};
+    args.scales = f->scales;
+    args.families = families;
     args.dims = dims;
     args.voxels = voxels;
-    for (int a = 0; a < 3; a++)
-        args.sp[a] = f->spacing[a];
-    for (int i = 0; i < 10; i++)
-        if (need[i])
-            TRY(derivative(cx, f->image, box, ks, xc, yc, orders[i][0], orders[i][1], orders[i][2], &d[i]));
-    for (int o = 0; o < 3; o++) {
-        field_free(cx, &xc[o]);
-        for (int q = 0; q < 3; q++)
-            field_free(cx, &yc[o][q]);
-    }
-    for (int i = 0; i < 10; i++)
-        args.d[i] = d[i].v;
-    if (families & VL_FAMILY_SMOOTHING) {
-        store_kernel<<<blocks, 256, 0, cx.stream>>>(d[0].v, channels + (int64_t)(*channel)++ * voxels, voxels);
-        TRY(cudaGetLastError());
-    }
-    if (families & VL_FAMILY_LOG) {
-        args.out = channels + (int64_t)(*channel)++ * voxels;
-        log_kernel<<<blocks, 256, 0, cx.stream>>>(args);
-        TRY(cudaGetLastError());
-    }
-    if (families & VL_FAMILY_GRADIENT) {
-        args.out = channels + (int64_t)(*channel)++ * voxels;
-        gradient_kernel<<<blocks, 256, 0, cx.stream>>>(args);
-        TRY(cudaGetLastError());
-    }
+    args.channel_stride = channel_stride;
+    args.out = channels + (int64_t)*channel * channel_stride;
     if (families & VL_FAMILY_DOG) {
-        TRY(derivative(cx, f->image, box, dog, dog_x, NULL, 0, 0, 0, &smooth));
-        difference_kernel<<<blocks, 256, 0, cx.stream>>>(d[0].v, smooth.v, channels + (int64_t)(*channel)++ * voxels,
-                                                         voxels);
-        TRY(cudaGetLastError());
+        const wanted one = {{0, 0, 0}, &smooth};
+        TRY(derivatives(cx, f->image, box, dog, &one, 1));
     }
     if (families & VL_FAMILY_STRUCTURE) {
-        const dbox grown = grow(box, ks.radius, f->n);
-        const int64_t grown_voxels = voxels_of(grown);
-        for (int a = 0; a < dims; a++)
-            TRY(derivative(cx, f->image, grown, inner, xi, NULL, a == 0, a == 1, a == 2, &g[a]));
-        static const int pair[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
-        for (int p = 0; p < 6; p++) {
-            const int a = pair[p][0], b = pair[p][1];
-            if (a >= dims || b >= dims)
-                continue;
-            dfield product = {}, px[3] = {};
-            error = field_alloc(cx, &product, grown);
-            if (error == cudaSuccess) {
-                product_kernel<<<blocks_for(grown_voxels), 256, 0, cx.stream>>>(
-                    g[a].v, g[b].v, 1 / (f->spacing[a] * f->spacing[b]), product.v, grown_voxels);
-                error = cudaGetLastError();
-            }
-            if (error == cudaSuccess)
-                error = derivative(cx, product, box, ks, px, NULL, 0, 0, 0, &tensor[p]);
-            field_free(cx, &product);
-            field_free(cx, &px[0]);
-            if (error != cudaSuccess)
-                goto done;
-        }
-        combine_args t = args;
-        for (int p = 0; p < 6; p++)
-            t.d[p] = tensor[p].v;
-        t.out = channels + (int64_t)(*channel) * voxels;
-        *channel += dims;
-        structure_kernel<<<blocks, 256, 0, cx.stream>>>(t);
-        TRY(cudaGetLastError());
+        /* inner gradients over the box grown by the outer radius, products, outer smoothing of each */
+        const dbox grown = grow(box, ts.radius, f->n);
+        TRY(inner_gradients(cx, s, grown, g));
+        TRY(structure_tensor(cx, ts, grown, box, g, tensor));
+        keep_gradients(cx, s, g);
     }
-    if (families & VL_FAMILY_HESSIAN) {
-        args.out = channels + (int64_t)(*channel) * voxels;
-        *channel += dims;
-        hessian_kernel<<<blocks, 256, 0, cx.stream>>>(args);
-        TRY(cudaGetLastError());
-    }
-done:
-    for (int i = 0; i < 10; i++)
-        field_free(cx, &d[i]);
-    for (int o = 0; o < 3; o++) {
-        field_free(cx, &xc[o]);
-        for (int q = 0; q < 3; q++)
-            field_free(cx, &yc[o][q]);
-        field_free(cx, &dog_x[o]);
-        field_free(cx, &xi[o]);
-        field_free(cx, &g[o]);
-    }
+    args.dog = smooth.v;
     for (int p = 0; p < 6; p++)
+        args.tensor[p] = tensor[p].v;
+    if (fused) {
+        /* the eigenvalues in eigen_kernel: the Hessian's entries stored by the fused kernel */
+        static const int pair[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
+        int c = 0;
+        for (unsigned family = 1; family <= VL_FAMILY_HESSIAN; family <<= 1) {
+            if (family == VL_FAMILY_STRUCTURE)
+                args.structure_channel = c;
+            if (family == VL_FAMILY_HESSIAN)
+                args.hessian_channel = c;
+            if (families & family)
+                c += family == VL_FAMILY_STRUCTURE || family == VL_FAMILY_HESSIAN ? dims : 1;
+        }
+        for (int p = 0; p < 6; p++)
+            if (pair[p][0] < dims && pair[p][1] < dims) {
+                TRY(field_alloc(cx, &hessian[p], box));
+                args.hessian[p] = hessian[p].v;
+            }
+        TRY(fused_inputs_make(cx, f->image, box, ts, inputs));
+        fused_inputs fi = {};
+        pass_outputs x_taps = {};
+        for (int k = 0; k < 6; k++)
+            fi.v[k] = inputs[k].v;
+        for (int o = 0; o < 3; o++)
+            x_taps.taps[o] = ts.k[0][o].k;
+        const int64_t work = size_of(box, 1) * size_of(box, 2) * ((size_of(box, 0) + ROW_SEGMENT - 1) / ROW_SEGMENT);
+        const unsigned blocks = (unsigned)(work < (1 << 20) ? work : (1 << 20));
+        if (dims == 3)
+            row_combine_kernel<3><<<blocks, ROW_THREADS, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args,
+                                                                                   box, r, (int)f->n[0]);
+        else
+            row_combine_kernel<2><<<blocks, ROW_THREADS, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args,
+                                                                                   box, r, (int)f->n[0]);
+        TRY(cudaGetLastError());
+        eigen_kernel<<<blocks_for(voxels), 256, 0, cx.stream>>>(args);
+        TRY(cudaGetLastError());
+    } else {
+        for (int i = 0; i < VL_D_COUNT; i++)
+            if (need[i]) {
+                memcpy(w[count].order, orders[i], sizeof orders[i]);
+                w[count++].out = &d[i];
+            }
+        if (count)
+            TRY(derivatives(cx, f->image, box, ts, w, count));
+        for (int i = 0; i < VL_D_COUNT; i++)
+            args.d[i] = d[i].v;
+        combine_kernel<<<blocks_for(voxels), 256, 0, cx.stream>>>(args);
+        TRY(cudaGetLastError());
+    }
+    for (unsigned family = 1; family <= VL_FAMILY_HESSIAN; family <<= 1)
+        if (families & family)
+            *channel += family == VL_FAMILY_STRUCTURE || family == VL_FAMILY_HESSIAN ? dims : 1;
+done:
+    for (int i = 0; i < VL_D_COUNT; i++)
+        field_free(cx, &d[i]);
+    for (int p = 0; p < 6; p++) {
         field_free(cx, &tensor[p]);
+        field_free(cx, &inputs[p]);
+        field_free(cx, &hessian[p]);
+    }
+    for (int a = 0; a < 3; a++)
+        field_free(cx, &g[a]);
     field_free(cx, &smooth);
     return error;
 }
 
-__global__ void widen_kernel(const void *data, vl_dtype dtype, double *out, int64_t n)
+__global__ void widen_kernel(const void *data, vl_dtype dtype, float *out, int64_t n)
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
-        double v = 0;
+        float v = 0;
         switch (dtype) {
         case VL_U8: v = ((const uint8_t *)data)[i]; break;
         case VL_I16: v = ((const int16_t *)data)[i]; break;
         case VL_U16: v = ((const uint16_t *)data)[i]; break;
-        case VL_U32: v = ((const uint32_t *)data)[i]; break;
+        case VL_U32: v = __uint2float_rn(((const uint32_t *)data)[i]); break;
         case VL_F32: v = ((const float *)data)[i]; break;
         }
         out[i] = v;
     }
+}
+
+/* Taps of orders 0, 1, 2 on each filtered axis at sigma_mm, appended to `host` at *used (capacity checked by the
+ * caller's sizing, taps_floats). */
+void taps_set_fill(dtaps_set *ts, const vl_gpu_filters *f, double sigma_mm, float *host, size_t *used)
+{
+    memset(ts, 0, sizeof *ts);
+    for (int a = 0; a < f->bank.dims; a++) {
+        const double sigma_voxels = sigma_mm / f->spacing[a];
+        const int radius = vl_gaussian_radius(sigma_voxels, f->bank.truncate);
+        ts->radius[a] = radius;
+        for (int o = 0; o < 3; o++) {
+            ts->k[a][o].radius = radius;
+            ts->k[a][o].k = (const float *)(uintptr_t)*used; /* an offset until the upload */
+            vl_gaussian_taps(sigma_voxels, o, radius, host + *used);
+            *used += (size_t)(2 * radius + 1);
+        }
+    }
+}
+
+size_t taps_floats(const vl_filter_bank *bank, const double spacing[3])
+{
+    size_t total = 0;
+    for (int s = 0; s < bank->sigma_count; s++) {
+        const double ratios[3] = {1, bank->dog_ratio, bank->st_inner_ratio};
+        for (int k = 0; k < 3; k++)
+            for (int a = 0; a < bank->dims; a++)
+                total += 3 * (size_t)(2 * vl_gaussian_radius(bank->sigmas[s] * ratios[k] / spacing[a], bank->truncate) + 1);
+    }
+    return total;
 }
 
 } // namespace
@@ -523,11 +1041,37 @@ vl_status vl_gpu_filters_create(const vl_volume *image, const vl_filter_bank *ba
     f->n[0] = image->nx, f->n[1] = image->ny, f->n[2] = image->nz;
     for (int a = 0; a < 3; a++)
         f->spacing[a] = image->geometry.spacing[a];
+    vl_filter_scales_make(f->spacing, &f->scales);
+    for (int s = 0; s < bank->dims; s++)
+        f->axes[s] = bank->dims - 1 - s;
     f->image.box = dbox{{0, 0, 0}, {image->nx, image->ny, image->nz}};
     const int64_t voxels = vl_volume_voxels(image);
     const size_t raw_bytes = (size_t)voxels * vl_dtype_size(image->dtype);
+    const size_t floats = taps_floats(bank, f->spacing);
+    float *host = (float *)malloc(sizeof(float) * floats + 1);
     void *raw = NULL;
-    cudaError_t error = cudaMalloc(&f->image.v, sizeof(double) * (size_t)voxels);
+    cudaError_t error = host ? cudaSuccess : cudaErrorMemoryAllocation;
+    if (error == cudaSuccess && (!(f->sets = (dtaps_set *)calloc((size_t)(3 * bank->sigma_count), sizeof(dtaps_set))) ||
+                                 !(f->gradients = (dfield *)calloc((size_t)(3 * bank->sigma_count), sizeof(dfield)))))
+        error = cudaErrorMemoryAllocation;
+    if (error == cudaSuccess) {
+        size_t used = 0;
+        for (int s = 0; s < bank->sigma_count; s++) {
+            taps_set_fill(&f->sets[3 * s], f, bank->sigmas[s], host, &used);
+            taps_set_fill(&f->sets[3 * s + 1], f, bank->sigmas[s] * bank->dog_ratio, host, &used);
+            taps_set_fill(&f->sets[3 * s + 2], f, bank->sigmas[s] * bank->st_inner_ratio, host, &used);
+        }
+        error = cudaMalloc(&f->taps, sizeof(float) * floats + 1);
+        if (error == cudaSuccess)
+            error = cudaMemcpy(f->taps, host, sizeof(float) * floats, cudaMemcpyHostToDevice);
+        for (int s = 0; s < 3 * bank->sigma_count && error == cudaSuccess; s++)
+            for (int a = 0; a < 3; a++)
+                for (int o = 0; o < 3; o++)
+                    f->sets[s].k[a][o].k = f->taps + (uintptr_t)f->sets[s].k[a][o].k;
+    }
+    free(host);
+    if (error == cudaSuccess)
+        error = cudaMalloc(&f->image.v, sizeof(float) * (size_t)voxels);
     if (error == cudaSuccess)
         error = cudaMalloc(&raw, raw_bytes);
     if (error == cudaSuccess)
@@ -539,18 +1083,9 @@ vl_status vl_gpu_filters_create(const vl_volume *image, const vl_filter_bank *ba
     if (error == cudaSuccess)
         error = cudaDeviceSynchronize();
     cudaFree(raw);
-    if (error == cudaSuccess && !(f->sets = (dkernel_set *)calloc((size_t)(3 * bank->sigma_count), sizeof(dkernel_set))))
-        error = cudaErrorMemoryAllocation;
-    for (int s = 0; error == cudaSuccess && s < bank->sigma_count; s++) {
-        error = kernel_set_make(&f->sets[3 * s], f, bank->sigmas[s]);
-        if (error == cudaSuccess)
-            error = kernel_set_make(&f->sets[3 * s + 1], f, bank->sigmas[s] * bank->dog_ratio);
-        if (error == cudaSuccess)
-            error = kernel_set_make(&f->sets[3 * s + 2], f, bank->sigmas[s] * bank->st_inner_ratio);
-    }
     if (error != cudaSuccess) {
         vl_gpu_filters_destroy(f);
-        return vl_cuda_failure(error, "uploading the image and filter kernels");
+        return vl_cuda_failure(error, "uploading the image and filter taps");
     }
     *out = f;
     return VL_OK;
@@ -560,31 +1095,59 @@ void vl_gpu_filters_destroy(vl_gpu_filters *f)
 {
     if (!f)
         return;
+    if (f->gradients) {
+        bool kept = false;
+        for (int k = 0; k < 3 * f->bank.sigma_count; k++)
+            kept |= f->gradients[k].v != NULL;
+        if (kept) {
+            cudaDeviceSynchronize(); /* the last box's work may still read them */
+            for (int k = 0; k < 3 * f->bank.sigma_count; k++)
+                if (f->gradients[k].v)
+                    cudaFreeAsync(f->gradients[k].v, 0);
+            cudaDeviceSynchronize();
+        }
+    }
     cudaFree(f->image.v);
-    if (f->sets)
-        for (int s = 0; s < 3 * f->bank.sigma_count; s++)
-            kernel_set_free(&f->sets[s]);
+    cudaFree(f->taps);
     free(f->sets);
+    free(f->gradients);
     free(f);
 }
 
-vl_status vl_gpu_filters_box(vl_gpu_filters *f, const vl_box *box, float *channels, cudaStream_t stream)
+vl_status vl_gpu_filters_box(vl_gpu_filters *f, const vl_box *box, float *channels, cudaStream_t stream,
+                             int pass_planes)
 {
     const tile_context cx = {f, stream};
     const dbox b = {{box->lo[0], box->lo[1], box->lo[2]}, {box->hi[0], box->hi[1], box->hi[2]}};
+    const int64_t voxels = voxels_of(b), plane = size_of(b, 0) * size_of(b, 1);
     int channel = 0;
     for (int s = 0; s < f->bank.sigma_count; s++) {
-        const cudaError_t error = sigma_channels(cx, s, b, channels, &channel);
-        if (error != cudaSuccess)
-            return vl_cuda_failure(error, "filter bank on a tile");
+        /* a sigma's passes run on groups of planes (0: the whole box): at least 4 outer z radii, so that the
+         * structure tensor's inner gradient (computed on the group grown by that radius) is not computed over and
+         * over */
+        const int64_t reach = 4 * f->sets[3 * s].radius[2];
+        const int64_t step = pass_planes <= 0 ? size_of(b, 2) : pass_planes > reach ? pass_planes : reach;
+        int next = channel;
+        for (int64_t z = b.lo[2]; z < b.hi[2]; z += step) {
+            dbox group = b;
+            group.lo[2] = z;
+            group.hi[2] = z + step < b.hi[2] ? z + step : b.hi[2];
+            next = channel;
+            const cudaError_t error = sigma_channels(cx, s, group, channels + (z - b.lo[2]) * plane, voxels, &next);
+            if (error != cudaSuccess)
+                return vl_cuda_failure(error, "filter bank on a tile");
+        }
+        channel = next;
     }
-    const int64_t voxels = voxels_of(b);
     for (int k = 0; k < f->bank.offset_count; k++) {
         const int32_t *o = f->bank.offsets[k];
         offset_kernel<<<blocks_for(voxels), 256, 0, stream>>>(f->image.v, f->n[0], f->n[1], f->n[2], b, o[0], o[1],
                                                               o[2], o[3], o[4], o[5],
                                                               channels + (int64_t)(channel + k) * voxels);
     }
+    if (b.hi[2] == f->n[2]) /* no box follows along z: the kept gradients go */
+        for (int k = 0; k < 3 * f->bank.sigma_count; k++)
+            field_free(cx, &f->gradients[k]);
     const cudaError_t error = cudaGetLastError();
     return error == cudaSuccess ? VL_OK : vl_cuda_failure(error, "offset features on a tile");
 }
@@ -603,7 +1166,7 @@ vl_status vl_filters_compute_box_gpu(const vl_volume *image, const vl_filter_ban
     cudaError_t error = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
     if (error == cudaSuccess)
         error = cudaMalloc(&device, bytes);
-    if (error == cudaSuccess && (status = vl_gpu_filters_box(f, box, device, stream)) == VL_OK) {
+    if (error == cudaSuccess && (status = vl_gpu_filters_box(f, box, device, stream, 0)) == VL_OK) {
         error = cudaMemcpyAsync(channels, device, bytes, cudaMemcpyDeviceToHost, stream);
         if (error == cudaSuccess)
             error = cudaStreamSynchronize(stream);

@@ -1,8 +1,8 @@
 /* Internal, CUDA sources only: the filter bank on the device, pass for pass the CPU reference
- * (src/filters/filters_cpu.c): the same kernels, the same reflect border, every sum in the same order with
- * round-to-nearest intrinsics (never fused), eigenvalues from src/filters/eigen_symmetric.h (no transcendental
- * function), so the device's channels equal the CPU's bit for bit. The image lives on the device as float64; a
- * tile's channels are computed into a float32 buffer that prediction consumes at once. */
+ * (src/filters/filters_cpu.c): the same taps, the same reflect border, every pass's sum the same chain of fused
+ * multiply-adds (__fmaf_rn, fmaf on the CPU), the per-voxel steps and eigenvalues from src/filters/filter_voxel.h
+ * (no transcendental function), so the device's channels equal the CPU's bit for bit. The image lives on the
+ * device as float32; a slab's channels are computed into a float32 buffer that prediction consumes at once. */
 #ifndef VL_FILTERS_GPU_CUH
 #define VL_FILTERS_GPU_CUH
 #include <cuda_runtime.h>
@@ -11,10 +11,13 @@
 
 typedef struct vl_gpu_filters vl_gpu_filters;
 
-/* Uploads the image (as float64) and the bank's kernels for `spacing`. */
+/* Uploads the image (as float32) and the bank's taps for its spacing. */
 vl_status vl_gpu_filters_create(const vl_volume *image, const vl_filter_bank *bank, vl_gpu_filters **filters);
 void vl_gpu_filters_destroy(vl_gpu_filters *filters);
-/* Every channel on `box` into channels_device (float32, channel after channel, x fastest over the box). */
-vl_status vl_gpu_filters_box(vl_gpu_filters *filters, const vl_box *box, float *channels_device, cudaStream_t stream);
+/* Every channel on `box` into channels_device (float32, channel after channel, x fastest over the box). Each
+ * sigma's passes run on groups of at least `pass_planes` z planes (and at least 4 of its z radii; 0: the whole
+ * box at once); the channels are the same bits whatever the grouping. */
+vl_status vl_gpu_filters_box(vl_gpu_filters *filters, const vl_box *box, float *channels_device, cudaStream_t stream,
+                             int pass_planes);
 
 #endif

@@ -1,8 +1,8 @@
-/* GPU prediction: the forest on the device, then tile by tile the tile's channels (cuda/filters, never the
- * whole feature volume) and one thread per voxel down every tree, as vl_forest_eval does on the CPU (the same
- * float sums in tree order, the same argmax). A tile's results come back to one of two pinned host buffers and
- * the host copies them into place while the device works on the next tile; only the outputs asked for come
- * back. */
+/* GPU prediction: the forest on the device, then slab by slab (whole x rows and y columns, as many z planes as the
+ * feature budget allows) the slab's channels (cuda/filters, never the whole feature volume) and one thread per
+ * voxel down every tree, as vl_forest_eval does on the CPU (the same float sums in tree order, the same argmax). A
+ * slab's results come back to one of two pinned host buffers and the host copies them into place while the device
+ * works on the next slab; only the outputs asked for come back. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +15,15 @@ namespace {
 
 /* Classes whose sums a thread keeps in registers; more classes sum in the output buffer. */
 const int REGISTER_CLASSES = 8;
+/* Trees a thread walks at once: independent chains of loads, so one voxel's descent waits on memory less. */
+const int TREES_AT_ONCE = 4;
+/* Device memory for a slab's channels (float32); the filters' intermediates of a slab take about as much again. */
+const int64_t FEATURE_BUDGET = (int64_t)2 << 30;
+
+__device__ __forceinline__ int4 load_node(const vl_forest_node *node)
+{
+    return __ldg(reinterpret_cast<const int4 *>(node)); /* feature, threshold bits, left, right */
+}
 
 __global__ void predict_kernel(const vl_forest_node *nodes, const int64_t *tree_node_start, const float *leaf_values,
                                const int64_t *tree_leaf_start, int trees, int classes, const float *channels,
@@ -27,18 +36,39 @@ __global__ void predict_kernel(const vl_forest_node *nodes, const int64_t *tree_
             sum[c] = 0;
         for (int c = REGISTER_CLASSES; c < classes; c++)
             probabilities[c * voxels + i] = 0;
-        for (int t = 0; t < trees; t++) {
-            const vl_forest_node *tree = nodes + tree_node_start[t];
-            int32_t n = 0;
-            while (tree[n].feature >= 0)
-                n = channels[(int64_t)tree[n].feature * voxels + i] <= tree[n].threshold ? tree[n].left : tree[n].right;
-            const float *leaf = leaf_values + (tree_leaf_start[t] + tree[n].left) * classes;
+        for (int t0 = 0; t0 < trees; t0 += TREES_AT_ONCE) {
+            const vl_forest_node *tree[TREES_AT_ONCE];
+            int4 node[TREES_AT_ONCE];
 #pragma unroll
-            for (int c = 0; c < REGISTER_CLASSES; c++)
-                if (c < classes)
-                    sum[c] += leaf[c];
-            for (int c = REGISTER_CLASSES; c < classes; c++)
-                probabilities[c * voxels + i] += leaf[c];
+            for (int u = 0; u < TREES_AT_ONCE; u++) {
+                tree[u] = nodes + tree_node_start[t0 + u < trees ? t0 + u : t0];
+                node[u] = load_node(tree[u]);
+            }
+            for (;;) {
+                int walking = 0;
+#pragma unroll
+                for (int u = 0; u < TREES_AT_ONCE; u++)
+                    if (node[u].x >= 0) {
+                        const float v = channels[(int64_t)node[u].x * voxels + i];
+                        node[u] = load_node(tree[u] + (v <= __int_as_float(node[u].y) ? node[u].z : node[u].w));
+                        walking = 1;
+                    }
+                if (!walking)
+                    break;
+            }
+            /* the leaves' fractions added in tree order, as the CPU does */
+#pragma unroll
+            for (int u = 0; u < TREES_AT_ONCE; u++) {
+                if (t0 + u >= trees)
+                    break;
+                const float *leaf = leaf_values + (tree_leaf_start[t0 + u] + node[u].z) * classes;
+#pragma unroll
+                for (int c = 0; c < REGISTER_CLASSES; c++)
+                    if (c < classes)
+                        sum[c] += leaf[c];
+                for (int c = REGISTER_CLASSES; c < classes; c++)
+                    probabilities[c * voxels + i] += leaf[c];
+            }
         }
         /* the same float operations as vl_forest_eval and vl_forest_argmax: sums in tree order, then / trees */
         int best = 0;
@@ -52,7 +82,8 @@ __global__ void predict_kernel(const vl_forest_node *nodes, const int64_t *tree_
             if (c >= REGISTER_CLASSES)
                 p = probabilities[c * voxels + i];
             p /= (float)trees;
-            probabilities[c * voxels + i] = p;
+            if (probabilities)
+                probabilities[c * voxels + i] = p;
             if (c == 0 || p > top) {
                 best = c;
                 top = p;
@@ -103,8 +134,15 @@ vl_status vl_forest_predict_gpu(vl_forest_prediction *p)
     const vl_forest *forest = p->forest;
     const vl_volume *image = p->image;
     const int F = forest->feature_count, C = forest->class_count;
-    int64_t edge[3], count[3];
-    vl_forest_tiling(image, &forest->bank, p->options->tile, edge, count);
+    /* slabs: whole rows, whole planes when they fit the budget, as many planes as fit */
+    const int64_t per_row = image->nx * (int64_t)F * (int64_t)sizeof(float);
+    int64_t edge[3] = {image->nx, image->ny, 1}, count[3];
+    if (per_row * image->ny > FEATURE_BUDGET)
+        edge[1] = FEATURE_BUDGET / per_row > 1 ? FEATURE_BUDGET / per_row : 1;
+    else
+        edge[2] = FEATURE_BUDGET / (per_row * image->ny) < image->nz ? FEATURE_BUDGET / (per_row * image->ny) : image->nz;
+    for (int a = 0; a < 3; a++)
+        count[a] = (((a == 0 ? image->nx : a == 1 ? image->ny : image->nz)) + edge[a] - 1) / edge[a];
     const int64_t tile_voxels = edge[0] * edge[1] * edge[2];
     const int64_t total_tiles = count[0] * count[1] * count[2];
     device_forest d;
@@ -116,12 +154,23 @@ vl_status vl_forest_predict_gpu(vl_forest_prediction *p)
     vl_box boxes[2];
     int64_t pending = -1; /* the tile whose results are on their way to the host, or -1 */
     vl_status status = VL_OK;
-    cudaError_t error = device_forest_upload(forest, &d);
+    /* the filters allocate their intermediates from the stream-ordered pool slab after slab: the pool keeps them
+     * between slabs and gives them back at the end */
+    cudaMemPool_t pool = NULL;
+    int device = 0;
+    uint64_t keep = UINT64_MAX;
+    cudaError_t error = cudaGetDevice(&device);
+    if (error == cudaSuccess)
+        error = cudaDeviceGetDefaultMemPool(&pool, device);
+    if (error == cudaSuccess)
+        error = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+    if (error == cudaSuccess)
+        error = device_forest_upload(forest, &d);
     if (error == cudaSuccess)
         error = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
     if (error == cudaSuccess)
         error = cudaMalloc(&channels, sizeof(float) * (size_t)tile_voxels * (size_t)F);
-    if (error == cudaSuccess)
+    if (error == cudaSuccess && (p->probabilities || C > REGISTER_CLASSES))
         error = cudaMalloc(&probabilities, sizeof(float) * (size_t)tile_voxels * (size_t)C);
     if (error == cudaSuccess)
         error = cudaMalloc(&class_map, (size_t)tile_voxels);
@@ -152,7 +201,7 @@ vl_status vl_forest_predict_gpu(vl_forest_prediction *p)
                 box->hi[a] = box->lo[a] + edge[a] < n[a] ? box->lo[a] + edge[a] : n[a];
             }
             const int64_t voxels = (box->hi[0] - box->lo[0]) * (box->hi[1] - box->lo[1]) * (box->hi[2] - box->lo[2]);
-            if ((status = vl_gpu_filters_box(filters, box, channels, stream)) != VL_OK)
+            if ((status = vl_gpu_filters_box(filters, box, channels, stream, p->options->gpu_pass_planes)) != VL_OK)
                 goto done;
             int64_t blocks = (voxels + 127) / 128;
             predict_kernel<<<(unsigned)(blocks > 65535 * 16 ? 65535 * 16 : blocks), 128, 0, stream>>>(
@@ -209,5 +258,10 @@ done:
     }
     if (stream)
         cudaStreamDestroy(stream);
+    if (pool) {
+        uint64_t none = 0;
+        cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &none);
+        cudaMemPoolTrimTo(pool, 0);
+    }
     return status;
 }

@@ -1,7 +1,8 @@
 /* voxlabel: the ilastik pixel-feature filter bank (2D per slice or 3D) and offset features.
  *
- * Every channel is defined exactly as scipy.ndimage computes it on the image as float64, so that scipy is the
- * oracle (docs/forest.md):
+ * Every channel is defined as scipy.ndimage computes it on the image as float64, so that scipy is the oracle, and
+ * computed in float32 with fused multiply-adds, the same bits on the CPU and the GPU (docs/forest.md,
+ * "Arithmetic"):
  *   - Gaussian kernels as scipy's _gaussian_kernel1d: radius int(truncate * sigma_voxels + 0.5), weights
  *     exp(-x^2 / 2s^2) normalised to sum 1, derivatives by the Hermite polynomial factor; applied axis after
  *     axis, each pass reading its own input with the 'reflect' border (d c b a | a b c d).

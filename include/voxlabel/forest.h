@@ -25,7 +25,9 @@
 extern "C" {
 #endif
 
-#define VL_FOREST_FORMAT_VERSION 1
+/* 2: features computed in float32 with fused multiply-adds (docs/forest.md); version 1 models were trained on
+ * the float64 filter bank and are refused with a message to retrain. */
+#define VL_FOREST_FORMAT_VERSION 2
 #define VL_FOREST_MAX_CLASSES 255
 #define VL_FOREST_MAX_DEPTH 64
 
@@ -66,7 +68,10 @@ typedef struct vl_forest_options {
     int threads;                /* CPU threads, 0 = all cores */
     vl_device device;           /* training and prediction backend */
     uint64_t gpu_chunk_samples; /* GPU training: samples resident at once; 0 = as many as device memory holds */
-    int tile;                   /* prediction tile edge in voxels (x and y; z too in 3D), default 128 */
+    int tile;                   /* CPU prediction tile edge in voxels (x and y; z too in 3D), default 128 */
+    int gpu_pass_planes;        /* GPU prediction, which works in slabs of whole planes: z planes a sigma's filter
+                                   passes run on together (at least 4 of its z radii); 0 = the whole slab. The
+                                   results are the same bits whatever the value; default 0 */
     vl_progress progress;
 } vl_forest_options;
 

@@ -1,28 +1,39 @@
-/* The CPU reference of the filter bank (include/voxlabel/filters.h): separable passes in float64 over a box
- * and the halo each sigma needs, cut out of the image with scipy's 'reflect' border.
+/* The CPU reference of the filter bank (include/voxlabel/filters.h): separable passes in float32 over a box and
+ * the halo each sigma needs, cut out of the image with scipy's 'reflect' border.
  *
  * Invariant that makes tiles exact: every pass computes each output voxel from the same input values in the
  * same order, whatever box it belongs to, and each pass reflects its own input at the volume's border (as
- * scipy's axis-after-axis filters do), so a voxel's channels never depend on the box it was computed in. */
+ * scipy's axis-after-axis filters do), so a voxel's channels never depend on the box it was computed in.
+ * Invariant that makes the GPU exact: each output of a pass is a chain of fused multiply-adds over its taps in
+ * increasing input position (fmaf here, __fmaf_rn there: one rounding per step on both), and the per-voxel
+ * steps after the passes are the shared float32 code of filter_voxel.h. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/parallel.h"
-#include "filters/eigen_symmetric.h"
+#include "filters/filter_voxel.h"
 #include "filters/filters_internal.h"
 #include "filters/gaussian_kernel.h"
 
+/* The hot loop is built twice on x86: with FMA instructions (vectorised vfmadd) and plain, picked at load time
+ * by the CPU; glibc's fmaf in the plain one rounds exactly as the instruction does, so both give the same bits. */
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define VL_FMA_CLONES __attribute__((target_clones("fma", "default")))
+#else
+#define VL_FMA_CLONES
+#endif
+
 typedef struct field {
     vl_box box; /* inside the volume */
-    double *v;  /* x fastest over the box */
+    float *v;   /* x fastest over the box */
 } field;
 
-typedef struct kernel {
+typedef struct taps {
     int radius;
-    double *w;
-} kernel;
+    float *k; /* vl_gaussian_taps: 2 radius + 1 values */
+} taps;
 
 static int64_t box_size(const vl_box *b, int axis) { return b->hi[axis] - b->lo[axis]; }
 static int64_t box_voxels(const vl_box *b) { return box_size(b, 0) * box_size(b, 1) * box_size(b, 2); }
@@ -40,7 +51,7 @@ static vl_box grow(const vl_box *b, const int64_t r[3], const int64_t n[3])
 static int field_alloc(field *f, const vl_box *box)
 {
     f->box = *box;
-    f->v = malloc((size_t)box_voxels(box) * sizeof(double) + 1);
+    f->v = malloc((size_t)box_voxels(box) * sizeof(float) + 1);
     return f->v != NULL;
 }
 
@@ -50,23 +61,28 @@ static void field_free(field *f)
     f->v = NULL;
 }
 
-static int kernel_make(kernel *k, double sigma_voxels, int order, double truncate)
+/* sum[i] = sum_j k[j] line[i + j] for i < len, each a chain of fused multiply-adds in increasing j (the loop over
+ * i inside vectorises). */
+VL_FMA_CLONES static void correlate(const float *restrict line, const float *restrict k, int64_t count,
+                                    float *restrict sum, int64_t len)
 {
-    k->radius = vl_gaussian_radius(sigma_voxels, truncate);
-    k->w = malloc(sizeof(double) * (size_t)(2 * k->radius + 1));
-    if (!k->w)
-        return 0;
-    vl_gaussian_kernel(sigma_voxels, order, k->radius, k->w);
-    return 1;
+    for (int64_t i = 0; i < len; i++)
+        sum[i] = 0;
+    for (int64_t j = 0; j < count; j++) {
+        const float weight = k[j];
+        const float *shifted = line + j;
+        for (int64_t i = 0; i < len; i++)
+            sum[i] = fmaf(weight, shifted[i], sum[i]);
+    }
 }
 
-/* out = in filtered along `axis` by k, on out->box (already set and allocated). in->box holds out->box on the
- * other axes and every reflected position the kernel reaches along `axis`. */
-static int pass(const field *in, field *out, int axis, const kernel *k, int64_t n_axis)
+/* out = in filtered along `axis` by t, on out->box (already set and allocated). in->box holds out->box on the
+ * other axes and every reflected position the taps reach along `axis`. */
+static int pass(const field *in, field *out, int axis, const taps *t, int64_t n_axis)
 {
-    const int64_t lo = out->box.lo[axis], len = box_size(&out->box, axis), r = k->radius;
-    double *line = malloc(sizeof(double) * (size_t)(len + 2 * r));
-    double *sum = malloc(sizeof(double) * (size_t)len);
+    const int64_t lo = out->box.lo[axis], len = box_size(&out->box, axis), r = t->radius;
+    float *line = malloc(sizeof(float) * (size_t)(len + 2 * r));
+    float *sum = malloc(sizeof(float) * (size_t)len);
     int64_t *source = malloc(sizeof(int64_t) * (size_t)(len + 2 * r));
     if (!line || !sum || !source) {
         free(line);
@@ -81,21 +97,11 @@ static int pass(const field *in, field *out, int axis, const kernel *k, int64_t 
     const int u = axis == 0 ? 1 : 0, w = axis == 2 ? 1 : 2; /* the other two axes */
     for (int64_t b = out->box.lo[w]; b < out->box.hi[w]; b++)
         for (int64_t a = out->box.lo[u]; a < out->box.hi[u]; a++) {
-            const double *in_line = in->v + (a - in->box.lo[u]) * in_stride[u] + (b - in->box.lo[w]) * in_stride[w];
-            double *out_line =
-                out->v + (a - out->box.lo[u]) * out_stride[u] + (b - out->box.lo[w]) * out_stride[w];
+            const float *in_line = in->v + (a - in->box.lo[u]) * in_stride[u] + (b - in->box.lo[w]) * in_stride[w];
+            float *out_line = out->v + (a - out->box.lo[u]) * out_stride[u] + (b - out->box.lo[w]) * out_stride[w];
             for (int64_t j = 0; j < len + 2 * r; j++)
                 line[j] = in_line[source[j]];
-            /* out[i] = sum_x w[r + x] in[i - x] = sum_x w[r + x] line[i + r - x], each sum taken over x in
-             * increasing order (the order the GPU uses); the loop over i inside vectorises */
-            for (int64_t i = 0; i < len; i++)
-                sum[i] = 0;
-            for (int64_t x = -r; x <= r; x++) {
-                const double weight = k->w[r + x];
-                const double *shifted = line + r - x;
-                for (int64_t i = 0; i < len; i++)
-                    sum[i] += weight * shifted[i];
-            }
+            correlate(line, t->k, 2 * r + 1, sum, len);
             for (int64_t i = 0; i < len; i++)
                 out_line[i * out_stride[axis]] = sum[i];
         }
@@ -109,85 +115,89 @@ typedef struct context {
     const vl_filter_bank *bank;
     int64_t n[3];
     double spacing[3];
+    vl_filter_scales scales;
+    int axes[3]; /* the filtered axes in pass order: z, y, x (3D) or y, x (2D), as scipy takes them */
     const field *image;
 } context;
 
-/* The x pass towards `out_box` with kx: on (out x, grown y, grown z) for the y and z passes that follow. */
-static int x_pass(const context *cx, const field *in, const vl_box *out_box, const kernel *kx, const int64_t r[3],
-                  field *out)
-{
-    const int64_t grow_yz[3] = {0, r[1], r[2]};
-    const vl_box b = grow(out_box, grow_yz, cx->n);
-    return field_alloc(out, &b) && pass(in, out, 0, kx, cx->n[0]);
-}
+/* Taps of orders 0, 1, 2 on each filtered axis at one sigma. */
+typedef struct taps_set {
+    taps k[3][3]; /* [axis][order] */
+    int64_t radius[3]; /* 0 on an axis the bank does not filter */
+} taps_set;
 
-/* The y and (3D) z passes from an x-pass result to `out_box`. */
-static int yz_pass(const context *cx, const field *xf, const vl_box *out_box, const kernel *ky, const kernel *kz,
-                   field *out)
-{
-    if (cx->bank->dims == 2)
-        return field_alloc(out, out_box) && pass(xf, out, 1, ky, cx->n[1]);
-    const int64_t grow_z[3] = {0, 0, kz->radius};
-    field yf;
-    const vl_box b = grow(out_box, grow_z, cx->n);
-    if (!field_alloc(&yf, &b) || !pass(xf, &yf, 1, ky, cx->n[1])) {
-        field_free(&yf);
-        return 0;
-    }
-    const int ok = field_alloc(out, out_box) && pass(&yf, out, 2, kz, cx->n[2]);
-    field_free(&yf);
-    return ok;
-}
-
-/* Kernels of orders 0, 1, 2 on each axis at one sigma. */
-typedef struct kernel_set {
-    kernel k[3][3]; /* [axis][order] */
-    int64_t radius[3];
-} kernel_set;
-
-static void kernel_set_free(kernel_set *ks)
+static void taps_set_free(taps_set *ts)
 {
     for (int a = 0; a < 3; a++)
         for (int o = 0; o < 3; o++)
-            free(ks->k[a][o].w);
-    memset(ks, 0, sizeof *ks);
+            free(ts->k[a][o].k);
+    memset(ts, 0, sizeof *ts);
 }
 
-static int kernel_set_make(kernel_set *ks, const context *cx, double sigma_mm)
+static int taps_set_make(taps_set *ts, const context *cx, double sigma_mm)
 {
-    memset(ks, 0, sizeof *ks);
-    for (int a = 0; a < 3; a++)
+    memset(ts, 0, sizeof *ts);
+    for (int a = 0; a < cx->bank->dims; a++) {
+        const double sigma_voxels = sigma_mm / cx->spacing[a];
+        const int radius = vl_gaussian_radius(sigma_voxels, cx->bank->truncate);
+        ts->radius[a] = radius;
         for (int o = 0; o < 3; o++) {
-            /* 2D banks: z is never filtered; a 1-tap identity keeps the code uniform */
-            const double sigma_voxels = a < cx->bank->dims ? sigma_mm / cx->spacing[a] : 0;
-            if (sigma_voxels == 0) {
-                ks->k[a][o].radius = 0;
-                if (!(ks->k[a][o].w = malloc(sizeof(double))))
-                    return 0;
-                ks->k[a][o].w[0] = o == 0 ? 1 : 0;
-            } else if (!kernel_make(&ks->k[a][o], sigma_voxels, o, cx->bank->truncate)) {
+            ts->k[a][o].radius = radius;
+            if (!(ts->k[a][o].k = malloc(sizeof(float) * (size_t)(2 * radius + 1))))
                 return 0;
-            }
-            ks->radius[a] = ks->k[a][0].radius;
+            vl_gaussian_taps(sigma_voxels, o, radius, ts->k[a][o].k);
         }
+    }
     return 1;
 }
 
-/* Derivative (ox, oy, oz) of G(sigma) * in on out_box, per voxel (not yet per mm). The x passes of each x order
- * are cached in xcache[order] (computed on first use, over the out_box's y/z halo). */
-static int derivative(const context *cx, const field *in, const vl_box *out_box, kernel_set *ks, field xcache[3],
-                      int ox, int oy, int oz, field *out)
+/* The passes a sigma's derivatives share: the first pass of each order, and in 3D the second pass of each pair
+ * of orders (derivatives that differ only in their x order share both). */
+typedef struct pass_cache {
+    field first[3], second[3][3];
+} pass_cache;
+
+static void pass_cache_free(pass_cache *c)
 {
-    if (!xcache[ox].v && !x_pass(cx, in, out_box, &ks->k[0][ox], ks->radius, &xcache[ox]))
-        return 0;
-    return yz_pass(cx, &xcache[ox], out_box, &ks->k[1][oy], &ks->k[2][oz], out);
+    for (int o = 0; o < 3; o++) {
+        field_free(&c->first[o]);
+        for (int q = 0; q < 3; q++)
+            field_free(&c->second[o][q]);
+    }
 }
 
-static void store(float *channels, int64_t voxels, int channel, const double *values)
+/* out_box grown by the radii of the passes after pass `stage` */
+static vl_box grow_after(const context *cx, const vl_box *out_box, const taps_set *ts, int stage)
 {
-    float *dst = channels + (int64_t)channel * voxels;
-    for (int64_t i = 0; i < voxels; i++)
-        dst[i] = (float)values[i];
+    int64_t r[3] = {0, 0, 0};
+    for (int s = stage + 1; s < cx->bank->dims; s++)
+        r[cx->axes[s]] = ts->radius[cx->axes[s]];
+    return grow(out_box, r, cx->n);
+}
+
+/* Derivative (ox, oy, oz) of G(sigma) * in on out_box, per voxel (not yet per mm). */
+static int derivative(const context *cx, const field *in, const vl_box *out_box, const taps_set *ts, pass_cache *c,
+                      int ox, int oy, int oz, field *out)
+{
+    const int order[3] = {ox, oy, oz};
+    const int *ax = cx->axes;
+    const int o0 = order[ax[0]];
+    field *first = &c->first[o0];
+    if (!first->v) {
+        const vl_box b = grow_after(cx, out_box, ts, 0);
+        if (!field_alloc(first, &b) || !pass(in, first, ax[0], &ts->k[ax[0]][o0], cx->n[ax[0]]))
+            return 0;
+    }
+    if (cx->bank->dims == 2)
+        return field_alloc(out, out_box) && pass(first, out, ax[1], &ts->k[ax[1]][order[ax[1]]], cx->n[ax[1]]);
+    const int o1 = order[ax[1]];
+    field *second = &c->second[o0][o1];
+    if (!second->v) {
+        const vl_box b = grow_after(cx, out_box, ts, 1);
+        if (!field_alloc(second, &b) || !pass(first, second, ax[1], &ts->k[ax[1]][o1], cx->n[ax[1]]))
+            return 0;
+    }
+    return field_alloc(out, out_box) && pass(second, out, ax[2], &ts->k[ax[2]][order[ax[2]]], cx->n[ax[2]]);
 }
 
 /* The channels of sigma `s` on `box`; *channel advances past them. */
@@ -198,145 +208,106 @@ static int sigma_channels(const context *cx, int s, const vl_box *box, float *ch
     const double sigma = bank->sigmas[s];
     const int dims = bank->dims;
     const int64_t voxels = box_voxels(box);
-    const double *sp = cx->spacing;
-    kernel_set ks, inner;
+    const vl_filter_scales *scales = &cx->scales;
+    taps_set ts, inner, dog;
     memset(&inner, 0, sizeof inner);
-    field xc[3];
-    memset(xc, 0, sizeof xc);
-    field d[10];
+    memset(&dog, 0, sizeof dog);
+    pass_cache cache;
+    memset(&cache, 0, sizeof cache);
+    field d[VL_D_COUNT], smooth, tensor[6];
     memset(d, 0, sizeof d);
-    double *work = malloc(sizeof(double) * (size_t)voxels * 3 + 1);
-    int ok = work && kernel_set_make(&ks, cx, sigma);
-    /* derivatives: 0 smooth, 1..3 first (x, y, z), 4..6 second (xx, yy, zz), 7..9 mixed (xy, xz, yz) */
-    static const int orders[10][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {2, 0, 0},
-                                      {0, 2, 0}, {0, 0, 2}, {1, 1, 0}, {1, 0, 1}, {0, 1, 1}};
-    int need[10] = {0};
-    need[0] = (families & (VL_FAMILY_SMOOTHING | VL_FAMILY_DOG)) != 0;
+    memset(&smooth, 0, sizeof smooth);
+    memset(tensor, 0, sizeof tensor);
+    int ok = taps_set_make(&ts, cx, sigma);
+    static const int orders[VL_D_COUNT][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {2, 0, 0},
+                                              {0, 2, 0}, {0, 0, 2}, {1, 1, 0}, {1, 0, 1}, {0, 1, 1}};
+    int need[VL_D_COUNT] = {0};
+    need[VL_D_SMOOTH] = (families & (VL_FAMILY_SMOOTHING | VL_FAMILY_DOG)) != 0;
     for (int a = 0; a < dims; a++) {
-        need[1 + a] = (families & VL_FAMILY_GRADIENT) != 0;
-        need[4 + a] = (families & (VL_FAMILY_LOG | VL_FAMILY_HESSIAN)) != 0;
+        need[VL_D_X + a] = (families & VL_FAMILY_GRADIENT) != 0;
+        need[VL_D_XX + a] = (families & (VL_FAMILY_LOG | VL_FAMILY_HESSIAN)) != 0;
     }
-    need[7] = (families & VL_FAMILY_HESSIAN) != 0;
-    need[8] = need[9] = dims == 3 && need[7];
-    for (int i = 0; ok && i < 10; i++)
+    need[VL_D_XY] = (families & VL_FAMILY_HESSIAN) != 0;
+    need[VL_D_XZ] = need[VL_D_YZ] = dims == 3 && need[VL_D_XY];
+    for (int i = 0; ok && i < VL_D_COUNT; i++)
         if (need[i])
-            ok = derivative(cx, cx->image, box, &ks, xc, orders[i][0], orders[i][1], orders[i][2], &d[i]);
-    for (int o = 0; o < 3; o++)
-        field_free(&xc[o]);
-
-    if (ok && (families & VL_FAMILY_SMOOTHING))
-        store(channels, voxels, (*channel)++, d[0].v);
-    if (ok && (families & VL_FAMILY_LOG)) {
-        for (int64_t i = 0; i < voxels; i++) {
-            double sum = 0;
-            for (int a = 0; a < dims; a++)
-                sum += d[4 + a].v[i] / (sp[a] * sp[a]);
-            work[i] = sum;
-        }
-        store(channels, voxels, (*channel)++, work);
-    }
-    if (ok && (families & VL_FAMILY_GRADIENT)) {
-        for (int64_t i = 0; i < voxels; i++) {
-            double sum = 0;
-            for (int a = 0; a < dims; a++) {
-                const double g = d[1 + a].v[i] / sp[a];
-                sum += g * g;
-            }
-            work[i] = sqrt(sum);
-        }
-        store(channels, voxels, (*channel)++, work);
-    }
+            ok = derivative(cx, cx->image, box, &ts, &cache, orders[i][0], orders[i][1], orders[i][2], &d[i]);
+    pass_cache_free(&cache);
     if (ok && (families & VL_FAMILY_DOG)) {
-        kernel_set dog;
-        field dog_x[3], smooth;
-        memset(dog_x, 0, sizeof dog_x);
-        memset(&smooth, 0, sizeof smooth);
-        ok = kernel_set_make(&dog, cx, sigma * bank->dog_ratio) &&
-             derivative(cx, cx->image, box, &dog, dog_x, 0, 0, 0, &smooth);
-        if (ok) {
-            for (int64_t i = 0; i < voxels; i++)
-                work[i] = d[0].v[i] - smooth.v[i];
-            store(channels, voxels, (*channel)++, work);
-        }
-        field_free(&dog_x[0]);
-        field_free(&smooth);
-        kernel_set_free(&dog);
+        ok = taps_set_make(&dog, cx, sigma * bank->dog_ratio) &&
+             derivative(cx, cx->image, box, &dog, &cache, 0, 0, 0, &smooth);
+        pass_cache_free(&cache);
     }
     if (ok && (families & VL_FAMILY_STRUCTURE)) {
         /* gradient at the inner sigma over the box grown by the outer radius, products, outer smoothing of
          * each product with its own reflect border (as scipy filters the product array) */
-        const vl_box grown = grow(box, ks.radius, cx->n);
+        const vl_box grown = grow(box, ts.radius, cx->n);
         const int64_t grown_voxels = box_voxels(&grown);
-        field g[3], xi[3];
+        field g[3];
         memset(g, 0, sizeof g);
-        memset(xi, 0, sizeof xi);
-        ok = kernel_set_make(&inner, cx, sigma * bank->st_inner_ratio);
+        ok = taps_set_make(&inner, cx, sigma * bank->st_inner_ratio);
         for (int a = 0; ok && a < dims; a++)
-            ok = derivative(cx, cx->image, &grown, &inner, xi, a == 0, a == 1, a == 2, &g[a]);
-        for (int o = 0; o < 3; o++)
-            field_free(&xi[o]);
-        double *tensor[6] = {NULL};
+            ok = derivative(cx, cx->image, &grown, &inner, &cache, a == 0, a == 1, a == 2, &g[a]);
+        pass_cache_free(&cache);
         static const int pair[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
-        int products = 0;
         for (int p = 0; ok && p < 6; p++) {
             const int a = pair[p][0], b = pair[p][1];
             if (a >= dims || b >= dims)
                 continue;
-            field product, smooth, px[3];
-            memset(px, 0, sizeof px);
-            memset(&smooth, 0, sizeof smooth);
+            field product;
             ok = field_alloc(&product, &grown);
             if (ok) {
-                const double scale = 1 / (sp[a] * sp[b]);
+                const float scale = scales->per_mm2[a][b];
                 for (int64_t i = 0; i < grown_voxels; i++)
-                    product.v[i] = g[a].v[i] * g[b].v[i] * scale;
-                ok = derivative(cx, &product, box, &ks, px, 0, 0, 0, &smooth);
+                    product.v[i] = vl_voxel_product(g[a].v[i], g[b].v[i], scale);
+                ok = derivative(cx, &product, box, &ts, &cache, 0, 0, 0, &tensor[p]);
             }
             field_free(&product);
-            field_free(&px[0]);
-            tensor[p] = smooth.v;
-            products++;
+            pass_cache_free(&cache);
         }
         for (int a = 0; a < 3; a++)
             field_free(&g[a]);
-        if (ok) {
-            for (int64_t i = 0; i < voxels; i++) {
-                double e[3];
-                if (dims == 2)
-                    vl_eigen2(tensor[0][i], tensor[1][i], tensor[3][i], e);
-                else
-                    vl_eigen3(tensor[0][i], tensor[1][i], tensor[2][i], tensor[3][i], tensor[4][i], tensor[5][i], e);
-                for (int c = 0; c < dims; c++)
-                    work[c * voxels + i] = e[c];
-            }
-            for (int c = 0; c < dims; c++)
-                store(channels, voxels, (*channel)++, work + c * voxels);
-        }
-        (void)products;
-        for (int p = 0; p < 6; p++)
-            free(tensor[p]);
     }
-    if (ok && (families & VL_FAMILY_HESSIAN)) {
+    if (ok) {
+        float *out = channels + (int64_t)*channel * voxels;
         for (int64_t i = 0; i < voxels; i++) {
-            double e[3];
-            const double xx = d[4].v[i] / (sp[0] * sp[0]), yy = d[5].v[i] / (sp[1] * sp[1]),
-                         xy = d[7].v[i] / (sp[0] * sp[1]);
-            if (dims == 2)
-                vl_eigen2(xx, xy, yy, e);
-            else
-                vl_eigen3(xx, xy, d[8].v[i] / (sp[0] * sp[2]), yy, d[9].v[i] / (sp[1] * sp[2]),
-                          d[6].v[i] / (sp[2] * sp[2]), e);
-            for (int c = 0; c < dims; c++)
-                work[c * voxels + i] = e[c];
+            float v[VL_D_COUNT], t[6] = {0}, e[3];
+            for (int k = 0; k < VL_D_COUNT; k++)
+                v[k] = d[k].v ? d[k].v[i] : 0;
+            float *o = out + i;
+            if (families & VL_FAMILY_SMOOTHING)
+                *o = v[VL_D_SMOOTH], o += voxels;
+            if (families & VL_FAMILY_LOG)
+                *o = vl_voxel_log(scales, dims, v + VL_D_XX), o += voxels;
+            if (families & VL_FAMILY_GRADIENT)
+                *o = vl_voxel_gradient(scales, dims, v + VL_D_X), o += voxels;
+            if (families & VL_FAMILY_DOG)
+                *o = vl_fsub(v[VL_D_SMOOTH], smooth.v[i]), o += voxels;
+            if (families & VL_FAMILY_STRUCTURE) {
+                for (int p = 0; p < 6; p++)
+                    t[p] = tensor[p].v ? tensor[p].v[i] : 0;
+                vl_voxel_structure(dims, t, e);
+                for (int c = 0; c < dims; c++)
+                    *o = e[c], o += voxels;
+            }
+            if (families & VL_FAMILY_HESSIAN) {
+                vl_voxel_hessian(scales, dims, v, e);
+                for (int c = 0; c < dims; c++)
+                    *o = e[c], o += voxels;
+            }
         }
-        for (int c = 0; c < dims; c++)
-            store(channels, voxels, (*channel)++, work + c * voxels);
+        for (unsigned family = 1; family <= VL_FAMILY_HESSIAN; family <<= 1)
+            if (families & family)
+                *channel += family == VL_FAMILY_STRUCTURE || family == VL_FAMILY_HESSIAN ? dims : 1;
     }
-    for (int i = 0; i < 10; i++)
+    for (int i = 0; i < VL_D_COUNT; i++)
         field_free(&d[i]);
-    kernel_set_free(&ks);
-    kernel_set_free(&inner);
-    free(work);
+    for (int p = 0; p < 6; p++)
+        field_free(&tensor[p]);
+    field_free(&smooth);
+    taps_set_free(&ts);
+    taps_set_free(&inner);
+    taps_set_free(&dog);
     return ok;
 }
 
@@ -351,7 +322,7 @@ static void offset_channels(const context *cx, const vl_volume *image, const vl_
         for (int64_t z = box->lo[2]; z < box->hi[2]; z++)
             for (int64_t y = box->lo[1]; y < box->hi[1]; y++)
                 for (int64_t x = box->lo[0]; x < box->hi[0]; x++)
-                    dst[i++] = (float)vl_offset_feature(image, o, x, y, z);
+                    dst[i++] = vl_offset_feature(image, o, x, y, z);
     }
 }
 
@@ -361,6 +332,9 @@ static vl_status compute_box(const vl_volume *image, const vl_filter_bank *bank,
     context cx = {.bank = bank, .n = {image->nx, image->ny, image->nz}};
     for (int a = 0; a < 3; a++)
         cx.spacing[a] = image->geometry.spacing[a];
+    vl_filter_scales_make(cx.spacing, &cx.scales);
+    for (int s = 0; s < bank->dims; s++)
+        cx.axes[s] = bank->dims - 1 - s;
     int64_t halo[3];
     vl_filter_bank_halo(bank, cx.spacing, halo);
     field img;
@@ -372,7 +346,7 @@ static vl_status compute_box(const vl_volume *image, const vl_filter_bank *bank,
     for (int64_t z = region.lo[2]; z < region.hi[2]; z++)
         for (int64_t y = region.lo[1]; y < region.hi[1]; y++)
             for (int64_t x = region.lo[0]; x < region.hi[0]; x++)
-                img.v[i++] = vl_volume_value(image, x + image->nx * (y + image->ny * z));
+                img.v[i++] = vl_filter_input(image, x + image->nx * (y + image->ny * z));
     cx.image = &img;
     int channel = 0, ok = 1;
     for (int s = 0; ok && s < bank->sigma_count; s++)

@@ -26,3 +26,11 @@ void vl_gaussian_kernel(double sigma_voxels, int order, int radius, double *weig
         weights[radius + x] = factor * phi;
     }
 }
+
+void vl_gaussian_taps(double sigma_voxels, int order, int radius, float *taps)
+{
+    double weights[2 * VL_KERNEL_MAX_RADIUS + 1];
+    vl_gaussian_kernel(sigma_voxels, order, radius, weights);
+    for (int j = 0; j <= 2 * radius; j++)
+        taps[j] = (float)weights[2 * radius - j];
+}

@@ -108,6 +108,12 @@ static vl_status parse(const char *path, reader *r, vl_forest *forest)
     if (r->short_read || memcmp(head, magic, 4) != 0)
         return vl_fail(VL_ERR_INPUT, "%s: not a voxlabel forest model (.vlrf)", path);
     const uint32_t version = get_u32(r);
+    if (version == 1)
+        return vl_fail(VL_ERR_INPUT,
+                       "%s: model format version 1 was trained on the float64 filter bank of earlier voxlabel "
+                       "releases; this voxlabel computes the features in float32 (format %d): train the model again "
+                       "(voxlabel train), or export it again with scripts/forest_from_sklearn.py",
+                       path, VL_FOREST_FORMAT_VERSION);
     if (version != VL_FOREST_FORMAT_VERSION)
         return vl_fail(VL_ERR_INPUT, "%s: model format version %u; this voxlabel reads version %d", path, version,
                        VL_FOREST_FORMAT_VERSION);
