@@ -57,9 +57,11 @@
 #include "label/label_slabs.h"
 #include "voxlabel/error.h"
 
+using vlccl::backward_offset;
 using vlccl::FastDiv;
 using vlccl::fdiv;
 using vlccl::make_fastdiv;
+using vlccl::voxel_step_ok;
 
 namespace {
 
@@ -103,33 +105,17 @@ Shape make_shape(int64_t nx, int64_t ny, int64_t nz, bool xy)
 uint64_t block_count(const Shape &s) { return (uint64_t)s.b0 * s.b1 * s.bz; }
 uint64_t segment_count(const Shape &s) { return (uint64_t)s.nz * s.n1 * s.seg_per_line; }
 
-/* Are voxels (d0, d1, dz) apart neighbours under the connectivity? */
-__host__ __device__ constexpr bool voxels_adjacent(int connectivity, int d0, int d1, int dz)
-{
-    return (d0 < -1 || d0 > 1 || d1 < -1 || d1 > 1 || dz < -1 || dz > 1) ? false
-         : ((connectivity == 4 || connectivity == 8) && dz != 0) ? false
-         : (d0 != 0) + (d1 != 0) + (dz != 0) <=
-               ((connectivity == 6 || connectivity == 4) ? 1 : (connectivity == 18 || connectivity == 8) ? 2 : 3);
-}
-
-/* The 13 backward block offsets (those before (0,0,0) in key order), axis 0 = a0, 1 = i1, 2 = z:
- * k 0..8: dz = -1, (d1, d0) over {-1,0,1}^2; k 9..11: dz = 0, d1 = -1; k 12: (-1, 0, 0), the left block. */
-__host__ __device__ constexpr int backward_offset(int k, int axis)
-{
-    return k < 9 ? (axis == 2 ? -1 : axis == 1 ? k / 3 - 1 : k % 3 - 1)
-         : k < 12 ? (axis == 2 ? 0 : axis == 1 ? -1 : k - 10)
-         : (axis == 0 ? -1 : 0);
-}
-
-/* Bit 8*i + j: voxel i of a block and voxel j of its backward neighbour k are adjacent. */
-__host__ __device__ constexpr uint64_t neighbour_pairs(int connectivity, int k)
+/* Bit 8*i + j: voxel i of a block and voxel j of its backward neighbour k (the 13 backward offsets of
+ * ccl_common.cuh, axis 0 = a0, 1 = i1, 2 = z) are adjacent. */
+template <int CONN>
+__host__ __device__ constexpr uint64_t neighbour_pairs(int k)
 {
     uint64_t pairs = 0;
     for (int i = 0; i < 8; i++)
         for (int j = 0; j < 8; j++)
-            if (voxels_adjacent(connectivity, 2 * backward_offset(k, 0) + (j & 1) - (i & 1),
-                                2 * backward_offset(k, 1) + (j >> 1 & 1) - (i >> 1 & 1),
-                                2 * backward_offset(k, 2) + (j >> 2) - (i >> 2)))
+            if (voxel_step_ok<CONN>(2 * backward_offset(k, 0) + (j & 1) - (i & 1),
+                                    2 * backward_offset(k, 1) + (j >> 1 & 1) - (i >> 1 & 1),
+                                    2 * backward_offset(k, 2) + (j >> 2) - (i >> 2)))
                 pairs |= 1ull << (8 * i + j);
     return pairs;
 }
@@ -145,11 +131,12 @@ __host__ __device__ constexpr uint32_t facing_neighbour(uint64_t pairs)
 }
 
 /* Bit j: voxels i and j of one block are adjacent. */
-__host__ __device__ constexpr uint32_t block_neighbours(int connectivity, int i)
+template <int CONN>
+__host__ __device__ constexpr uint32_t block_neighbours(int i)
 {
     uint32_t near = 0;
     for (int j = 0; j < 8; j++)
-        if (j != i && voxels_adjacent(connectivity, (j & 1) - (i & 1), (j >> 1 & 1) - (i >> 1 & 1), (j >> 2) - (i >> 2)))
+        if (j != i && voxel_step_ok<CONN>((j & 1) - (i & 1), (j >> 1 & 1) - (i >> 1 & 1), (j >> 2) - (i >> 2)))
             near |= 1u << j;
     return near;
 }
@@ -230,7 +217,7 @@ __device__ __forceinline__ uint32_t block_pieces(const uint32_t (&c)[8])
 #pragma unroll
                 for (int j = 0; j < 8; j++)
                     if (piece >> j & 1u)
-                        grown |= block_neighbours(CONN, j);
+                        grown |= block_neighbours<CONN>(j);
                 grown &= same;
                 if (grown == piece)
                     break;
@@ -456,7 +443,7 @@ __global__ void __launch_bounds__(256) merge_kernel(const T *__restrict__ classe
         const bool up_same = CONN == 26 && me_uniform && ib >= 1 && kinds[block_index(s, ab, ib - 1, zb)] == me;
         const auto visit = [&](auto offset) {
             constexpr int k = decltype(offset)::value;
-            constexpr uint64_t pairs = neighbour_pairs(CONN, k);
+            constexpr uint64_t pairs = neighbour_pairs<CONN>(k);
             if constexpr (pairs != 0) {
                 constexpr int d0 = backward_offset(k, 0), d1 = backward_offset(k, 1), dz = backward_offset(k, 2);
                 const int64_t na = ab + d0, ni = ib + d1, nzb = zb + dz;
@@ -481,7 +468,7 @@ __global__ void __launch_bounds__(256) merge_kernel(const T *__restrict__ classe
                         return;
                     } else if (up_same && dz < 0 && d1 <= 0) {
                         return;
-                    } else if (k != 12 && d0 >= 0 && neighbour_pairs(CONN, k - 1) != 0 && na >= 1 &&
+                    } else if (k != 12 && d0 >= 0 && neighbour_pairs<CONN>(k - 1) != 0 && na >= 1 &&
                                kinds[n_block - 1] == me) {
                         return;
                     }
