@@ -328,11 +328,13 @@ __device__ __forceinline__ void for_each_tile_voxel(const Shape &s, int64_t ib0,
     }
 }
 
-/* Each block's words, and parent[r] := r for its representatives; except that a uniform block whose left
- * lane's block is uniform of its class points at the first block of that run of lanes (a smaller key of
- * its component, found by ballot), and the first block of a run whose block above (previous warp, same
- * lane) is uniform of its class points at the first block of that block's run (through shared memory), so
- * that merge leaves those unions out. The loop over i1 steps whole thread blocks, so that every thread
+/* Each block's words, and parent[r] := r for its representatives; except for uniform blocks in runs. A run
+ * is a maximal row of lanes whose blocks are uniform of one class, each joining its left lane's (found by
+ * ballot). Its first block points at the target of the run through the block above it (previous warp, same
+ * lane) when that block is uniform of its class, else at itself; the warps take their turns, so a target is
+ * the first block of the topmost run of a column of such runs in the thread block. Every block of the run
+ * points at the run's target: a smaller key of its component, one step away, so that merge leaves those
+ * unions out and its walks are short. The loop over i1 steps whole thread blocks, so that every thread
  * reaches the barriers. */
 template <int CONN, typename T, bool XY>
 __global__ void __launch_bounds__(256) init_kernel(const T *__restrict__ classes, uint32_t *__restrict__ kinds,
@@ -342,6 +344,7 @@ __global__ void __launch_bounds__(256) init_kernel(const T *__restrict__ classes
     __shared__ uint32_t tile[XY ? 1 : kTileCells];
     __shared__ uint32_t run_kind[8][32];
     __shared__ unsigned run_first[8][32];
+    __shared__ uint32_t run_target[8][32];
     const unsigned lane = threadIdx.x, warp = threadIdx.y;
     const int64_t ab = (int64_t)blockIdx.x * 32 + threadIdx.x;
     for (int64_t ib0 = (int64_t)blockIdx.y * 8; ib0 < s.b1; ib0 += (int64_t)gridDim.y * 8)
@@ -390,10 +393,14 @@ __global__ void __launch_bounds__(256) init_kernel(const T *__restrict__ classes
             run_kind[warp][lane] = kind;
             run_first[warp][lane] = start;
             __syncthreads();
-            if (joined) {
-                main[block_index(s, ab, ib, zb)] = key_of(s, ab - (lane - start), ib, zb, 0);
-            } else if (uniform && warp > 0 && run_kind[warp - 1][lane] == kind) {
-                main[block_index(s, ab, ib, zb)] = key_of(s, ab - (lane - run_first[warp - 1][lane]), ib - 1, zb, 0);
+            for (unsigned w = 0; w < 8; w++) {
+                if (warp == w && uniform && !joined)
+                    run_target[w][lane] = w > 0 && run_kind[w - 1][lane] == kind ? run_target[w - 1][run_first[w - 1][lane]]
+                                                                                 : key_of(s, ab, ib, zb, 0);
+                __syncthreads();
+            }
+            if (uniform) {
+                main[block_index(s, ab, ib, zb)] = run_target[warp][start];
             } else {
 #pragma unroll
                 for (int i = 0; i < 8; i++)
@@ -407,9 +414,9 @@ __global__ void __launch_bounds__(256) init_kernel(const T *__restrict__ classes
 /* Every piece unites with each piece of a backward neighbour block that one of its voxels touches (same
  * class, adjacent). Between uniform blocks B and N of one class (offset d), most unions are left to others,
  * by induction over (B's a0, d's a0 step):
- *   - B's left neighbour L: united in init when it is the left lane's block, else here;
- *   - the block above, B + (0,-1,0), for the first block of a run: linked in init when it is in the thread
- *     block's previous warp (ib % 8 != 0), else here;
+ *   - B's left neighbour L: in B's tree since init when it is the left lane's block, else united here;
+ *   - the block above, B + (0,-1,0), for the first block of a run: in B's tree since init when it is in the
+ *     thread block's previous warp (ib % 8 != 0), else united here;
  *   - d0 >= 0: skipped when N's left neighbour N_L = B + d - (1,0,0) is uniform of the class and touches B
  *     (its offset is the previous one, k - 1): B reaches N_L (by this rule at d - (1,0,0)), and N unites
  *     with its left neighbour N_L (first point above);
@@ -463,7 +470,7 @@ __global__ void __launch_bounds__(256) merge_kernel(const T *__restrict__ classe
                         if (threadIdx.x > 0)
                             return;
                     } else if (k == 10 && !(left_same && threadIdx.x > 0) && (ib & 7) != 0) {
-                        return; /* the block above: linked in init (the first block of a run, not the first warp) */
+                        return; /* the block above: in this tree since init (the first block of a run, not the first warp) */
                     } else if (CONN == 26 && left_same && d0 <= 0) {
                         return;
                     } else if (up_same && dz < 0 && d1 <= 0) {
