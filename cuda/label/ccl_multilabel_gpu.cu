@@ -120,16 +120,6 @@ __host__ __device__ constexpr uint64_t neighbour_pairs(int k)
     return pairs;
 }
 
-/* The voxels of the neighbour (bit j) that touch some voxel of the block. */
-__host__ __device__ constexpr uint32_t facing_neighbour(uint64_t pairs)
-{
-    uint32_t face = 0;
-    for (int b = 0; b < 64; b++)
-        if (pairs >> b & 1u)
-            face |= 1u << (b & 7);
-    return face;
-}
-
 /* Bit j: voxels i and j of one block are adjacent. */
 template <int CONN>
 __host__ __device__ constexpr uint32_t block_neighbours(int i)
@@ -172,6 +162,16 @@ __device__ __forceinline__ uint64_t block_index(const Shape &s, int64_t ab, int6
 }
 
 __device__ __forceinline__ uint32_t piece_of(uint32_t pieces, int i) { return pieces >> (4 * i) & 0xFu; }
+
+/* Bit i: voxel i of the block is a representative (its own piece). */
+__device__ __forceinline__ uint32_t representatives(uint32_t pieces)
+{
+    uint32_t reps = 0;
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        reps |= (uint32_t)(piece_of(pieces, i) == (uint32_t)i) << i;
+    return reps;
+}
 
 /* A block's pieces word from its class word (the pieces array is read for mixed blocks only). */
 __device__ __forceinline__ uint32_t pieces_word(uint32_t kind, const uint32_t *__restrict__ pieces, uint64_t block)
@@ -411,6 +411,70 @@ __global__ void __launch_bounds__(256) init_kernel(const T *__restrict__ classes
         }
 }
 
+/* Voxel pairs of every backward offset under CONN (neighbour_pairs), for the rolled loops of merge_mixed. */
+template <int CONN>
+struct PairTable {
+    uint64_t pairs[13];
+};
+
+template <int CONN>
+__host__ __device__ constexpr PairTable<CONN> pair_table()
+{
+    PairTable<CONN> t{};
+    for (int k = 0; k < 13; k++)
+        t.pairs[k] = neighbour_pairs<CONN>(k);
+    return t;
+}
+
+__device__ const PairTable<4> kPairs4 = pair_table<4>();
+__device__ const PairTable<8> kPairs8 = pair_table<8>();
+__device__ const PairTable<6> kPairs6 = pair_table<6>();
+__device__ const PairTable<18> kPairs18 = pair_table<18>();
+__device__ const PairTable<26> kPairs26 = pair_table<26>();
+
+template <int CONN>
+__device__ __forceinline__ uint64_t offset_pairs(int k)
+{
+    const uint64_t *table = CONN == 4 ? kPairs4.pairs : CONN == 8 ? kPairs8.pairs : CONN == 6 ? kPairs6.pairs
+                          : CONN == 18 ? kPairs18.pairs : kPairs26.pairs;
+    return table[k];
+}
+
+/* Block (ab, ib, zb) of class word `me` against its backward neighbours `offsets` (bit k) where either side is
+ * mixed: every piece here unites with every piece there that one of its voxels touches with its class. Rare
+ * (class boundaries, islands), so rolled loops and classes read from the map. */
+template <int CONN, typename T, bool XY>
+__device__ __noinline__ void merge_mixed(const T *__restrict__ classes, const uint32_t *__restrict__ kinds,
+                                         const uint32_t *__restrict__ pieces, uint32_t *main, uint32_t *labels,
+                                         const Shape &s, int64_t ab, int64_t ib, int64_t zb, uint32_t me,
+                                         uint32_t offsets)
+{
+    const uint32_t me_pieces = me == kMixed ? pieces[block_index(s, ab, ib, zb)] : 0u;
+#pragma unroll 1
+    for (; offsets; offsets &= offsets - 1) {
+        const int k = __ffs(offsets) - 1;
+        const int64_t na = ab + backward_offset(k, 0), ni = ib + backward_offset(k, 1), nzb = zb + backward_offset(k, 2);
+        const uint64_t n_block = block_index(s, na, ni, nzb);
+        const uint32_t nk = kinds[n_block];
+        const uint32_t n_pieces = nk == kMixed ? pieces[n_block] : 0u;
+        /* Bit 8*p + r: piece p here touches piece r there. */
+        uint64_t links = 0;
+#pragma unroll 1
+        for (uint64_t todo = offset_pairs<CONN>(k); todo; todo &= todo - 1) {
+            const int bit = __ffsll((long long)todo) - 1, i = bit >> 3, j = bit & 7;
+            const uint32_t ci = me == kMixed ? class_at<T, XY>(classes, s, ab, ib, zb, i) : me;
+            const uint32_t cj = nk == kMixed ? class_at<T, XY>(classes, s, na, ni, nzb, j) : nk;
+            if (ci != 0 && ci == cj)
+                links |= 1ull << (8 * piece_of(me_pieces, i) + piece_of(n_pieces, j));
+        }
+#pragma unroll 1
+        for (; links; links &= links - 1) {
+            const int bit = __ffsll((long long)links) - 1;
+            unite<XY>(s, main, labels, key_of(s, ab, ib, zb, bit >> 3), key_of(s, na, ni, nzb, bit & 7));
+        }
+    }
+}
+
 /* Every piece unites with each piece of a backward neighbour block that one of its voxels touches (same
  * class, adjacent). Between uniform blocks B and N of one class (offset d), most unions are left to others,
  * by induction over (B's a0, d's a0 step):
@@ -427,9 +491,8 @@ __global__ void __launch_bounds__(256) init_kernel(const T *__restrict__ classes
  *     offset of the slice itself, which these rules never make depend on a dz = -1 one).
  * The induction runs over B in key order and, for one B, over the offsets of its slice before those of the
  * slice below, each by d0. That leaves about 2 unions per run of uniform blocks along a0 instead of 13 per
- * block, with the same partition. Offsets, their voxel pairs and the voxels each side shows the other are
- * compile-time constants: a uniform block compares class words only, and a mixed one reads the classes of
- * the facing voxels alone. */
+ * block, with the same partition. A uniform block compares class words only; pairs with a mixed side
+ * (merge_mixed) read the classes of the touching voxels. */
 template <int CONN, typename T, bool XY>
 __global__ void __launch_bounds__(256) merge_kernel(const T *__restrict__ classes, const uint32_t *__restrict__ kinds,
                                                     const uint32_t *__restrict__ pieces, uint32_t *main,
@@ -444,10 +507,12 @@ __global__ void __launch_bounds__(256) merge_kernel(const T *__restrict__ classe
         if (me == kEmpty)
             continue;
         const bool me_uniform = me != kMixed;
-        const uint32_t me_pieces = me_uniform ? 0u : pieces[me_block];
-        uint32_t c[8];
-        bool have_classes = false, left_same = false;
+        bool left_same = false;
         const bool up_same = CONN == 26 && me_uniform && ib >= 1 && kinds[block_index(s, ab, ib - 1, zb)] == me;
+        /* The offsets (bit k) whose uniform neighbour this block's piece unites with, and those where either
+         * side is mixed: sorted out here with the offsets as constants, then united by the rolled loops
+         * below, which keeps the kernel small enough for the instruction cache. */
+        uint32_t uniform_unions = 0, mixed_pairs = 0;
         const auto visit = [&](auto offset) {
             constexpr int k = decltype(offset)::value;
             constexpr uint64_t pairs = neighbour_pairs<CONN>(k);
@@ -461,69 +526,40 @@ __global__ void __launch_bounds__(256) merge_kernel(const T *__restrict__ classe
                 const uint32_t nk = kinds[n_block];
                 if (nk == kEmpty)
                     return;
-                if (me_uniform && nk != kMixed) {
-                    /* Two uniform blocks: one piece each, touching wherever the offset has pairs. */
-                    if (me != nk)
-                        return;
-                    if (k == 12) {
-                        left_same = true;
-                        if (threadIdx.x > 0)
-                            return;
-                    } else if (k == 10 && !(left_same && threadIdx.x > 0) && (ib & 7) != 0) {
-                        return; /* the block above: in this tree since init (the first block of a run, not the first warp) */
-                    } else if (CONN == 26 && left_same && d0 <= 0) {
-                        return;
-                    } else if (up_same && dz < 0 && d1 <= 0) {
-                        return;
-                    } else if (k != 12 && d0 >= 0 && neighbour_pairs<CONN>(k - 1) != 0 && na >= 1 &&
-                               kinds[n_block - 1] == me) {
-                        return;
-                    }
-                    unite<XY>(s, main, labels, key_of(s, ab, ib, zb, 0), key_of(s, na, ni, nzb, 0));
+                if (!me_uniform || nk == kMixed) {
+                    mixed_pairs |= 1u << k;
                     return;
                 }
-                constexpr uint32_t facing_n = facing_neighbour(pairs);
-                const uint32_t n_pieces = nk == kMixed ? pieces[n_block] : 0u;
-                uint32_t n[8];
-#pragma unroll
-                for (int j = 0; j < 8; j++)
-                    n[j] = facing_n >> j & 1u ? (nk == kMixed ? class_at<T, XY>(classes, s, na, ni, nzb, j) : nk) : 0u;
-                if (me_uniform) {
-                    /* The neighbour's pieces that hold the block's class on its facing side. */
-                    uint32_t touched = 0;
-#pragma unroll
-                    for (int j = 0; j < 8; j++)
-                        if (facing_n >> j & 1u)
-                            touched |= (uint32_t)(n[j] == me) << piece_of(n_pieces, j);
-                    while (touched) {
-                        const int p = __ffs(touched) - 1;
-                        touched &= touched - 1;
-                        unite<XY>(s, main, labels, key_of(s, ab, ib, zb, 0), key_of(s, na, ni, nzb, p));
-                    }
+                /* Two uniform blocks: one piece each, touching wherever the offset has pairs. */
+                if (me != nk)
+                    return;
+                if (k == 12) {
+                    left_same = true;
+                    if (threadIdx.x > 0)
+                        return;
+                } else if (k == 10 && !(left_same && threadIdx.x > 0) && (ib & 7) != 0) {
+                    return; /* the block above: in this tree since init (a run's first block, not the first warp) */
+                } else if (CONN == 26 && left_same && d0 <= 0) {
+                    return;
+                } else if (up_same && dz < 0 && d1 <= 0) {
+                    return;
+                } else if (k != 12 && d0 >= 0 && neighbour_pairs<CONN>(k - 1) != 0 && na >= 1 &&
+                           kinds[n_block - 1] == me) {
                     return;
                 }
-                if (!have_classes) {
-#pragma unroll
-                    for (int i = 0; i < 8; i++)
-                        c[i] = class_at<T, XY>(classes, s, ab, ib, zb, i);
-                    have_classes = true;
-                }
-                /* Bit 8*p + r: piece p here touches piece r there. */
-                uint64_t links = 0;
-#pragma unroll
-                for (int i = 0; i < 8; i++)
-#pragma unroll
-                    for (int j = 0; j < 8; j++)
-                        if ((pairs >> (8 * i + j) & 1u) && c[i] != 0 && c[i] == n[j])
-                            links |= 1ull << (8 * piece_of(me_pieces, i) + piece_of(n_pieces, j));
-                while (links) {
-                    const int bit = __ffsll((long long)links) - 1;
-                    links &= links - 1;
-                    unite<XY>(s, main, labels, key_of(s, ab, ib, zb, bit >> 3), key_of(s, na, ni, nzb, bit & 7));
-                }
+                uniform_unions |= 1u << k;
             }
         };
         for_each_offset(visit, std::integer_sequence<int, 12, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11>{});
+        const uint32_t own = key_of(s, ab, ib, zb, 0);
+#pragma unroll 1
+        for (uint32_t todo = uniform_unions; todo; todo &= todo - 1) {
+            const int k = __ffs(todo) - 1;
+            unite<XY>(s, main, labels, own,
+                      key_of(s, ab + backward_offset(k, 0), ib + backward_offset(k, 1), zb + backward_offset(k, 2), 0));
+        }
+        if (mixed_pairs)
+            merge_mixed<CONN, T, XY>(classes, kinds, pieces, main, labels, s, ab, ib, zb, me, mixed_pairs);
     }
 }
 
@@ -563,20 +599,20 @@ __global__ void __launch_bounds__(256) compress_kernel(const uint32_t *__restric
         const uint64_t block = ab < s.b0 ? block_index(s, ab, ib, zb) : 0;
         const uint32_t word = ab < s.b0 ? pieces_word(kinds[block], pieces, block) : kNoPieces;
         uint32_t roots = 0;
-#pragma unroll
-        for (int i = 0; i < 8; i++)
-            if (piece_of(word, i) == (uint32_t)i) {
-                const uint32_t key = key_of(s, ab, ib, zb, i);
-                uint32_t *cell = block_parent_cell<XY>(s, main, labels, ab, ib, zb, i);
-                const uint32_t parent = __ldcg(cell);
-                if (parent == key) {
-                    roots |= 1u << i;
-                } else {
-                    const uint32_t root = find_root<XY>(s, main, labels, parent);
-                    if (root != parent)
-                        *cell = root;
-                }
+#pragma unroll 1
+        for (uint32_t reps = representatives(word); reps; reps &= reps - 1) {
+            const int i = __ffs(reps) - 1;
+            const uint32_t key = key_of(s, ab, ib, zb, i);
+            uint32_t *cell = block_parent_cell<XY>(s, main, labels, ab, ib, zb, i);
+            const uint32_t parent = __ldcg(cell);
+            if (parent == key) {
+                roots |= 1u << i;
+            } else {
+                const uint32_t root = find_root<XY>(s, main, labels, parent);
+                if (root != parent)
+                    *cell = root;
             }
+        }
 #pragma unroll
         for (int r = 0; r < 4; r++) {
             const unsigned first = __ballot_sync(0xFFFFFFFFu, roots >> (2 * r) & 1u);
@@ -656,43 +692,46 @@ __global__ void __launch_bounds__(256) write_kernel(const T *__restrict__ classe
             const uint64_t block = here ? block_index(s, ab, ib, zb) : 0;
             const uint32_t kind = here ? kinds[block] : kEmpty;
             const uint32_t word = pieces_word(kind, pieces, block);
+            /* The first representative's label in a register (a uniform block has no other); those of a mixed
+             * block's further pieces in a small array. */
+            const uint32_t reps = representatives(word);
+            const int first = reps ? __ffs(reps) - 1 : kNoPiece;
+            const auto label_of_piece = [&](int p) {
+                const uint32_t root = *block_parent_cell<XY>(s, main, labels, ab, ib, zb, p);
+                const uint32_t label = root_rank(s, segment_base, root_words, root) + 1;
+                if (root == key_of(s, ab, ib, zb, p) && label <= capacity)
+                    component_class[label - 1] =
+                        kind != kMixed ? kind : (uint32_t)classes[voxel_of<XY>(s, ab, ib, zb, p)];
+                return label;
+            };
             uint32_t piece_label[8];
-#pragma unroll
-            for (int p = 0; p < 8; p++) {
-                piece_label[p] = 0;
-                if (piece_of(word, p) == (uint32_t)p) {
-                    const uint32_t key = key_of(s, ab, ib, zb, p);
-                    const uint32_t root = *block_parent_cell<XY>(s, main, labels, ab, ib, zb, p);
-                    const uint32_t label = root_rank(s, segment_base, root_words, root) + 1;
-                    piece_label[p] = label;
-                    if (root == key && label <= capacity)
-                        component_class[label - 1] =
-                            kind != kMixed ? kind : (uint32_t)classes[voxel_of<XY>(s, ab, ib, zb, p)];
-                }
-            }
+            const uint32_t first_label = reps ? label_of_piece(first) : 0u;
+#pragma unroll 1
+            for (uint32_t more = reps & (reps - 1); more; more &= more - 1)
+                piece_label[__ffs(more) - 1] = label_of_piece(__ffs(more) - 1);
 #pragma unroll
             for (int i = 0; i < 8; i++) {
-                uint32_t label = 0;
-#pragma unroll
-                for (int p = 0; p <= i; p++)
-                    if (piece_of(word, i) == (uint32_t)p)
-                        label = piece_label[p];
+                const uint32_t piece = piece_of(word, i);
+                const uint32_t label = piece == (uint32_t)first ? first_label : piece == kNoPiece ? 0u : piece_label[piece];
                 if (!XY)
                     tile[tile_cell(threadIdx.x, threadIdx.y, i)] = label;
                 else if (here && voxel_inside(s, ab, ib, zb, i))
                     labels[voxel_of<XY>(s, ab, ib, zb, i)] = label;
             }
-            /* Most blocks are one piece: their voxels all go to piece 0's slot. */
+            /* Sizes, a piece per lane at a time (one round for a warp of uniform blocks). */
+#pragma unroll 1
+            for (uint32_t todo = reps; __any_sync(0xFFFFFFFFu, todo != 0); todo &= todo - 1) {
+                uint32_t label = 0, count = 0;
+                if (todo) {
+                    const int p = __ffs(todo) - 1;
+                    label = p == first ? first_label : piece_label[p];
 #pragma unroll
-            for (int p = 0; p < 8; p++) {
-                uint32_t count = 0;
-#pragma unroll
-                for (int i = p; i < 8; i++)
-                    count += piece_of(word, i) == (uint32_t)p;
-                if (piece_label[p] > capacity)
-                    count = 0;
-                if (__any_sync(0xFFFFFFFFu, count != 0))
-                    add_sizes(sizes, piece_label[p], count);
+                    for (int i = 0; i < 8; i++)
+                        count += piece_of(word, i) == (uint32_t)p;
+                    if (label > capacity)
+                        count = 0;
+                }
+                add_sizes(sizes, label, count);
             }
             if (!XY) {
                 __syncthreads();
