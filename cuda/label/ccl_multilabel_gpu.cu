@@ -597,6 +597,9 @@ __global__ void __launch_bounds__(256) compress_kernel(const uint32_t *__restric
     VL_FOR_EACH_BLOCK(s)
     {
         const uint64_t block = ab < s.b0 ? block_index(s, ab, ib, zb) : 0;
+        /* Voxel 0's parent cell is read with the class word, not after it (meaningless where voxel 0 is no
+         * representative); only this thread writes it. */
+        const uint32_t first_parent = ab < s.b0 ? main[block] : 0u;
         const uint32_t word = ab < s.b0 ? pieces_word(kinds[block], pieces, block) : kNoPieces;
         uint32_t roots = 0;
 #pragma unroll 1
@@ -604,7 +607,7 @@ __global__ void __launch_bounds__(256) compress_kernel(const uint32_t *__restric
             const int i = __ffs(reps) - 1;
             const uint32_t key = key_of(s, ab, ib, zb, i);
             uint32_t *cell = block_parent_cell<XY>(s, main, labels, ab, ib, zb, i);
-            const uint32_t parent = __ldcg(cell);
+            const uint32_t parent = i == 0 ? first_parent : __ldcg(cell);
             if (parent == key) {
                 roots |= 1u << i;
             } else {
@@ -691,13 +694,14 @@ __global__ void __launch_bounds__(256) write_kernel(const T *__restrict__ classe
             const bool here = ab < s.b0 && ib < s.b1;
             const uint64_t block = here ? block_index(s, ab, ib, zb) : 0;
             const uint32_t kind = here ? kinds[block] : kEmpty;
+            const uint32_t first_parent = here ? main[block] : 0u; /* read with the class word, as in compress */
             const uint32_t word = pieces_word(kind, pieces, block);
             /* The first representative's label in a register (a uniform block has no other); those of a mixed
              * block's further pieces in a small array. */
             const uint32_t reps = representatives(word);
             const int first = reps ? __ffs(reps) - 1 : kNoPiece;
             const auto label_of_piece = [&](int p) {
-                const uint32_t root = *block_parent_cell<XY>(s, main, labels, ab, ib, zb, p);
+                const uint32_t root = p == 0 ? first_parent : *block_parent_cell<XY>(s, main, labels, ab, ib, zb, p);
                 const uint32_t label = root_rank(s, segment_base, root_words, root) + 1;
                 if (root == key_of(s, ab, ib, zb, p) && label <= capacity)
                     component_class[label - 1] =
