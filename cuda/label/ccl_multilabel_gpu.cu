@@ -183,11 +183,7 @@ __device__ __forceinline__ uint32_t pieces_word(uint32_t kind, const uint32_t *_
 template <bool XY>
 __device__ __forceinline__ uint32_t *parent_cell(const Shape &s, uint32_t *main, uint32_t *labels, uint32_t key)
 {
-    const uint32_t line = fdiv(key, s.div_n0), a0 = key - line * s.n0;
-    const uint32_t z = fdiv(line, s.div_n1), i1 = line - z * s.n1;
-    if (((a0 | i1 | z) & 1u) == 0)
-        return main + ((uint64_t)(z >> 1) * s.b1 + (i1 >> 1)) * s.b0 + (a0 >> 1);
-    return labels + (XY ? (int64_t)key : (int64_t)z * s.sxy + (int64_t)a0 * s.nx + i1);
+    return main + key;
 }
 
 /* The same for voxel i of block (ab, ib, zb). */
@@ -195,7 +191,7 @@ template <bool XY>
 __device__ __forceinline__ uint32_t *block_parent_cell(const Shape &s, uint32_t *main, uint32_t *labels, int64_t ab,
                                                        int64_t ib, int64_t zb, int i)
 {
-    return i == 0 ? main + block_index(s, ab, ib, zb) : labels + voxel_of<XY>(s, ab, ib, zb, i);
+    return main + key_of(s, ab, ib, zb, i);
 }
 
 /* The pieces word of a block's classes: each voxel's piece grown through adjacent voxels of its class. */
@@ -400,7 +396,7 @@ __global__ void __launch_bounds__(256) init_kernel(const T *__restrict__ classes
                 __syncthreads();
             }
             if (uniform) {
-                main[block_index(s, ab, ib, zb)] = run_target[warp][start];
+                main[key_of(s, ab, ib, zb, 0)] = run_target[warp][start];
             } else {
 #pragma unroll
                 for (int i = 0; i < 8; i++)
@@ -599,7 +595,7 @@ __global__ void __launch_bounds__(256) compress_kernel(const uint32_t *__restric
         const uint64_t block = ab < s.b0 ? block_index(s, ab, ib, zb) : 0;
         /* Voxel 0's parent cell is read with the class word, not after it (meaningless where voxel 0 is no
          * representative); only this thread writes it. */
-        const uint32_t first_parent = ab < s.b0 ? main[block] : 0u;
+        const uint32_t first_parent = ab < s.b0 ? main[key_of(s, ab, ib, zb, 0)] : 0u;
         const uint32_t word = ab < s.b0 ? pieces_word(kinds[block], pieces, block) : kNoPieces;
         uint32_t roots = 0;
 #pragma unroll 1
@@ -694,7 +690,7 @@ __global__ void __launch_bounds__(256) write_kernel(const T *__restrict__ classe
             const bool here = ab < s.b0 && ib < s.b1;
             const uint64_t block = here ? block_index(s, ab, ib, zb) : 0;
             const uint32_t kind = here ? kinds[block] : kEmpty;
-            const uint32_t first_parent = here ? main[block] : 0u; /* read with the class word, as in compress */
+            const uint32_t first_parent = here ? main[key_of(s, ab, ib, zb, 0)] : 0u; /* read with the class word */
             const uint32_t word = pieces_word(kind, pieces, block);
             /* The first representative's label in a register (a uniform block has no other); those of a mixed
              * block's further pieces in a small array. */
@@ -856,7 +852,9 @@ cudaError_t launch_count_labels(const void *classes, const uint32_t *labels, uin
 uint64_t scratch_bytes_for(const Shape &s, size_t scan_bytes)
 {
     const uint64_t blocks = block_count(s), segments = segment_count(s);
-    return 3 * round_up(blocks * sizeof(uint32_t)) + 2 * round_up(segments * sizeof(uint32_t)) +
+    const uint64_t voxels = (uint64_t)s.nx * (uint64_t)s.ny * (uint64_t)s.nz;
+    return 2 * round_up(blocks * sizeof(uint32_t)) + round_up(voxels * sizeof(uint32_t)) +
+           2 * round_up(segments * sizeof(uint32_t)) +
            round_up(segments * sizeof(unsigned long long)) + round_up(scan_bytes) +
            round_up((blocks + 1) * sizeof(unsigned long long)) + round_up((blocks + 1) * sizeof(uint32_t));
 }
@@ -931,14 +929,15 @@ extern "C" vl_status vl_gpu_multilabel_device(const void *classes, vl_dtype dtyp
         const size_t block_bytes = round_up(blocks * sizeof(uint32_t));
         const size_t segment_bytes = round_up(segments * sizeof(uint32_t));
         const size_t word_bytes = round_up(segments * sizeof(unsigned long long));
-        const size_t forest_bytes = 3 * block_bytes + 2 * segment_bytes + word_bytes + round_up(scan_bytes);
+        const size_t parent_bytes = round_up(voxels * sizeof(uint32_t));
+        const size_t forest_bytes = 2 * block_bytes + parent_bytes + 2 * segment_bytes + word_bytes + round_up(scan_bytes);
         CUDA_TRY_OR_DONE(cudaMallocAsync(&forest_block, forest_bytes, stream), "allocating the multilabel forest");
         char *at = static_cast<char *>(forest_block);
         b.root_words = reinterpret_cast<unsigned long long *>(at);
         b.kinds = reinterpret_cast<uint32_t *>(at += word_bytes);
         b.pieces = reinterpret_cast<uint32_t *>(at += block_bytes);
         b.main = reinterpret_cast<uint32_t *>(at += block_bytes);
-        b.segment_roots = reinterpret_cast<uint32_t *>(at += block_bytes);
+        b.segment_roots = reinterpret_cast<uint32_t *>(at += parent_bytes);
         b.segment_base = reinterpret_cast<uint32_t *>(at += segment_bytes);
         cub_temp = at + segment_bytes;
         const size_t sizes_bytes = round_up((size_t)b.capacity * sizeof(unsigned long long));
