@@ -17,10 +17,8 @@
  *
  * Storage. Per block a class word (0 empty, the class of a uniform block, kMixed otherwise) and, for mixed
  * blocks only, a pieces word (4 bits per voxel: its representative's index, kNoPiece for background). Union-
- * find runs on representatives only. The parent of a representative at block voxel 0 lives in a per-block
- * array (`main`), indexed like the class words, so that a warp's lanes read and write it in whole sectors;
- * that of a representative at another voxel lives in the labels buffer at that voxel, which is free until
- * the write pass (each thread of the write pass reads its own block's cells before overwriting them).
+ * find runs on representatives only: the forest is a u32 array indexed by key, touched at representatives
+ * (and roots) only.
  *
  * Phases (threads: lanes along a0 blocks, so that per-block arrays and 64-key counting segments of a line
  * are a warp's; under `matlab` the class map and the labels pass through a shared tile, see init_kernel):
@@ -39,8 +37,8 @@
  * The O(components) arrays are allocated before the launches with room for one component per block, so
  * that the `matlab` orders read nothing back before the end; a map with more components (noise under 6
  * or 4) gets its sizes and classes from one more pass over the labels.
- * Device memory: the class map, the labels, 12 bytes per block (class word, pieces word, parent), 16 bytes
- * per segment, 12 bytes per block for the sizes and classes (vl_gpu_multilabel_bytes). */
+ * Device memory: the class map, the labels, the forest (u32 per voxel), 8 bytes per block (class and pieces
+ * words), 16 bytes per segment, 12 bytes per block for the sizes and classes (vl_gpu_multilabel_bytes). */
 #include <cub/device/device_scan.cuh>
 
 #include <stdlib.h>
@@ -179,21 +177,6 @@ __device__ __forceinline__ uint32_t pieces_word(uint32_t kind, const uint32_t *_
     return kind == kEmpty ? kNoPieces : kind == kMixed ? pieces[block] : 0u;
 }
 
-/* The cell holding the parent of representative `key` (see Storage above). */
-template <bool XY>
-__device__ __forceinline__ uint32_t *parent_cell(const Shape &s, uint32_t *main, uint32_t *labels, uint32_t key)
-{
-    return main + key;
-}
-
-/* The same for voxel i of block (ab, ib, zb). */
-template <bool XY>
-__device__ __forceinline__ uint32_t *block_parent_cell(const Shape &s, uint32_t *main, uint32_t *labels, int64_t ab,
-                                                       int64_t ib, int64_t zb, int i)
-{
-    return main + key_of(s, ab, ib, zb, i);
-}
-
 /* The pieces word of a block's classes: each voxel's piece grown through adjacent voxels of its class. */
 template <int CONN>
 __device__ __forceinline__ uint32_t block_pieces(const uint32_t (&c)[8])
@@ -233,10 +216,9 @@ __device__ __forceinline__ uint32_t class_at(const T *__restrict__ classes, cons
 }
 
 /* Parents only ever decrease, so a stale read is still an ancestor and the walks converge. */
-template <bool XY>
-__device__ __forceinline__ uint32_t find_root(const Shape &s, uint32_t *main, uint32_t *labels, uint32_t n)
+__device__ __forceinline__ uint32_t find_root(const uint32_t *forest, uint32_t n)
 {
-    for (uint32_t p = __ldcg(parent_cell<XY>(s, main, labels, n)); p != n; p = __ldcg(parent_cell<XY>(s, main, labels, n)))
+    for (uint32_t p = __ldcg(forest + n); p != n; p = __ldcg(forest + n))
         n = p;
     return n;
 }
@@ -244,15 +226,14 @@ __device__ __forceinline__ uint32_t find_root(const Shape &s, uint32_t *main, ui
 /* The same walk with path halving (n points at its grandparent on the way up). The plain store may race
  * with an atomicMin on the same cell; both values are ancestors of n in its component, and unite()
  * re-unites whatever a lost update leaves apart, as in the binary labeller (ccl_union_find.cuh). */
-template <bool XY>
-__device__ __forceinline__ uint32_t find_root_halving(const Shape &s, uint32_t *main, uint32_t *labels, uint32_t n)
+__device__ __forceinline__ uint32_t find_root_halving(uint32_t *forest, uint32_t n)
 {
     for (;;) {
-        uint32_t *cell = parent_cell<XY>(s, main, labels, n);
+        uint32_t *cell = forest + n;
         const uint32_t p = __ldcg(cell);
         if (p == n)
             return n;
-        const uint32_t grandparent = __ldcg(parent_cell<XY>(s, main, labels, p));
+        const uint32_t grandparent = __ldcg(forest + p);
         if (grandparent == p)
             return p;
         __stcg(cell, grandparent);
@@ -260,12 +241,11 @@ __device__ __forceinline__ uint32_t find_root_halving(const Shape &s, uint32_t *
     }
 }
 
-template <bool XY>
-__device__ void unite(const Shape &s, uint32_t *main, uint32_t *labels, uint32_t a, uint32_t b)
+__device__ void unite(uint32_t *forest, uint32_t a, uint32_t b)
 {
     for (;;) {
-        a = find_root_halving<XY>(s, main, labels, a);
-        b = find_root_halving<XY>(s, main, labels, b);
+        a = find_root_halving(forest, a);
+        b = find_root_halving(forest, b);
         if (a == b)
             return;
         if (a > b) {
@@ -273,7 +253,7 @@ __device__ void unite(const Shape &s, uint32_t *main, uint32_t *labels, uint32_t
             a = b;
             b = t;
         }
-        const uint32_t old = atomicMin(parent_cell<XY>(s, main, labels, b), a);
+        const uint32_t old = atomicMin(forest + b, a);
         if (old == b)
             return;
         b = old;
@@ -334,7 +314,7 @@ __device__ __forceinline__ void for_each_tile_voxel(const Shape &s, int64_t ib0,
  * reaches the barriers. */
 template <int CONN, typename T, bool XY>
 __global__ void __launch_bounds__(256) init_kernel(const T *__restrict__ classes, uint32_t *__restrict__ kinds,
-                                                   uint32_t *__restrict__ pieces, uint32_t *main, uint32_t *labels,
+                                                   uint32_t *__restrict__ pieces, uint32_t *forest,
                                                    Shape s)
 {
     __shared__ uint32_t tile[XY ? 1 : kTileCells];
@@ -396,12 +376,12 @@ __global__ void __launch_bounds__(256) init_kernel(const T *__restrict__ classes
                 __syncthreads();
             }
             if (uniform) {
-                main[key_of(s, ab, ib, zb, 0)] = run_target[warp][start];
+                forest[key_of(s, ab, ib, zb, 0)] = run_target[warp][start];
             } else {
 #pragma unroll
                 for (int i = 0; i < 8; i++)
                     if (piece_of(word, i) == (uint32_t)i)
-                        *block_parent_cell<XY>(s, main, labels, ab, ib, zb, i) = key_of(s, ab, ib, zb, i);
+                        forest[key_of(s, ab, ib, zb, i)] = key_of(s, ab, ib, zb, i);
             }
             __syncthreads(); /* before the next iteration overwrites the tile and the runs */
         }
@@ -441,7 +421,7 @@ __device__ __forceinline__ uint64_t offset_pairs(int k)
  * (class boundaries, islands), so rolled loops and classes read from the map. */
 template <int CONN, typename T, bool XY>
 __device__ __noinline__ void merge_mixed(const T *__restrict__ classes, const uint32_t *__restrict__ kinds,
-                                         const uint32_t *__restrict__ pieces, uint32_t *main, uint32_t *labels,
+                                         const uint32_t *__restrict__ pieces, uint32_t *forest,
                                          const Shape &s, int64_t ab, int64_t ib, int64_t zb, uint32_t me,
                                          uint32_t offsets)
 {
@@ -466,7 +446,7 @@ __device__ __noinline__ void merge_mixed(const T *__restrict__ classes, const ui
 #pragma unroll 1
         for (; links; links &= links - 1) {
             const int bit = __ffsll((long long)links) - 1;
-            unite<XY>(s, main, labels, key_of(s, ab, ib, zb, bit >> 3), key_of(s, na, ni, nzb, bit & 7));
+            unite(forest, key_of(s, ab, ib, zb, bit >> 3), key_of(s, na, ni, nzb, bit & 7));
         }
     }
 }
@@ -491,8 +471,8 @@ __device__ __noinline__ void merge_mixed(const T *__restrict__ classes, const ui
  * (merge_mixed) read the classes of the touching voxels. */
 template <int CONN, typename T, bool XY>
 __global__ void __launch_bounds__(256) merge_kernel(const T *__restrict__ classes, const uint32_t *__restrict__ kinds,
-                                                    const uint32_t *__restrict__ pieces, uint32_t *main,
-                                                    uint32_t *labels, Shape s)
+                                                    const uint32_t *__restrict__ pieces, uint32_t *forest,
+                                                    Shape s)
 {
     VL_FOR_EACH_BLOCK(s)
     {
@@ -507,7 +487,7 @@ __global__ void __launch_bounds__(256) merge_kernel(const T *__restrict__ classe
         const bool up_same = CONN == 26 && me_uniform && ib >= 1 && kinds[block_index(s, ab, ib - 1, zb)] == me;
         /* The offsets (bit k) whose uniform neighbour this block's piece unites with, and those where either
          * side is mixed: sorted out here with the offsets as constants, then united by the rolled loops
-         * below, which keeps the kernel small enough for the instruction cache. */
+         * below, which keep the unions and the rare mixed pairs out of the unrolled code. */
         uint32_t uniform_unions = 0, mixed_pairs = 0;
         const auto visit = [&](auto offset) {
             constexpr int k = decltype(offset)::value;
@@ -551,11 +531,11 @@ __global__ void __launch_bounds__(256) merge_kernel(const T *__restrict__ classe
 #pragma unroll 1
         for (uint32_t todo = uniform_unions; todo; todo &= todo - 1) {
             const int k = __ffs(todo) - 1;
-            unite<XY>(s, main, labels, own,
+            unite(forest, own,
                       key_of(s, ab + backward_offset(k, 0), ib + backward_offset(k, 1), zb + backward_offset(k, 2), 0));
         }
         if (mixed_pairs)
-            merge_mixed<CONN, T, XY>(classes, kinds, pieces, main, labels, s, ab, ib, zb, me, mixed_pairs);
+            merge_mixed<CONN, T, XY>(classes, kinds, pieces, forest, s, ab, ib, zb, me, mixed_pairs);
     }
 }
 
@@ -584,10 +564,9 @@ __device__ __forceinline__ bool segment_of_row(const Shape &s, int64_t ib, int64
 /* Every representative := its root (a walk that only reads, then one write of the thread's own cell, so
  * no stale ancestor is written back); segment_roots and root_words := the roots of every segment (bit
  * 2*lane + t: the block's voxel a0 = 2*lane + t of the segment). */
-template <bool XY>
 __global__ void __launch_bounds__(256) compress_kernel(const uint32_t *__restrict__ kinds,
-                                                       const uint32_t *__restrict__ pieces, uint32_t *main,
-                                                       uint32_t *labels, uint32_t *__restrict__ segment_roots,
+                                                       const uint32_t *__restrict__ pieces, uint32_t *forest,
+                                                       uint32_t *__restrict__ segment_roots,
                                                        unsigned long long *__restrict__ root_words, Shape s)
 {
     VL_FOR_EACH_BLOCK(s)
@@ -595,19 +574,19 @@ __global__ void __launch_bounds__(256) compress_kernel(const uint32_t *__restric
         const uint64_t block = ab < s.b0 ? block_index(s, ab, ib, zb) : 0;
         /* Voxel 0's parent cell is read with the class word, not after it (meaningless where voxel 0 is no
          * representative); only this thread writes it. */
-        const uint32_t first_parent = ab < s.b0 ? main[key_of(s, ab, ib, zb, 0)] : 0u;
+        const uint32_t first_parent = ab < s.b0 ? forest[key_of(s, ab, ib, zb, 0)] : 0u;
         const uint32_t word = ab < s.b0 ? pieces_word(kinds[block], pieces, block) : kNoPieces;
         uint32_t roots = 0;
 #pragma unroll 1
         for (uint32_t reps = representatives(word); reps; reps &= reps - 1) {
             const int i = __ffs(reps) - 1;
             const uint32_t key = key_of(s, ab, ib, zb, i);
-            uint32_t *cell = block_parent_cell<XY>(s, main, labels, ab, ib, zb, i);
+            uint32_t *cell = forest + key_of(s, ab, ib, zb, i);
             const uint32_t parent = i == 0 ? first_parent : __ldcg(cell);
             if (parent == key) {
                 roots |= 1u << i;
             } else {
-                const uint32_t root = find_root<XY>(s, main, labels, parent);
+                const uint32_t root = find_root(forest, parent);
                 if (root != parent)
                     *cell = root;
             }
@@ -670,14 +649,14 @@ __device__ __forceinline__ void add_sizes(unsigned long long *sizes, uint32_t la
 }
 
 /* labels := 1 + rank of the root (0 for background) through each voxel's representative; the sizes and
- * classes of labels up to `capacity`. Each thread reads only its own block's parent cells, before its
- * block's voxels are overwritten. Under `matlab-xy` a lane's voxels lie along memory x and a warp writes
+ * classes of labels up to `capacity`. Under `matlab-xy` a lane's voxels lie along memory x and a warp writes
  * whole sectors directly; under `matlab` the labels leave through the shared tile along x (see
  * init_kernel). */
 template <typename T, bool XY>
 __global__ void __launch_bounds__(256) write_kernel(const T *__restrict__ classes, const uint32_t *__restrict__ kinds,
-                                                    const uint32_t *__restrict__ pieces, uint32_t *main,
-                                                    uint32_t *labels, const uint32_t *__restrict__ segment_base,
+                                                    const uint32_t *__restrict__ pieces,
+                                                    const uint32_t *__restrict__ forest, uint32_t *labels,
+                                                    const uint32_t *__restrict__ segment_base,
                                                     const unsigned long long *__restrict__ root_words,
                                                     unsigned long long *sizes, uint32_t *component_class,
                                                     uint32_t capacity, Shape s)
@@ -690,14 +669,14 @@ __global__ void __launch_bounds__(256) write_kernel(const T *__restrict__ classe
             const bool here = ab < s.b0 && ib < s.b1;
             const uint64_t block = here ? block_index(s, ab, ib, zb) : 0;
             const uint32_t kind = here ? kinds[block] : kEmpty;
-            const uint32_t first_parent = here ? main[key_of(s, ab, ib, zb, 0)] : 0u; /* read with the class word */
+            const uint32_t first_parent = here ? forest[key_of(s, ab, ib, zb, 0)] : 0u; /* read with the class word */
             const uint32_t word = pieces_word(kind, pieces, block);
             /* The first representative's label in a register (a uniform block has no other); those of a mixed
              * block's further pieces in a small array. */
             const uint32_t reps = representatives(word);
             const int first = reps ? __ffs(reps) - 1 : kNoPiece;
             const auto label_of_piece = [&](int p) {
-                const uint32_t root = p == 0 ? first_parent : *block_parent_cell<XY>(s, main, labels, ab, ib, zb, p);
+                const uint32_t root = p == 0 ? first_parent : forest[key_of(s, ab, ib, zb, p)];
                 const uint32_t label = root_rank(s, segment_base, root_words, root) + 1;
                 if (root == key_of(s, ab, ib, zb, p) && label <= capacity)
                     component_class[label - 1] =
@@ -787,7 +766,7 @@ size_t round_up(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 /* Device buffers of one call (see Storage). */
 struct Buffers {
-    uint32_t *kinds, *pieces, *main, *segment_roots, *segment_base;
+    uint32_t *kinds, *pieces, *forest, *segment_roots, *segment_base;
     unsigned long long *root_words;
     unsigned long long *sizes;
     uint32_t *component_class;
@@ -800,16 +779,16 @@ void launch_phases(const T *classes, uint32_t *labels, const Buffers &b, const S
 {
     const dim3 grid = block_grid(s), threads(32, 8);
     const uint64_t segments = segment_count(s);
-    init_kernel<CONN, T, XY><<<grid, threads, 0, stream>>>(classes, b.kinds, b.pieces, b.main, labels, s);
-    merge_kernel<CONN, T, XY><<<grid, threads, 0, stream>>>(classes, b.kinds, b.pieces, b.main, labels, s);
-    compress_kernel<XY><<<grid, threads, 0, stream>>>(b.kinds, b.pieces, b.main, labels, b.segment_roots,
-                                                      b.root_words, s);
+    init_kernel<CONN, T, XY><<<grid, threads, 0, stream>>>(classes, b.kinds, b.pieces, b.forest, s);
+    merge_kernel<CONN, T, XY><<<grid, threads, 0, stream>>>(classes, b.kinds, b.pieces, b.forest, s);
+    compress_kernel<<<grid, threads, 0, stream>>>(b.kinds, b.pieces, b.forest, b.segment_roots,
+                                                  b.root_words, s);
     if (union_done)
         cudaEventRecord(union_done, stream);
     cub::DeviceScan::ExclusiveSum(cub_temp, scan_bytes, b.segment_roots, b.segment_base, (int64_t)segments, stream);
     clear_sizes_kernel<<<b.capacity / 256 + 1 < 1024 ? b.capacity / 256 + 1 : 1024, 256, 0, stream>>>(b.sizes, b.capacity, b.segment_roots,
                                                                     b.segment_base, segments);
-    write_kernel<T, XY><<<grid, threads, 0, stream>>>(classes, b.kinds, b.pieces, b.main, labels, b.segment_base,
+    write_kernel<T, XY><<<grid, threads, 0, stream>>>(classes, b.kinds, b.pieces, b.forest, labels, b.segment_base,
                                                       b.root_words, b.sizes, b.component_class, b.capacity, s);
 }
 
@@ -936,7 +915,7 @@ extern "C" vl_status vl_gpu_multilabel_device(const void *classes, vl_dtype dtyp
         b.root_words = reinterpret_cast<unsigned long long *>(at);
         b.kinds = reinterpret_cast<uint32_t *>(at += word_bytes);
         b.pieces = reinterpret_cast<uint32_t *>(at += block_bytes);
-        b.main = reinterpret_cast<uint32_t *>(at += block_bytes);
+        b.forest = reinterpret_cast<uint32_t *>(at += block_bytes);
         b.segment_roots = reinterpret_cast<uint32_t *>(at += parent_bytes);
         b.segment_base = reinterpret_cast<uint32_t *>(at += segment_bytes);
         cub_temp = at + segment_bytes;
