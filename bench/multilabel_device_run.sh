@@ -7,8 +7,8 @@
 #   bench      multilabel vs our binary labelling of the same foreground (CUDA events), vs a CuPy loop of
 #              cupyx.scipy.ndimage.label over the classes, and end to end (host map -> largest per class ->
 #              cleaned map) through the library and through `voxlabel label --multilabel` (.nii.gz written)
-#   ncu        per-kernel time and DRAM bytes of one multilabel call (matlab order, 117 classes, conn 26; Nsight
-#              Compute), for the distance to the memory floor (read the map, write the labels)
+#              and, with Nsight Compute, the per-kernel time and DRAM bytes of one multilabel call (matlab order,
+#              117 classes, conn 26), for the distance to the memory floor (read the map, write the labels)
 # usage: bench/multilabel_device_run.sh BIN_DIR OUT_DIR [STAGE...]
 #   BIN_DIR  gpu_multilabel_test and multilabel_gpu_bench (linked --as-needed: no DCMTK needed); the package's
 #            voxlabel in BIN_DIR/.. and real-CT masks in BIN_DIR/../data when present (scripts/device-package)
@@ -16,7 +16,7 @@
 set -uo pipefail
 bin=$1 out=$2
 shift 2
-stages=${*:-tests sanitizer bench ncu}
+stages=${*:-tests sanitizer bench}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 mkdir -p "$out"
@@ -70,13 +70,10 @@ for stage in $stages; do
                 END { printf "| %s | %.2f | %.2f | %.2f | %.2f | %.1f | %.1f | %.3f | %s |\n", k, m, s, b, m / b, c, c / m, e, cli }
             ' "$b" "$c" | tee -a "$report"
         done
-        ;;
-    ncu)
-        [ -e "$work/classes117.raw" ] || python3 "$here/multilabel_maps.py" "$work" 117 | tee -a "$log"
-        # The first 8 matching launches are the first multilabel call (init, merge, compress_runs, compress,
-        # scan x2, rank, write); the binary labeller's kernels have other names.
-        step ncu_multilabel 120 ncu --clock-control none --csv --launch-count 8 \
-            --kernel-name regex:'init_kernel|merge_kernel|compress_runs_kernel|compress_kernel|DeviceScan|rank_kernel|write_kernel' \
+        # The first 7 matching launches are the first multilabel call (init, merge, compress, scan x2,
+        # clear_sizes, write); the binary labeller's kernels that share a name run after it.
+        step ncu_multilabel 120 ncu --clock-control none --csv --launch-count 7 \
+            --kernel-name regex:'init_kernel|merge_kernel|compress_kernel|DeviceScan|clear_sizes_kernel|write_kernel' \
             --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
             "$bin/multilabel_gpu_bench" "$work/classes117.raw" 512 512 400 26 1
         python3 "$here/gpu_ncu_summary.py" "$work/ncu_multilabel.out" | tee -a "$out/multilabel_report.md"

@@ -13,6 +13,7 @@
 #include "features/sift_internal.h"
 #include "forest/forest_internal.h"
 #include "forest/forest_predict.h"
+#include "label/ccl_multilabel_gpu.h"
 #include "label/label_gpu.h"
 #include "stats/stats_gpu.h"
 #include "voxlabel/label_device.h"
@@ -43,6 +44,12 @@ vl_status vl_label_multilabel_gpu(const vl_volume *classes, vl_volume *labels, c
 {
     (void)classes, (void)labels, (void)options, (void)result;
     return no_cuda();
+}
+
+uint64_t vl_gpu_multilabel_bytes(int64_t nx, int64_t ny, int64_t nz, vl_dtype dtype)
+{
+    (void)nx, (void)ny, (void)nz, (void)dtype;
+    return 0;
 }
 
 vl_status vl_stats_sums_gpu(const vl_volume *labels, const vl_volume *intensity, uint32_t count,

@@ -68,8 +68,7 @@ static int compare(const vl_volume *map, int connectivity, vl_label_order order,
         return 0;
     }
     options.device.kind = VL_DEVICE_GPU;
-    options.device.gpu_memory =
-        (uint64_t)slab_depth * (uint64_t)(map->nx * map->ny) * vl_gpu_multilabel_bytes_per_voxel(map->dtype);
+    options.device.gpu_memory = slab_depth ? vl_gpu_multilabel_bytes(map->nx, map->ny, slab_depth, map->dtype) : 0;
     if (vl_label_multilabel(map, &gpu_labels, &options, &gpu) != VL_OK) {
         REPORT_FAILURE("%s: gpu labelling failed: %s", what, vl_last_error());
         vl_volume_free(&cpu_labels);

@@ -12,28 +12,41 @@
  * *pieces* are the components of its voxels alone (same class, adjacent under the connectivity); a piece's
  * representative is its first voxel, hence its minimum-key voxel. Under 26 every voxel of a block touches
  * every other, so a block has one piece per class it holds; under 18 and 6 a class may split, under 4 and 8
- * its two slices always do. Union-find runs on representatives only: the parent array is indexed by key
- * and touched nowhere else.
+ * its two slices always do. A block is *uniform* when its 8 voxels are inside the volume, hold one class
+ * and are one piece (never under 4 and 8); most blocks of a segmentation are uniform or empty.
  *
- * Phases (threads: lanes along a0 blocks, so that key-indexed arrays are read in whole sectors; under
- * `matlab` the class map and the labels pass through a shared tile, see init_kernel):
- *   init      each block's word (BlockWord) and parent[r] := r for its representatives (a uniform block
- *             in a run of uniform blocks of its class along the warp: the run's first block)
- *   merge     every piece unites with the pieces of its 13 backward neighbour blocks that it touches,
- *             less the unions that a left neighbour makes
- *   compress  every representative points at its root (first those not linked in init, with path
- *             halving); roots counted per segment (64 keys of a line)
+ * Storage. Per block a class word (0 empty, the class of a uniform block, kMixed otherwise) and, for mixed
+ * blocks only, a pieces word (4 bits per voxel: its representative's index, kNoPiece for background). Union-
+ * find runs on representatives only: the forest is a u32 array indexed by key, touched at representatives
+ * (and roots) only.
+ *
+ * Phases (threads: lanes along a0 blocks, so that per-block arrays and 64-key counting segments of a line
+ * are a warp's; under `matlab` the class map and the labels pass through a shared tile, see init_kernel):
+ *   init      class and pieces words, parent[r] := r for the representatives; a uniform block in a run of
+ *             uniform blocks of its class along the warp points at the run's first block, and a run's
+ *             first block at the first block of the run above it in the thread block, when that one is
+ *             uniform of its class
+ *   merge     every piece unites with the pieces of its 13 backward neighbour blocks that it touches, less
+ *             the unions between uniform blocks that others make (see merge_kernel)
+ *   compress  every representative points at its root; roots are counted per segment (64 keys of a
+ *             line) and marked in a 64-bit word per segment
  *   scan      CUB exclusive sum of the segment counts
- *   rank      rank[root] := segment base + roots before it in its segment; each root's class
- *   write     labels := rank[root] + 1 through each voxel's representative; sizes (warp-aggregated)
+ *   write     labels := 1 + rank of the root (segment base + roots before it in its segment's word)
+ *             through each voxel's representative; sizes (warp-aggregated); each root's class
  *   and for the size orders the CUB sort of ccl_size_order.cu and one remap pass.
- * Device memory: the class map, the labels, the parent and rank arrays (u32 per voxel each, used only at
- * representatives and roots), a BlockWord per block, two u32 per segment, and O(components). */
+ * The O(components) arrays are allocated before the launches with room for one component per block, so
+ * that the `matlab` orders read nothing back before the end; a map with more components (noise under 6
+ * or 4) gets its sizes and classes from one more pass over the labels.
+ * Device memory: the class map, the labels, the forest (u32 per voxel), 8 bytes per block (class and pieces
+ * words), 16 bytes per segment, 12 bytes per block for the sizes and classes (vl_gpu_multilabel_bytes). */
 #include <cub/device/device_scan.cuh>
 
 #include <stdlib.h>
 #include <string.h>
+#include <type_traits>
+#include <utility>
 
+#include "ccl_common.cuh"
 #include "ccl_size_order.cuh"
 #include "core/cuda_check.h"
 #include "core/gpu_transfer.h"
@@ -42,28 +55,31 @@
 #include "label/label_slabs.h"
 #include "voxlabel/error.h"
 
+using vlccl::backward_offset;
+using vlccl::FastDiv;
+using vlccl::fdiv;
+using vlccl::make_fastdiv;
+using vlccl::voxel_step_ok;
+
 namespace {
 
 constexpr uint32_t kNoNode = 0xFFFFFFFFu;
-/* BlockWord.kind: no foreground, several classes or pieces, else the one class of a full block that is
- * one piece (a class value equal to kMixed is simply described as mixed). */
+/* Class words: no foreground, several classes or pieces, else the one class of a uniform block (a class
+ * value equal to kMixed is simply described as mixed). */
 constexpr uint32_t kEmpty = 0;
 constexpr uint32_t kMixed = 0xFFFFFFFFu;
-/* BlockWord.pieces: 4 bits per block voxel, its representative's index, kNoPiece for background. */
+/* Pieces words: 4 bits per block voxel, its representative's index, kNoPiece for background. */
 constexpr uint32_t kNoPiece = 8;
 constexpr uint32_t kNoPieces = 0x88888888u;
 /* Keys per counting segment: a warp's 32 blocks along a0. */
 constexpr int kSegmentKeys = 64;
 
-struct BlockWord {
-    uint32_t kind, pieces;
-};
-
 struct Shape {
     int64_t nx, ny, nz, sxy;
-    int64_t n0, n1;           /* voxels along a0 and i1 */
+    uint32_t n0, n1;          /* voxels along a0 and i1 */
     uint32_t b0, b1, bz;      /* blocks along a0, i1, z */
     uint32_t seg_per_line;    /* ceil(n0 / kSegmentKeys) */
+    FastDiv div_n0, div_n1;
 };
 
 Shape make_shape(int64_t nx, int64_t ny, int64_t nz, bool xy)
@@ -73,81 +89,57 @@ Shape make_shape(int64_t nx, int64_t ny, int64_t nz, bool xy)
     s.ny = ny;
     s.nz = nz;
     s.sxy = nx * ny;
-    s.n0 = xy ? nx : ny;
-    s.n1 = xy ? ny : nx;
-    s.b0 = (uint32_t)((s.n0 + 1) / 2);
-    s.b1 = (uint32_t)((s.n1 + 1) / 2);
+    s.n0 = (uint32_t)(xy ? nx : ny);
+    s.n1 = (uint32_t)(xy ? ny : nx);
+    s.b0 = (s.n0 + 1) / 2;
+    s.b1 = (s.n1 + 1) / 2;
     s.bz = (uint32_t)((nz + 1) / 2);
-    s.seg_per_line = (uint32_t)((s.n0 + kSegmentKeys - 1) / kSegmentKeys);
+    s.seg_per_line = (s.n0 + kSegmentKeys - 1) / kSegmentKeys;
+    s.div_n0 = make_fastdiv(s.n0);
+    s.div_n1 = make_fastdiv(s.n1);
     return s;
 }
 
-uint64_t segment_count(const Shape &s) { return (uint64_t)s.nz * (uint64_t)s.n1 * s.seg_per_line; }
+uint64_t block_count(const Shape &s) { return (uint64_t)s.b0 * s.b1 * s.bz; }
+uint64_t segment_count(const Shape &s) { return (uint64_t)s.nz * s.n1 * s.seg_per_line; }
 
-__host__ __device__ constexpr int connectivity_index(int connectivity)
-{
-    return connectivity == 4 ? 0 : connectivity == 8 ? 1 : connectivity == 6 ? 2 : connectivity == 18 ? 3 : 4;
-}
-
-/* Are voxels (d0, d1, dz) apart neighbours under the connectivity? */
-__host__ __device__ constexpr bool voxels_adjacent(int connectivity, int d0, int d1, int dz)
-{
-    return (d0 < -1 || d0 > 1 || d1 < -1 || d1 > 1 || dz < -1 || dz > 1) ? false
-         : ((connectivity == 4 || connectivity == 8) && dz != 0) ? false
-         : (d0 != 0) + (d1 != 0) + (dz != 0) <=
-               ((connectivity == 6 || connectivity == 4) ? 1 : (connectivity == 18 || connectivity == 8) ? 2 : 3);
-}
-
-/* The 13 backward block offsets (those before (0,0,0) in key order), axis 0 = a0, 1 = i1, 2 = z:
- * k 0..8: dz = -1, (d1, d0) over {-1,0,1}^2; k 9..11: dz = 0, d1 = -1; k 12: (-1, 0, 0), the left block. */
-__host__ __device__ constexpr int backward_offset(int k, int axis)
-{
-    return k < 9 ? (axis == 2 ? -1 : axis == 1 ? k / 3 - 1 : k % 3 - 1)
-         : k < 12 ? (axis == 2 ? 0 : axis == 1 ? -1 : k - 10)
-         : (axis == 0 ? -1 : 0);
-}
-
-/* Bit 8*i + j: voxel i of a block and voxel j of its backward neighbour k are adjacent. */
-__host__ __device__ constexpr uint64_t neighbour_pairs(int connectivity, int k)
+/* Bit 8*i + j: voxel i of a block and voxel j of its backward neighbour k (the 13 backward offsets of
+ * ccl_common.cuh, axis 0 = a0, 1 = i1, 2 = z) are adjacent. */
+template <int CONN>
+__host__ __device__ constexpr uint64_t neighbour_pairs(int k)
 {
     uint64_t pairs = 0;
     for (int i = 0; i < 8; i++)
         for (int j = 0; j < 8; j++)
-            if (voxels_adjacent(connectivity, 2 * backward_offset(k, 0) + (j & 1) - (i & 1),
-                                2 * backward_offset(k, 1) + (j >> 1 & 1) - (i >> 1 & 1),
-                                2 * backward_offset(k, 2) + (j >> 2) - (i >> 2)))
+            if (voxel_step_ok<CONN>(2 * backward_offset(k, 0) + (j & 1) - (i & 1),
+                                    2 * backward_offset(k, 1) + (j >> 1 & 1) - (i >> 1 & 1),
+                                    2 * backward_offset(k, 2) + (j >> 2) - (i >> 2)))
                 pairs |= 1ull << (8 * i + j);
     return pairs;
 }
 
 /* Bit j: voxels i and j of one block are adjacent. */
-__host__ __device__ constexpr uint32_t block_neighbours(int connectivity, int i)
+template <int CONN>
+__host__ __device__ constexpr uint32_t block_neighbours(int i)
 {
     uint32_t near = 0;
     for (int j = 0; j < 8; j++)
-        if (j != i && voxels_adjacent(connectivity, (j & 1) - (i & 1), (j >> 1 & 1) - (i >> 1 & 1), (j >> 2) - (i >> 2)))
+        if (j != i && voxel_step_ok<CONN>((j & 1) - (i & 1), (j >> 1 & 1) - (i >> 1 & 1), (j >> 2) - (i >> 2)))
             near |= 1u << j;
     return near;
 }
 
-#define VL_PAIRS(c)                                                                                         \
-    {neighbour_pairs(c, 0), neighbour_pairs(c, 1), neighbour_pairs(c, 2), neighbour_pairs(c, 3),              \
-     neighbour_pairs(c, 4), neighbour_pairs(c, 5), neighbour_pairs(c, 6), neighbour_pairs(c, 7),              \
-     neighbour_pairs(c, 8), neighbour_pairs(c, 9), neighbour_pairs(c, 10), neighbour_pairs(c, 11),            \
-     neighbour_pairs(c, 12)}
-#define VL_NEAR(c)                                                                                          \
-    {block_neighbours(c, 0), block_neighbours(c, 1), block_neighbours(c, 2), block_neighbours(c, 3),          \
-     block_neighbours(c, 4), block_neighbours(c, 5), block_neighbours(c, 6), block_neighbours(c, 7)}
-/* Indexed by connectivity_index. */
-__constant__ uint64_t kNeighbourPairs[5][13] = {VL_PAIRS(4), VL_PAIRS(8), VL_PAIRS(6), VL_PAIRS(18), VL_PAIRS(26)};
-__constant__ uint32_t kBlockNeighbours[5][8] = {VL_NEAR(4), VL_NEAR(8), VL_NEAR(6), VL_NEAR(18), VL_NEAR(26)};
-#undef VL_PAIRS
-#undef VL_NEAR
+/* Calls f(std::integral_constant<int, K>) for K in order, so that each call sees K at compile time. */
+template <typename F, int... K>
+__device__ __forceinline__ void for_each_offset(F f, std::integer_sequence<int, K...>)
+{
+    (f(std::integral_constant<int, K>{}), ...);
+}
 
 __device__ __forceinline__ uint32_t key_of(const Shape &s, int64_t ab, int64_t ib, int64_t zb, int i)
 {
-    const int64_t a0 = 2 * ab + (i & 1), i1 = 2 * ib + (i >> 1 & 1), z = 2 * zb + (i >> 2);
-    return (uint32_t)((z * s.n1 + i1) * s.n0 + a0);
+    const uint32_t a0 = 2 * (uint32_t)ab + (i & 1), i1 = 2 * (uint32_t)ib + (i >> 1 & 1), z = 2 * (uint32_t)zb + (i >> 2);
+    return (z * s.n1 + i1) * s.n0 + a0;
 }
 
 template <bool XY>
@@ -169,23 +161,25 @@ __device__ __forceinline__ uint64_t block_index(const Shape &s, int64_t ab, int6
 
 __device__ __forceinline__ uint32_t piece_of(uint32_t pieces, int i) { return pieces >> (4 * i) & 0xFu; }
 
-/* The block's classes (0 outside the volume); returns whether all 8 voxels are inside. */
-template <typename T, bool XY>
-__device__ __forceinline__ bool load_block(const T *__restrict__ classes, const Shape &s, int64_t ab, int64_t ib,
-                                           int64_t zb, uint32_t (&c)[8])
+/* Bit i: voxel i of the block is a representative (its own piece). */
+__device__ __forceinline__ uint32_t representatives(uint32_t pieces)
 {
-    bool full = true;
+    uint32_t reps = 0;
 #pragma unroll
-    for (int i = 0; i < 8; i++) {
-        const bool inside = voxel_inside(s, ab, ib, zb, i);
-        c[i] = inside ? (uint32_t)classes[voxel_of<XY>(s, ab, ib, zb, i)] : 0u;
-        full = full && inside;
-    }
-    return full;
+    for (int i = 0; i < 8; i++)
+        reps |= (uint32_t)(piece_of(pieces, i) == (uint32_t)i) << i;
+    return reps;
 }
 
-/* The pieces word of a block's classes (see BlockWord). */
-__device__ __forceinline__ uint32_t block_pieces(const uint32_t (&c)[8], int ci)
+/* A block's pieces word from its class word (the pieces array is read for mixed blocks only). */
+__device__ __forceinline__ uint32_t pieces_word(uint32_t kind, const uint32_t *__restrict__ pieces, uint64_t block)
+{
+    return kind == kEmpty ? kNoPieces : kind == kMixed ? pieces[block] : 0u;
+}
+
+/* The pieces word of a block's classes: each voxel's piece grown through adjacent voxels of its class. */
+template <int CONN>
+__device__ __forceinline__ uint32_t block_pieces(const uint32_t (&c)[8])
 {
     uint32_t pieces = 0;
 #pragma unroll
@@ -195,15 +189,14 @@ __device__ __forceinline__ uint32_t block_pieces(const uint32_t (&c)[8], int ci)
         for (int j = 0; j < 8; j++)
             same |= (uint32_t)(c[j] == c[i]) << j;
         uint32_t piece = same;
-        if (ci != connectivity_index(26)) {
-            /* Grow {i} through adjacent voxels of its class until it stops growing. */
+        if (CONN != 26) {
             piece = 1u << i;
             for (;;) {
                 uint32_t grown = piece;
 #pragma unroll
                 for (int j = 0; j < 8; j++)
                     if (piece >> j & 1u)
-                        grown |= kBlockNeighbours[ci][j];
+                        grown |= block_neighbours<CONN>(j);
                 grown &= same;
                 if (grown == piece)
                     break;
@@ -215,24 +208,17 @@ __device__ __forceinline__ uint32_t block_pieces(const uint32_t (&c)[8], int ci)
     return pieces;
 }
 
-/* The classes of a block from its word: a uniform block's without reading the map. */
 template <typename T, bool XY>
-__device__ __forceinline__ void block_classes(const T *__restrict__ classes, const Shape &s, BlockWord w, int64_t ab,
-                                              int64_t ib, int64_t zb, uint32_t (&c)[8])
+__device__ __forceinline__ uint32_t class_at(const T *__restrict__ classes, const Shape &s, int64_t ab, int64_t ib,
+                                             int64_t zb, int i)
 {
-    if (w.kind != kMixed) {
-#pragma unroll
-        for (int i = 0; i < 8; i++)
-            c[i] = w.kind;
-    } else {
-        load_block<T, XY>(classes, s, ab, ib, zb, c);
-    }
+    return voxel_inside(s, ab, ib, zb, i) ? (uint32_t)classes[voxel_of<XY>(s, ab, ib, zb, i)] : 0u;
 }
 
 /* Parents only ever decrease, so a stale read is still an ancestor and the walks converge. */
-__device__ __forceinline__ uint32_t find_root(const uint32_t *parent, uint32_t n)
+__device__ __forceinline__ uint32_t find_root(const uint32_t *forest, uint32_t n)
 {
-    for (uint32_t p = __ldcg(parent + n); p != n; p = __ldcg(parent + n))
+    for (uint32_t p = __ldcg(forest + n); p != n; p = __ldcg(forest + n))
         n = p;
     return n;
 }
@@ -240,25 +226,26 @@ __device__ __forceinline__ uint32_t find_root(const uint32_t *parent, uint32_t n
 /* The same walk with path halving (n points at its grandparent on the way up). The plain store may race
  * with an atomicMin on the same cell; both values are ancestors of n in its component, and unite()
  * re-unites whatever a lost update leaves apart, as in the binary labeller (ccl_union_find.cuh). */
-__device__ __forceinline__ uint32_t find_root_halving(uint32_t *parent, uint32_t n)
+__device__ __forceinline__ uint32_t find_root_halving(uint32_t *forest, uint32_t n)
 {
     for (;;) {
-        const uint32_t p = __ldcg(parent + n);
+        uint32_t *cell = forest + n;
+        const uint32_t p = __ldcg(cell);
         if (p == n)
             return n;
-        const uint32_t grandparent = __ldcg(parent + p);
+        const uint32_t grandparent = __ldcg(forest + p);
         if (grandparent == p)
             return p;
-        __stcg(parent + n, grandparent);
+        __stcg(cell, grandparent);
         n = grandparent;
     }
 }
 
-__device__ void unite(uint32_t *parent, uint32_t a, uint32_t b)
+__device__ void unite(uint32_t *forest, uint32_t a, uint32_t b)
 {
     for (;;) {
-        a = find_root_halving(parent, a);
-        b = find_root_halving(parent, b);
+        a = find_root_halving(forest, a);
+        b = find_root_halving(forest, b);
         if (a == b)
             return;
         if (a > b) {
@@ -266,7 +253,7 @@ __device__ void unite(uint32_t *parent, uint32_t a, uint32_t b)
             a = b;
             b = t;
         }
-        const uint32_t old = atomicMin(parent + b, a);
+        const uint32_t old = atomicMin(forest + b, a);
         if (old == b)
             return;
         b = old;
@@ -317,19 +304,23 @@ __device__ __forceinline__ void for_each_tile_voxel(const Shape &s, int64_t ib0,
     }
 }
 
-/* Each block's word, and parent[r] := r for its representatives; except that a uniform block whose left
- * lane's block is uniform of its class points at the first block of that run of lanes (a smaller key of
- * its component, found by ballot), and the first block of a run whose block above (previous warp, same
- * lane) is uniform of its class points at the first block of that block's run (through shared memory), so
- * that merge leaves those unions out. The loop over i1 steps whole thread blocks, so that every thread
+/* Each block's words, and parent[r] := r for its representatives; except for uniform blocks in runs. A run
+ * is a maximal row of lanes whose blocks are uniform of one class, each joining its left lane's (found by
+ * ballot). Its first block points at the target of the run through the block above it (previous warp, same
+ * lane) when that block is uniform of its class, else at itself; the warps take their turns, so a target is
+ * the first block of the topmost run of a column of such runs in the thread block. Every block of the run
+ * points at the run's target: a smaller key of its component, one step away, so that merge leaves those
+ * unions out and its walks are short. The loop over i1 steps whole thread blocks, so that every thread
  * reaches the barriers. */
-template <typename T, bool XY>
-__global__ void __launch_bounds__(256) init_kernel(const T *__restrict__ classes, BlockWord *blocks, uint32_t *parent,
-                                                   Shape s, int ci)
+template <int CONN, typename T, bool XY>
+__global__ void __launch_bounds__(256) init_kernel(const T *__restrict__ classes, uint32_t *__restrict__ kinds,
+                                                   uint32_t *__restrict__ pieces, uint32_t *forest,
+                                                   Shape s)
 {
     __shared__ uint32_t tile[XY ? 1 : kTileCells];
     __shared__ uint32_t run_kind[8][32];
     __shared__ unsigned run_first[8][32];
+    __shared__ uint32_t run_target[8][32];
     const unsigned lane = threadIdx.x, warp = threadIdx.y;
     const int64_t ab = (int64_t)blockIdx.x * 32 + threadIdx.x;
     for (int64_t ib0 = (int64_t)blockIdx.y * 8; ib0 < s.b1; ib0 += (int64_t)gridDim.y * 8)
@@ -341,61 +332,131 @@ __global__ void __launch_bounds__(256) init_kernel(const T *__restrict__ classes
                     [&](int cell) { tile[cell] = 0u; });
                 __syncthreads();
             }
-            BlockWord w{kEmpty, kNoPieces};
+            uint32_t kind = kEmpty, word = kNoPieces;
             if (ab < s.b0 && ib < s.b1) {
                 uint32_t c[8];
                 bool full = true;
-                if (XY) {
-                    full = load_block<T, XY>(classes, s, ab, ib, zb, c);
-                } else {
 #pragma unroll
-                    for (int i = 0; i < 8; i++) {
-                        c[i] = tile[tile_cell(lane, threadIdx.y, i)];
-                        full = full && voxel_inside(s, ab, ib, zb, i);
-                    }
+                for (int i = 0; i < 8; i++) {
+                    const bool inside = voxel_inside(s, ab, ib, zb, i);
+                    if (XY)
+                        c[i] = inside ? (uint32_t)classes[voxel_of<XY>(s, ab, ib, zb, i)] : 0u;
+                    else
+                        c[i] = tile[tile_cell(lane, warp, i)];
+                    full = full && inside;
                 }
-                bool any = false, uniform = full && c[0] != 0 && c[0] != kMixed && ci >= connectivity_index(6);
+                bool any = false, uniform = full && c[0] != kEmpty && c[0] != kMixed && CONN != 4 && CONN != 8;
 #pragma unroll
                 for (int i = 0; i < 8; i++) {
                     any = any || c[i] != 0;
                     uniform = uniform && c[i] == c[0];
                 }
-                if (uniform)
-                    w = BlockWord{c[0], 0u};
-                else if (any)
-                    w = BlockWord{kMixed, block_pieces(c, ci)};
-                blocks[block_index(s, ab, ib, zb)] = w;
+                if (uniform) {
+                    kind = c[0];
+                    word = 0u;
+                } else if (any) {
+                    kind = kMixed;
+                    word = block_pieces<CONN>(c);
+                    pieces[block_index(s, ab, ib, zb)] = word;
+                }
+                kinds[block_index(s, ab, ib, zb)] = kind;
             }
-            const bool uniform = w.kind != kEmpty && w.kind != kMixed;
-            const uint32_t left_kind = __shfl_up_sync(0xFFFFFFFFu, w.kind, 1);
-            const bool joined = lane > 0 && uniform && left_kind == w.kind;
+            const bool uniform = kind != kEmpty && kind != kMixed;
+            const uint32_t left_kind = __shfl_up_sync(0xFFFFFFFFu, kind, 1);
+            const bool joined = lane > 0 && uniform && left_kind == kind;
             const unsigned starts = ~__ballot_sync(0xFFFFFFFFu, joined);
             const unsigned start = 31 - __clz(starts & (0xFFFFFFFFu >> (31 - lane)));
-            run_kind[warp][lane] = w.kind;
+            run_kind[warp][lane] = kind;
             run_first[warp][lane] = start;
             __syncthreads();
-            if (joined) {
-                parent[key_of(s, ab, ib, zb, 0)] = key_of(s, ab - (lane - start), ib, zb, 0);
-            } else if (uniform && warp > 0 && run_kind[warp - 1][lane] == w.kind) {
-                parent[key_of(s, ab, ib, zb, 0)] = key_of(s, ab - (lane - run_first[warp - 1][lane]), ib - 1, zb, 0);
+            for (unsigned w = 0; w < 8; w++) {
+                if (warp == w && uniform && !joined)
+                    run_target[w][lane] = w > 0 && run_kind[w - 1][lane] == kind ? run_target[w - 1][run_first[w - 1][lane]]
+                                                                                 : key_of(s, ab, ib, zb, 0);
+                __syncthreads();
+            }
+            if (uniform) {
+                forest[key_of(s, ab, ib, zb, 0)] = run_target[warp][start];
             } else {
 #pragma unroll
                 for (int i = 0; i < 8; i++)
-                    if (piece_of(w.pieces, i) == (uint32_t)i) {
-                        const uint32_t key = key_of(s, ab, ib, zb, i);
-                        parent[key] = key;
-                    }
+                    if (piece_of(word, i) == (uint32_t)i)
+                        forest[key_of(s, ab, ib, zb, i)] = key_of(s, ab, ib, zb, i);
             }
             __syncthreads(); /* before the next iteration overwrites the tile and the runs */
         }
 }
 
+/* Voxel pairs of every backward offset under CONN (neighbour_pairs), for the rolled loops of merge_mixed. */
+template <int CONN>
+struct PairTable {
+    uint64_t pairs[13];
+};
+
+template <int CONN>
+__host__ __device__ constexpr PairTable<CONN> pair_table()
+{
+    PairTable<CONN> t{};
+    for (int k = 0; k < 13; k++)
+        t.pairs[k] = neighbour_pairs<CONN>(k);
+    return t;
+}
+
+__device__ const PairTable<4> kPairs4 = pair_table<4>();
+__device__ const PairTable<8> kPairs8 = pair_table<8>();
+__device__ const PairTable<6> kPairs6 = pair_table<6>();
+__device__ const PairTable<18> kPairs18 = pair_table<18>();
+__device__ const PairTable<26> kPairs26 = pair_table<26>();
+
+template <int CONN>
+__device__ __forceinline__ uint64_t offset_pairs(int k)
+{
+    const uint64_t *table = CONN == 4 ? kPairs4.pairs : CONN == 8 ? kPairs8.pairs : CONN == 6 ? kPairs6.pairs
+                          : CONN == 18 ? kPairs18.pairs : kPairs26.pairs;
+    return table[k];
+}
+
+/* Block (ab, ib, zb) of class word `me` against its backward neighbours `offsets` (bit k) where either side is
+ * mixed: every piece here unites with every piece there that one of its voxels touches with its class. Rare
+ * (class boundaries, islands), so rolled loops and classes read from the map. */
+template <int CONN, typename T, bool XY>
+__device__ __noinline__ void merge_mixed(const T *__restrict__ classes, const uint32_t *__restrict__ kinds,
+                                         const uint32_t *__restrict__ pieces, uint32_t *forest,
+                                         const Shape &s, int64_t ab, int64_t ib, int64_t zb, uint32_t me,
+                                         uint32_t offsets)
+{
+    const uint32_t me_pieces = me == kMixed ? pieces[block_index(s, ab, ib, zb)] : 0u;
+#pragma unroll 1
+    for (; offsets; offsets &= offsets - 1) {
+        const int k = __ffs(offsets) - 1;
+        const int64_t na = ab + backward_offset(k, 0), ni = ib + backward_offset(k, 1), nzb = zb + backward_offset(k, 2);
+        const uint64_t n_block = block_index(s, na, ni, nzb);
+        const uint32_t nk = kinds[n_block];
+        const uint32_t n_pieces = nk == kMixed ? pieces[n_block] : 0u;
+        /* Bit 8*p + r: piece p here touches piece r there. */
+        uint64_t links = 0;
+#pragma unroll 1
+        for (uint64_t todo = offset_pairs<CONN>(k); todo; todo &= todo - 1) {
+            const int bit = __ffsll((long long)todo) - 1, i = bit >> 3, j = bit & 7;
+            const uint32_t ci = me == kMixed ? class_at<T, XY>(classes, s, ab, ib, zb, i) : me;
+            const uint32_t cj = nk == kMixed ? class_at<T, XY>(classes, s, na, ni, nzb, j) : nk;
+            if (ci != 0 && ci == cj)
+                links |= 1ull << (8 * piece_of(me_pieces, i) + piece_of(n_pieces, j));
+        }
+#pragma unroll 1
+        for (; links; links &= links - 1) {
+            const int bit = __ffsll((long long)links) - 1;
+            unite(forest, key_of(s, ab, ib, zb, bit >> 3), key_of(s, na, ni, nzb, bit & 7));
+        }
+    }
+}
+
 /* Every piece unites with each piece of a backward neighbour block that one of its voxels touches (same
  * class, adjacent). Between uniform blocks B and N of one class (offset d), most unions are left to others,
  * by induction over (B's a0, d's a0 step):
- *   - B's left neighbour L: united in init when it is the left lane's block, else here;
- *   - the block above, B + (0,-1,0), for the first block of a run: linked in init when it is in the thread
- *     block's previous warp (ib % 8 != 0), else here;
+ *   - B's left neighbour L: in B's tree since init when it is the left lane's block, else united here;
+ *   - the block above, B + (0,-1,0), for the first block of a run: in B's tree since init when it is in the
+ *     thread block's previous warp (ib % 8 != 0), else united here;
  *   - d0 >= 0: skipped when N's left neighbour N_L = B + d - (1,0,0) is uniform of the class and touches B
  *     (its offset is the previous one, k - 1): B reaches N_L (by this rule at d - (1,0,0)), and N unites
  *     with its left neighbour N_L (first point above);
@@ -406,100 +467,89 @@ __global__ void __launch_bounds__(256) init_kernel(const T *__restrict__ classes
  *     offset of the slice itself, which these rules never make depend on a dz = -1 one).
  * The induction runs over B in key order and, for one B, over the offsets of its slice before those of the
  * slice below, each by d0. That leaves about 2 unions per run of uniform blocks along a0 instead of 13 per
- * block, with the same partition. */
-template <typename T, bool XY>
-__global__ void __launch_bounds__(256, 4) merge_kernel(const T *__restrict__ classes, const BlockWord *__restrict__ blocks, uint32_t *parent,
-                             Shape s, int ci)
+ * block, with the same partition. A uniform block compares class words only; pairs with a mixed side
+ * (merge_mixed) read the classes of the touching voxels. */
+template <int CONN, typename T, bool XY>
+__global__ void __launch_bounds__(256) merge_kernel(const T *__restrict__ classes, const uint32_t *__restrict__ kinds,
+                                                    const uint32_t *__restrict__ pieces, uint32_t *forest,
+                                                    Shape s)
 {
     VL_FOR_EACH_BLOCK(s)
     {
         if (ab >= s.b0)
             continue;
-        const BlockWord me = blocks[block_index(s, ab, ib, zb)];
-        if (me.kind == kEmpty)
+        const uint64_t me_block = block_index(s, ab, ib, zb);
+        const uint32_t me = kinds[me_block];
+        if (me == kEmpty)
             continue;
-        uint32_t c[8];
-        bool have_classes = false, left_same = false;
-        const bool up_same = ci == connectivity_index(26) && me.kind != kMixed && ib >= 1 &&
-                             blocks[block_index(s, ab, ib - 1, zb)].kind == me.kind;
-        for (int q = 0; q < 13; q++) {
-            const int k = q == 0 ? 12 : q - 1;
-            const int d0 = backward_offset(k, 0), d1 = backward_offset(k, 1), dz = backward_offset(k, 2);
-            const int64_t na = ab + d0, ni = ib + d1, nzb = zb + dz;
-            if (na < 0 || na >= s.b0 || ni < 0 || ni >= s.b1 || nzb < 0)
-                continue;
-            const uint64_t pairs = kNeighbourPairs[ci][k];
-            if (!pairs)
-                continue;
-            const BlockWord nb = blocks[block_index(s, na, ni, nzb)];
-            if (nb.kind == kEmpty)
-                continue;
-            if (me.kind != kMixed && nb.kind != kMixed) {
+        const bool me_uniform = me != kMixed;
+        bool left_same = false;
+        const bool up_same = CONN == 26 && me_uniform && ib >= 1 && kinds[block_index(s, ab, ib - 1, zb)] == me;
+        /* The offsets (bit k) whose uniform neighbour this block's piece unites with, and those where either
+         * side is mixed: sorted out here with the offsets as constants, then united by the rolled loops
+         * below, which keep the unions and the rare mixed pairs out of the unrolled code. */
+        uint32_t uniform_unions = 0, mixed_pairs = 0;
+        const auto visit = [&](auto offset) {
+            constexpr int k = decltype(offset)::value;
+            constexpr uint64_t pairs = neighbour_pairs<CONN>(k);
+            if constexpr (pairs != 0) {
+                constexpr int d0 = backward_offset(k, 0), d1 = backward_offset(k, 1), dz = backward_offset(k, 2);
+                const int64_t na = ab + d0, ni = ib + d1, nzb = zb + dz;
+                if ((d0 < 0 && na < 0) || (d0 > 0 && na >= s.b0) || (d1 < 0 && ni < 0) || (d1 > 0 && ni >= s.b1) ||
+                    (dz < 0 && nzb < 0))
+                    return;
+                const uint64_t n_block = block_index(s, na, ni, nzb);
+                const uint32_t nk = kinds[n_block];
+                if (nk == kEmpty)
+                    return;
+                if (!me_uniform || nk == kMixed) {
+                    mixed_pairs |= 1u << k;
+                    return;
+                }
                 /* Two uniform blocks: one piece each, touching wherever the offset has pairs. */
-                if (me.kind != nb.kind)
-                    continue;
-                if (q == 0) {
+                if (me != nk)
+                    return;
+                if (k == 12) {
                     left_same = true;
                     if (threadIdx.x > 0)
-                        continue;
+                        return;
                 } else if (k == 10 && !(left_same && threadIdx.x > 0) && (ib & 7) != 0) {
-                    continue; /* the block above: linked in init (the first block of a run, not the first warp) */
-                } else if (left_same && d0 <= 0 && ci == connectivity_index(26)) {
-                    continue;
+                    return; /* the block above: in this tree since init (a run's first block, not the first warp) */
+                } else if (CONN == 26 && left_same && d0 <= 0) {
+                    return;
                 } else if (up_same && dz < 0 && d1 <= 0) {
-                    continue;
-                } else if (d0 >= 0 && na >= 1 && kNeighbourPairs[ci][k - 1] &&
-                           blocks[block_index(s, na - 1, ni, nzb)].kind == me.kind) {
-                    continue;
+                    return;
+                } else if (k != 12 && d0 >= 0 && neighbour_pairs<CONN>(k - 1) != 0 && na >= 1 &&
+                           kinds[n_block - 1] == me) {
+                    return;
                 }
-                unite(parent, key_of(s, ab, ib, zb, 0), key_of(s, na, ni, nzb, 0));
-                continue;
+                uniform_unions |= 1u << k;
             }
-            if (!have_classes) {
-                block_classes<T, XY>(classes, s, me, ab, ib, zb, c);
-                have_classes = true;
-            }
-            uint32_t n[8];
-            block_classes<T, XY>(classes, s, nb, na, ni, nzb, n);
-            /* Bit 8*p + r: piece p here touches piece r there. */
-            uint64_t links = 0;
-#pragma unroll
-            for (int i = 0; i < 8; i++)
-#pragma unroll
-                for (int j = 0; j < 8; j++)
-                    if ((pairs >> (8 * i + j) & 1u) && c[i] != 0 && c[i] == n[j])
-                        links |= 1ull << (8 * piece_of(me.pieces, i) + piece_of(nb.pieces, j));
-            while (links) {
-                const int bit = __ffsll((long long)links) - 1;
-                links &= links - 1;
-                unite(parent, key_of(s, ab, ib, zb, bit >> 3), key_of(s, na, ni, nzb, bit & 7));
-            }
+        };
+        for_each_offset(visit, std::integer_sequence<int, 12, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11>{});
+        const uint32_t own = key_of(s, ab, ib, zb, 0);
+#pragma unroll 1
+        for (uint32_t todo = uniform_unions; todo; todo &= todo - 1) {
+            const int k = __ffs(todo) - 1;
+            unite(forest, own,
+                      key_of(s, ab + backward_offset(k, 0), ib + backward_offset(k, 1), zb + backward_offset(k, 2), 0));
         }
+        if (mixed_pairs)
+            merge_mixed<CONN, T, XY>(classes, kinds, pieces, forest, s, ab, ib, zb, me, mixed_pairs);
     }
 }
 
-/* Bit i: voxel i of the block is a root. With `compress`, every representative is first pointed at its
- * root (other threads' walks see the old parent or the root, both ancestors). */
-template <bool Compress>
-__device__ __forceinline__ uint32_t block_roots(const Shape &s, uint32_t *parent, uint32_t pieces, int64_t ab,
-                                                int64_t ib, int64_t zb)
+/* Bit 2k + t := bit k of (t ? odd : even). */
+__device__ __forceinline__ uint64_t interleave(uint32_t even, uint32_t odd)
 {
-    uint32_t roots = 0;
-#pragma unroll
-    for (int i = 0; i < 8; i++)
-        if (piece_of(pieces, i) == (uint32_t)i) {
-            const uint32_t key = key_of(s, ab, ib, zb, i);
-            if (Compress) {
-                const uint32_t root = find_root(parent, key);
-                if (root != key)
-                    parent[key] = root;
-                else
-                    roots |= 1u << i;
-            } else if (__ldcg(parent + key) == key) {
-                roots |= 1u << i;
-            }
-        }
-    return roots;
+    const auto spread = [](uint64_t v) {
+        v = (v | v << 16) & 0x0000FFFF0000FFFFull;
+        v = (v | v << 8) & 0x00FF00FF00FF00FFull;
+        v = (v | v << 4) & 0x0F0F0F0F0F0F0F0Full;
+        v = (v | v << 2) & 0x3333333333333333ull;
+        return (v | v << 1) & 0x5555555555555555ull;
+    };
+    return spread(even) | spread(odd) << 1;
 }
 
 /* A warp's 32 blocks cover one segment (64 keys) of each of the 4 lines (sub-row r = 2*jz + j1) through
@@ -511,80 +561,73 @@ __device__ __forceinline__ bool segment_of_row(const Shape &s, int64_t ib, int64
     return i1 < s.n1 && z < s.nz;
 }
 
-/* The representatives that init did not link to their run's first block (runs' first blocks, mixed blocks)
- * point at their roots, with path halving on the way (merge is over: every store is an ancestor, and
- * parents stay below their nodes). The blocks linked in init then reach their root in two steps in
- * compress_kernel, instead of each walking its run's first block's path again. */
-__global__ void __launch_bounds__(256) compress_runs_kernel(const BlockWord *__restrict__ blocks, uint32_t *parent,
-                                                            Shape s)
+/* Every representative := its root (a walk that only reads, then one write of the thread's own cell, so
+ * no stale ancestor is written back); segment_roots and root_words := the roots of every segment (bit
+ * 2*lane + t: the block's voxel a0 = 2*lane + t of the segment). */
+__global__ void __launch_bounds__(256) compress_kernel(const uint32_t *__restrict__ kinds,
+                                                       const uint32_t *__restrict__ pieces, uint32_t *forest,
+                                                       uint32_t *__restrict__ segment_roots,
+                                                       unsigned long long *__restrict__ root_words, Shape s)
 {
-    const unsigned lane = threadIdx.x;
     VL_FOR_EACH_BLOCK(s)
     {
-        const BlockWord w = ab < s.b0 ? blocks[block_index(s, ab, ib, zb)] : BlockWord{kEmpty, kNoPieces};
-        const uint32_t left_kind = __shfl_up_sync(0xFFFFFFFFu, w.kind, 1);
-        if (lane > 0 && w.kind != kEmpty && w.kind != kMixed && left_kind == w.kind)
-            continue; /* linked in init */
-#pragma unroll
-        for (int i = 0; i < 8; i++)
-            if (piece_of(w.pieces, i) == (uint32_t)i) {
-                const uint32_t key = key_of(s, ab, ib, zb, i);
-                const uint32_t root = find_root_halving(parent, key);
-                if (root != key)
-                    parent[key] = root;
+        const uint64_t block = ab < s.b0 ? block_index(s, ab, ib, zb) : 0;
+        /* Voxel 0's parent cell is read with the class word, not after it (meaningless where voxel 0 is no
+         * representative); only this thread writes it. */
+        const uint32_t first_parent = ab < s.b0 ? forest[key_of(s, ab, ib, zb, 0)] : 0u;
+        const uint32_t word = ab < s.b0 ? pieces_word(kinds[block], pieces, block) : kNoPieces;
+        uint32_t roots = 0;
+#pragma unroll 1
+        for (uint32_t reps = representatives(word); reps; reps &= reps - 1) {
+            const int i = __ffs(reps) - 1;
+            const uint32_t key = key_of(s, ab, ib, zb, i);
+            uint32_t *cell = forest + key_of(s, ab, ib, zb, i);
+            const uint32_t parent = i == 0 ? first_parent : __ldcg(cell);
+            if (parent == key) {
+                roots |= 1u << i;
+            } else {
+                const uint32_t root = find_root(forest, parent);
+                if (root != parent)
+                    *cell = root;
             }
-    }
-}
-
-__global__ void __launch_bounds__(256) compress_kernel(const BlockWord *__restrict__ blocks, uint32_t *parent,
-                                                       uint32_t *segment_roots, Shape s)
-{
-    VL_FOR_EACH_BLOCK(s)
-    {
-        const uint32_t pieces = ab < s.b0 ? blocks[block_index(s, ab, ib, zb)].pieces : kNoPieces;
-        const uint32_t roots = block_roots<true>(s, parent, pieces, ab, ib, zb);
+        }
 #pragma unroll
         for (int r = 0; r < 4; r++) {
             const unsigned first = __ballot_sync(0xFFFFFFFFu, roots >> (2 * r) & 1u);
             const unsigned second = __ballot_sync(0xFFFFFFFFu, roots >> (2 * r + 1) & 1u);
             uint64_t segment;
-            if (segment_of_row(s, ib, zb, r, &segment) && threadIdx.x == 0)
+            if (segment_of_row(s, ib, zb, r, &segment) && threadIdx.x == 0) {
                 segment_roots[segment] = __popc(first) + __popc(second);
+                root_words[segment] = interleave(first, second);
+            }
         }
     }
 }
 
-/* rank[root] := its rank among all roots in key order; component_class[rank] := its class. */
-template <typename T, bool XY>
-__global__ void rank_kernel(const T *__restrict__ classes, const BlockWord *__restrict__ blocks,
-                            uint32_t *parent, const uint32_t *__restrict__ segment_base, uint32_t *rank,
-                            uint32_t *component_class, Shape s)
+/* 0-based rank of `root` among all roots in key order. */
+__device__ __forceinline__ uint32_t root_rank(const Shape &s, const uint32_t *__restrict__ segment_base,
+                                              const unsigned long long *__restrict__ root_words, uint32_t root)
 {
-    const unsigned below = (1u << threadIdx.x) - 1u;
-    VL_FOR_EACH_BLOCK(s)
-    {
-        const BlockWord w = ab < s.b0 ? blocks[block_index(s, ab, ib, zb)] : BlockWord{kEmpty, kNoPieces};
-        const uint32_t roots = block_roots<false>(s, parent, w.pieces, ab, ib, zb);
-#pragma unroll
-        for (int r = 0; r < 4; r++) {
-            const unsigned first = __ballot_sync(0xFFFFFFFFu, roots >> (2 * r) & 1u);
-            const unsigned second = __ballot_sync(0xFFFFFFFFu, roots >> (2 * r + 1) & 1u);
-            uint64_t segment;
-            if (!segment_of_row(s, ib, zb, r, &segment))
-                continue;
-            /* Keys along the segment: lane by lane, the block's first voxel before its second. */
-            const uint32_t before = segment_base[segment] + __popc(first & below) + __popc(second & below);
-#pragma unroll
-            for (int t = 0; t < 2; t++) {
-                const int i = 2 * r + t;
-                if (roots >> i & 1u) {
-                    const uint32_t at = before + (t ? (first >> threadIdx.x & 1u) : 0u);
-                    rank[key_of(s, ab, ib, zb, i)] = at;
-                    component_class[at] = w.kind != kMixed ? w.kind : (uint32_t)classes[voxel_of<XY>(s, ab, ib, zb, i)];
-                }
-            }
-        }
-    }
+    const uint32_t line = fdiv(root, s.div_n0), a0 = root - line * s.n0;
+    const uint64_t segment = (uint64_t)line * s.seg_per_line + a0 / kSegmentKeys;
+    const uint32_t bit = a0 % kSegmentKeys;
+    return segment_base[segment] + (uint32_t)__popcll(root_words[segment] & ((1ull << bit) - 1));
+}
+
+/* The number of components, on the device: the scan's last base and the last segment's roots. */
+__device__ __forceinline__ uint32_t component_total(const uint32_t *segment_roots, const uint32_t *segment_base,
+                                                    uint64_t segments)
+{
+    return segment_base[segments - 1] + segment_roots[segments - 1];
+}
+
+/* sizes[0 .. min(N, capacity)) := 0, N read on the device. */
+__global__ void clear_sizes_kernel(unsigned long long *sizes, uint32_t capacity, const uint32_t *segment_roots,
+                                   const uint32_t *segment_base, uint64_t segments)
+{
+    const uint32_t count = min(component_total(segment_roots, segment_base, segments), capacity);
+    for (uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k < count; k += gridDim.x * blockDim.x)
+        sizes[k] = 0;
 }
 
 /* Adds each lane's `count` voxels (0..8) to `label`, once per group of lanes holding the same label.
@@ -605,13 +648,18 @@ __device__ __forceinline__ void add_sizes(unsigned long long *sizes, uint32_t la
     }
 }
 
-
-/* labels := rank of the root + 1 (0 for background) through each voxel's representative; sizes.
- * Under `matlab-xy` a lane's voxels lie along memory x and a warp writes whole sectors directly; under
- * `matlab` the labels leave through the shared tile along x (see init_kernel). */
-template <bool XY>
-__global__ void __launch_bounds__(256, 4) write_kernel(const BlockWord *__restrict__ blocks, const uint32_t *__restrict__ parent,
-                             const uint32_t *__restrict__ rank, uint32_t *labels, unsigned long long *sizes, Shape s)
+/* labels := 1 + rank of the root (0 for background) through each voxel's representative; the sizes and
+ * classes of labels up to `capacity`. Under `matlab-xy` a lane's voxels lie along memory x and a warp writes
+ * whole sectors directly; under `matlab` the labels leave through the shared tile along x (see
+ * init_kernel). */
+template <typename T, bool XY>
+__global__ void __launch_bounds__(256) write_kernel(const T *__restrict__ classes, const uint32_t *__restrict__ kinds,
+                                                    const uint32_t *__restrict__ pieces,
+                                                    const uint32_t *__restrict__ forest, uint32_t *labels,
+                                                    const uint32_t *__restrict__ segment_base,
+                                                    const unsigned long long *__restrict__ root_words,
+                                                    unsigned long long *sizes, uint32_t *component_class,
+                                                    uint32_t capacity, Shape s)
 {
     __shared__ uint32_t tile[XY ? 1 : kTileCells];
     const int64_t ab = (int64_t)blockIdx.x * 32 + threadIdx.x;
@@ -619,32 +667,50 @@ __global__ void __launch_bounds__(256, 4) write_kernel(const BlockWord *__restri
         for (int64_t zb = blockIdx.z; zb < s.bz; zb += gridDim.z) {
             const int64_t ib = ib0 + threadIdx.y;
             const bool here = ab < s.b0 && ib < s.b1;
-            const uint32_t pieces = here ? blocks[block_index(s, ab, ib, zb)].pieces : kNoPieces;
+            const uint64_t block = here ? block_index(s, ab, ib, zb) : 0;
+            const uint32_t kind = here ? kinds[block] : kEmpty;
+            const uint32_t first_parent = here ? forest[key_of(s, ab, ib, zb, 0)] : 0u; /* read with the class word */
+            const uint32_t word = pieces_word(kind, pieces, block);
+            /* The first representative's label in a register (a uniform block has no other); those of a mixed
+             * block's further pieces in a small array. */
+            const uint32_t reps = representatives(word);
+            const int first = reps ? __ffs(reps) - 1 : kNoPiece;
+            const auto label_of_piece = [&](int p) {
+                const uint32_t root = p == 0 ? first_parent : forest[key_of(s, ab, ib, zb, p)];
+                const uint32_t label = root_rank(s, segment_base, root_words, root) + 1;
+                if (root == key_of(s, ab, ib, zb, p) && label <= capacity)
+                    component_class[label - 1] =
+                        kind != kMixed ? kind : (uint32_t)classes[voxel_of<XY>(s, ab, ib, zb, p)];
+                return label;
+            };
             uint32_t piece_label[8];
-#pragma unroll
-            for (int p = 0; p < 8; p++)
-                piece_label[p] = piece_of(pieces, p) == (uint32_t)p ? rank[parent[key_of(s, ab, ib, zb, p)]] + 1 : 0u;
+            const uint32_t first_label = reps ? label_of_piece(first) : 0u;
+#pragma unroll 1
+            for (uint32_t more = reps & (reps - 1); more; more &= more - 1)
+                piece_label[__ffs(more) - 1] = label_of_piece(__ffs(more) - 1);
 #pragma unroll
             for (int i = 0; i < 8; i++) {
-                uint32_t label = 0;
-#pragma unroll
-                for (int p = 0; p <= i; p++)
-                    if (piece_of(pieces, i) == (uint32_t)p)
-                        label = piece_label[p];
+                const uint32_t piece = piece_of(word, i);
+                const uint32_t label = piece == (uint32_t)first ? first_label : piece == kNoPiece ? 0u : piece_label[piece];
                 if (!XY)
                     tile[tile_cell(threadIdx.x, threadIdx.y, i)] = label;
                 else if (here && voxel_inside(s, ab, ib, zb, i))
                     labels[voxel_of<XY>(s, ab, ib, zb, i)] = label;
             }
-            /* Most blocks are one piece: their voxels all go to piece 0's slot. */
+            /* Sizes, a piece per lane at a time (one round for a warp of uniform blocks). */
+#pragma unroll 1
+            for (uint32_t todo = reps; __any_sync(0xFFFFFFFFu, todo != 0); todo &= todo - 1) {
+                uint32_t label = 0, count = 0;
+                if (todo) {
+                    const int p = __ffs(todo) - 1;
+                    label = p == first ? first_label : piece_label[p];
 #pragma unroll
-            for (int p = 0; p < 8; p++) {
-                uint32_t count = 0;
-#pragma unroll
-                for (int i = p; i < 8; i++)
-                    count += piece_of(pieces, i) == (uint32_t)p;
-                if (__any_sync(0xFFFFFFFFu, count != 0))
-                    add_sizes(sizes, piece_label[p], count);
+                    for (int i = 0; i < 8; i++)
+                        count += piece_of(word, i) == (uint32_t)p;
+                    if (label > capacity)
+                        count = 0;
+                }
+                add_sizes(sizes, label, count);
             }
             if (!XY) {
                 __syncthreads();
@@ -656,6 +722,23 @@ __global__ void __launch_bounds__(256, 4) write_kernel(const BlockWord *__restri
 }
 
 #undef VL_FOR_EACH_BLOCK
+
+/* Sizes and classes from the written labels, for maps with more components than the write pass had room
+ * for (sizes zeroed by the caller). */
+template <typename T>
+__global__ void count_labels_kernel(const T *__restrict__ classes, const uint32_t *__restrict__ labels,
+                                    uint64_t voxels, unsigned long long *sizes, uint32_t *component_class)
+{
+    for (uint64_t first = (uint64_t)blockIdx.x * blockDim.x; first < voxels; first += (uint64_t)gridDim.x * blockDim.x) {
+        const uint64_t v = first + threadIdx.x;
+        const uint32_t label = v < voxels ? labels[v] : 0u;
+        const unsigned peers = __match_any_sync(0xFFFFFFFFu, label);
+        if (label && threadIdx.x % 32 == (unsigned)(__ffs(peers) - 1)) {
+            atomicAdd(sizes + label - 1, (unsigned long long)__popc(peers));
+            component_class[label - 1] = (uint32_t)classes[v];
+        }
+    }
+}
 
 /* Size orders: labels through the key-order -> size-order table, classes moved to match. */
 __global__ void remap_kernel(uint32_t *labels, const uint32_t *new_label, uint64_t voxels)
@@ -681,37 +764,93 @@ dim3 linear_grid(uint64_t items)
 
 size_t round_up(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
+/* Device buffers of one call (see Storage). */
+struct Buffers {
+    uint32_t *kinds, *pieces, *forest, *segment_roots, *segment_base;
+    unsigned long long *root_words;
+    unsigned long long *sizes;
+    uint32_t *component_class;
+    uint32_t capacity;
+};
+
+template <int CONN, typename T, bool XY>
+void launch_phases(const T *classes, uint32_t *labels, const Buffers &b, const Shape &s, void *cub_temp,
+                   size_t scan_bytes, cudaEvent_t union_done, cudaStream_t stream)
+{
+    const dim3 grid = block_grid(s), threads(32, 8);
+    const uint64_t segments = segment_count(s);
+    init_kernel<CONN, T, XY><<<grid, threads, 0, stream>>>(classes, b.kinds, b.pieces, b.forest, s);
+    merge_kernel<CONN, T, XY><<<grid, threads, 0, stream>>>(classes, b.kinds, b.pieces, b.forest, s);
+    compress_kernel<<<grid, threads, 0, stream>>>(b.kinds, b.pieces, b.forest, b.segment_roots,
+                                                  b.root_words, s);
+    if (union_done)
+        cudaEventRecord(union_done, stream);
+    cub::DeviceScan::ExclusiveSum(cub_temp, scan_bytes, b.segment_roots, b.segment_base, (int64_t)segments, stream);
+    clear_sizes_kernel<<<b.capacity / 256 + 1 < 1024 ? b.capacity / 256 + 1 : 1024, 256, 0, stream>>>(b.sizes, b.capacity, b.segment_roots,
+                                                                    b.segment_base, segments);
+    write_kernel<T, XY><<<grid, threads, 0, stream>>>(classes, b.kinds, b.pieces, b.forest, labels, b.segment_base,
+                                                      b.root_words, b.sizes, b.component_class, b.capacity, s);
+}
+
+template <typename T, bool XY>
+void launch_for_connectivity(int connectivity, const T *classes, uint32_t *labels, const Buffers &b, const Shape &s,
+                             void *cub_temp, size_t scan_bytes, cudaEvent_t union_done, cudaStream_t stream)
+{
+    switch (connectivity) {
+    case 4: launch_phases<4, T, XY>(classes, labels, b, s, cub_temp, scan_bytes, union_done, stream); break;
+    case 8: launch_phases<8, T, XY>(classes, labels, b, s, cub_temp, scan_bytes, union_done, stream); break;
+    case 6: launch_phases<6, T, XY>(classes, labels, b, s, cub_temp, scan_bytes, union_done, stream); break;
+    case 18: launch_phases<18, T, XY>(classes, labels, b, s, cub_temp, scan_bytes, union_done, stream); break;
+    default: launch_phases<26, T, XY>(classes, labels, b, s, cub_temp, scan_bytes, union_done, stream); break;
+    }
+}
+
 template <typename T>
-cudaError_t launch_forest(const void *classes, BlockWord *blocks, uint32_t *parent, const Shape &s, bool xy, int ci,
-                          cudaStream_t stream)
+cudaError_t launch_labelling(int connectivity, bool xy, const void *classes, uint32_t *labels, const Buffers &b,
+                             const Shape &s, void *cub_temp, size_t scan_bytes, cudaEvent_t union_done,
+                             cudaStream_t stream)
 {
     const T *c = static_cast<const T *>(classes);
-    const dim3 grid = block_grid(s), block(32, 8);
-    if (xy) {
-        init_kernel<T, true><<<grid, block, 0, stream>>>(c, blocks, parent, s, ci);
-        merge_kernel<T, true><<<grid, block, 0, stream>>>(c, blocks, parent, s, ci);
-    } else {
-        init_kernel<T, false><<<grid, block, 0, stream>>>(c, blocks, parent, s, ci);
-        merge_kernel<T, false><<<grid, block, 0, stream>>>(c, blocks, parent, s, ci);
-    }
+    if (xy)
+        launch_for_connectivity<T, true>(connectivity, c, labels, b, s, cub_temp, scan_bytes, union_done, stream);
+    else
+        launch_for_connectivity<T, false>(connectivity, c, labels, b, s, cub_temp, scan_bytes, union_done, stream);
     return cudaGetLastError();
 }
 
 template <typename T>
-cudaError_t launch_rank(const void *classes, const BlockWord *blocks, uint32_t *parent,
-                        const uint32_t *segment_base, uint32_t *rank, uint32_t *component_class, const Shape &s,
-                        bool xy, cudaStream_t stream)
+cudaError_t launch_count_labels(const void *classes, const uint32_t *labels, uint64_t voxels,
+                                unsigned long long *sizes, uint32_t *component_class, cudaStream_t stream)
 {
-    const T *c = static_cast<const T *>(classes);
-    const dim3 grid = block_grid(s), block(32, 8);
-    if (xy)
-        rank_kernel<T, true><<<grid, block, 0, stream>>>(c, blocks, parent, segment_base, rank, component_class, s);
-    else
-        rank_kernel<T, false><<<grid, block, 0, stream>>>(c, blocks, parent, segment_base, rank, component_class, s);
+    count_labels_kernel<T><<<linear_grid(voxels), 256, 0, stream>>>(static_cast<const T *>(classes), labels, voxels,
+                                                                    sizes, component_class);
     return cudaGetLastError();
 }
+
+/* Bytes of the per-call scratch (everything but the class map and the labels) for one order's shape. */
+uint64_t scratch_bytes_for(const Shape &s, size_t scan_bytes)
+{
+    const uint64_t blocks = block_count(s), segments = segment_count(s);
+    const uint64_t voxels = (uint64_t)s.nx * (uint64_t)s.ny * (uint64_t)s.nz;
+    return 2 * round_up(blocks * sizeof(uint32_t)) + round_up(voxels * sizeof(uint32_t)) +
+           2 * round_up(segments * sizeof(uint32_t)) +
+           round_up(segments * sizeof(unsigned long long)) + round_up(scan_bytes) +
+           round_up((blocks + 1) * sizeof(unsigned long long)) + round_up((blocks + 1) * sizeof(uint32_t));
+}
+
+/* CUB's scan scratch is a few kilobytes; the plan leaves it this much. */
+constexpr uint64_t kScanSlack = 1 << 20;
 
 } // namespace
+
+extern "C" uint64_t vl_gpu_multilabel_bytes(int64_t nx, int64_t ny, int64_t nz, vl_dtype dtype)
+{
+    const uint64_t voxels = (uint64_t)nx * (uint64_t)ny * (uint64_t)nz;
+    const uint64_t per_voxel = (dtype == VL_U8 ? 1 : dtype == VL_U32 ? 4 : 2) + sizeof(uint32_t);
+    const uint64_t matlab = scratch_bytes_for(make_shape(nx, ny, nz, false), kScanSlack);
+    const uint64_t raster = scratch_bytes_for(make_shape(nx, ny, nz, true), kScanSlack);
+    return voxels * per_voxel + (matlab > raster ? matlab : raster);
+}
 
 extern "C" int vl_gpu_multilabel_shape_ok(int64_t nx, int64_t ny, int64_t nz)
 {
@@ -734,19 +873,16 @@ extern "C" vl_status vl_gpu_multilabel_device(const void *classes, vl_dtype dtyp
                        (long long)nx, (long long)ny, (long long)nz);
     const bool xy = vl_label_order_is_raster(order) != 0;
     const Shape s = make_shape(nx, ny, nz, xy);
-    const int ci = connectivity_index(connectivity);
-    const uint64_t nodes = (uint64_t)nx * ny * nz;
-    const uint64_t block_count = (uint64_t)s.b0 * s.b1 * s.bz;
+    const uint64_t voxels = (uint64_t)nx * ny * nz;
+    const uint64_t blocks = block_count(s);
     const uint64_t segments = segment_count(s);
-    const dim3 grid = block_grid(s), threads(32, 8);
     cudaStream_t stream = static_cast<cudaStream_t>(stream_handle);
     cudaEvent_t events[3] = {nullptr, nullptr, nullptr};
-    void *forest_block = nullptr, *component_block = nullptr;
-    uint32_t *parent = nullptr, *rank = nullptr, *segment_roots = nullptr, *segment_base = nullptr;
-    BlockWord *blocks = nullptr;
-    unsigned long long *sizes = nullptr;
-    uint32_t *component_class = nullptr, *moved_class = nullptr;
-    void *cub_temp = nullptr, *order_temp = nullptr;
+    void *forest_block = nullptr, *component_block = nullptr, *order_block = nullptr;
+    Buffers b{};
+    b.capacity = (uint32_t)(blocks < kNoNode - 1 ? blocks + 1 : kNoNode - 1);
+    uint32_t *moved_class = nullptr;
+    void *cub_temp = nullptr;
     size_t scan_bytes = 0, scratch_bytes = 0;
     uint32_t last_base = 0, last_roots = 0, count = 0;
     const uint32_t *new_label = nullptr;
@@ -769,79 +905,89 @@ extern "C" vl_status vl_gpu_multilabel_device(const void *classes, vl_dtype dtyp
                                                    (int64_t)segments, stream),
                      "sizing the root scan");
     {
-        const size_t node_bytes = round_up(nodes * sizeof(uint32_t));
-        const size_t block_bytes = round_up(block_count * sizeof(BlockWord));
+        const size_t block_bytes = round_up(blocks * sizeof(uint32_t));
         const size_t segment_bytes = round_up(segments * sizeof(uint32_t));
-        scratch_bytes = 2 * node_bytes + block_bytes + 2 * segment_bytes + scan_bytes;
-        CUDA_TRY_OR_DONE(cudaMallocAsync(&forest_block, scratch_bytes, stream), "allocating the multilabel forest");
+        const size_t word_bytes = round_up(segments * sizeof(unsigned long long));
+        const size_t parent_bytes = round_up(voxels * sizeof(uint32_t));
+        const size_t forest_bytes = 2 * block_bytes + parent_bytes + 2 * segment_bytes + word_bytes + round_up(scan_bytes);
+        CUDA_TRY_OR_DONE(cudaMallocAsync(&forest_block, forest_bytes, stream), "allocating the multilabel forest");
         char *at = static_cast<char *>(forest_block);
-        parent = reinterpret_cast<uint32_t *>(at);
-        rank = reinterpret_cast<uint32_t *>(at + node_bytes);
-        blocks = reinterpret_cast<BlockWord *>(at + 2 * node_bytes);
-        segment_roots = reinterpret_cast<uint32_t *>(at + 2 * node_bytes + block_bytes);
-        segment_base = reinterpret_cast<uint32_t *>(at + 2 * node_bytes + block_bytes + segment_bytes);
-        cub_temp = at + 2 * node_bytes + block_bytes + 2 * segment_bytes;
+        b.root_words = reinterpret_cast<unsigned long long *>(at);
+        b.kinds = reinterpret_cast<uint32_t *>(at += word_bytes);
+        b.pieces = reinterpret_cast<uint32_t *>(at += block_bytes);
+        b.forest = reinterpret_cast<uint32_t *>(at += block_bytes);
+        b.segment_roots = reinterpret_cast<uint32_t *>(at += parent_bytes);
+        b.segment_base = reinterpret_cast<uint32_t *>(at += segment_bytes);
+        cub_temp = at + segment_bytes;
+        const size_t sizes_bytes = round_up((size_t)b.capacity * sizeof(unsigned long long));
+        const size_t class_bytes = round_up((size_t)b.capacity * sizeof(uint32_t));
+        CUDA_TRY_OR_DONE(cudaMallocAsync(&component_block, sizes_bytes + class_bytes, stream),
+                         "allocating component sizes");
+        b.sizes = static_cast<unsigned long long *>(component_block);
+        b.component_class = reinterpret_cast<uint32_t *>(static_cast<char *>(component_block) + sizes_bytes);
+        scratch_bytes = forest_bytes + sizes_bytes + class_bytes;
     }
     if (timed)
         CUDA_TRY_OR_DONE(cudaEventRecord(events[0], stream), "recording an event");
     switch (dtype) {
-    case VL_U8: error = launch_forest<uint8_t>(classes, blocks, parent, s, xy, ci, stream); break;
-    case VL_U32: error = launch_forest<uint32_t>(classes, blocks, parent, s, xy, ci, stream); break;
-    default: error = launch_forest<uint16_t>(classes, blocks, parent, s, xy, ci, stream); break;
+    case VL_U8:
+        error = launch_labelling<uint8_t>(connectivity, xy, classes, labels, b, s, cub_temp, scan_bytes, events[1], stream);
+        break;
+    case VL_U32:
+        error = launch_labelling<uint32_t>(connectivity, xy, classes, labels, b, s, cub_temp, scan_bytes, events[1], stream);
+        break;
+    default:
+        error = launch_labelling<uint16_t>(connectivity, xy, classes, labels, b, s, cub_temp, scan_bytes, events[1], stream);
+        break;
     }
-    CUDA_TRY_OR_DONE(error, "multilabel union-find");
-    compress_runs_kernel<<<grid, threads, 0, stream>>>(blocks, parent, s);
-    compress_kernel<<<grid, threads, 0, stream>>>(blocks, parent, segment_roots, s);
-    CUDA_TRY_OR_DONE(cudaGetLastError(), "flattening the multilabel forest");
-    if (timed)
-        CUDA_TRY_OR_DONE(cudaEventRecord(events[1], stream), "recording an event");
-    CUDA_TRY_OR_DONE(cub::DeviceScan::ExclusiveSum(cub_temp, scan_bytes, segment_roots, segment_base,
-                                                   (int64_t)segments, stream),
-                     "scanning the roots");
-    CUDA_TRY_OR_DONE(cudaMemcpyAsync(&last_base, segment_base + segments - 1, sizeof last_base,
-                                     cudaMemcpyDeviceToHost, stream),
-                     "reading the component count");
-    CUDA_TRY_OR_DONE(cudaMemcpyAsync(&last_roots, segment_roots + segments - 1, sizeof last_roots,
-                                     cudaMemcpyDeviceToHost, stream),
-                     "reading the component count");
-    CUDA_TRY_OR_DONE(cudaStreamSynchronize(stream), "multilabel union-find");
-    count = last_base + last_roots;
-    {
-        const size_t sizes_bytes = round_up((size_t)count * sizeof(unsigned long long));
-        const size_t class_bytes = round_up((size_t)count * sizeof(uint32_t));
-        const size_t order_bytes = vl_label_order_by_size(order) ? vlccl::size_order_scratch_bytes(count, (int64_t)nodes) : 0;
-        CUDA_TRY_OR_DONE(cudaMallocAsync(&component_block, sizes_bytes + 2 * class_bytes + order_bytes + 1, stream),
-                         "allocating component sizes");
-        scratch_bytes += sizes_bytes + 2 * class_bytes + order_bytes;
-        sizes = static_cast<unsigned long long *>(component_block);
-        component_class = reinterpret_cast<uint32_t *>(static_cast<char *>(component_block) + sizes_bytes);
-        moved_class = reinterpret_cast<uint32_t *>(static_cast<char *>(component_block) + sizes_bytes + class_bytes);
-        order_temp = static_cast<char *>(component_block) + sizes_bytes + 2 * class_bytes;
-    }
-    CUDA_TRY_OR_DONE(cudaMemsetAsync(sizes, 0, (size_t)count * sizeof(unsigned long long), stream), "clearing sizes");
-    switch (dtype) {
-    case VL_U8: error = launch_rank<uint8_t>(classes, blocks, parent, segment_base, rank, component_class, s, xy, stream); break;
-    case VL_U32: error = launch_rank<uint32_t>(classes, blocks, parent, segment_base, rank, component_class, s, xy, stream); break;
-    default: error = launch_rank<uint16_t>(classes, blocks, parent, segment_base, rank, component_class, s, xy, stream); break;
-    }
-    CUDA_TRY_OR_DONE(error, "ranking the roots");
-    if (xy)
-        write_kernel<true><<<grid, threads, 0, stream>>>(blocks, parent, rank, labels, sizes, s);
-    else
-        write_kernel<false><<<grid, threads, 0, stream>>>(blocks, parent, rank, labels, sizes, s);
-    CUDA_TRY_OR_DONE(cudaGetLastError(), "writing the labels");
-    if (vl_label_order_by_size(order) && count > 0) {
-        CUDA_TRY_OR_DONE(vlccl::order_by_size(sizes, count, (int64_t)nodes, order_temp, &new_label, stream),
-                         "ordering by size");
-        remap_kernel<<<linear_grid(nodes), 256, 0, stream>>>(labels, new_label, nodes);
-        permute_classes_kernel<<<linear_grid(count), 256, 0, stream>>>(component_class, moved_class, new_label, count);
-        CUDA_TRY_OR_DONE(cudaGetLastError(), "renumbering by size");
-        uint32_t *t = component_class;
-        component_class = moved_class;
-        moved_class = t;
-    }
-    if (timed)
+    CUDA_TRY_OR_DONE(error, "multilabel labelling kernels");
+    if (timed && !vl_label_order_by_size(order))
         CUDA_TRY_OR_DONE(cudaEventRecord(events[2], stream), "recording an event");
+    /* N, read back once everything above is queued. */
+    CUDA_TRY_OR_DONE(cudaMemcpyAsync(&last_base, b.segment_base + segments - 1, sizeof last_base,
+                                     cudaMemcpyDeviceToHost, stream),
+                     "reading the component count");
+    CUDA_TRY_OR_DONE(cudaMemcpyAsync(&last_roots, b.segment_roots + segments - 1, sizeof last_roots,
+                                     cudaMemcpyDeviceToHost, stream),
+                     "reading the component count");
+    CUDA_TRY_OR_DONE(cudaStreamSynchronize(stream), "multilabel labelling");
+    count = last_base + last_roots;
+    if (count > b.capacity) {
+        /* More components than blocks: sizes and classes from the labels, in arrays of their own size. */
+        const size_t sizes_bytes = round_up((size_t)count * sizeof(unsigned long long));
+        void *exact_block = nullptr;
+        CUDA_TRY_OR_DONE(cudaMallocAsync(&exact_block, sizes_bytes + round_up((size_t)count * sizeof(uint32_t)), stream),
+                         "allocating component sizes");
+        CUDA_TRY_OR_DONE(cudaFreeAsync(component_block, stream), "releasing component sizes");
+        component_block = exact_block;
+        b.sizes = static_cast<unsigned long long *>(component_block);
+        b.component_class = reinterpret_cast<uint32_t *>(static_cast<char *>(component_block) + sizes_bytes);
+        CUDA_TRY_OR_DONE(cudaMemsetAsync(b.sizes, 0, (size_t)count * sizeof(unsigned long long), stream),
+                         "clearing sizes");
+        switch (dtype) {
+        case VL_U8: error = launch_count_labels<uint8_t>(classes, labels, voxels, b.sizes, b.component_class, stream); break;
+        case VL_U32: error = launch_count_labels<uint32_t>(classes, labels, voxels, b.sizes, b.component_class, stream); break;
+        default: error = launch_count_labels<uint16_t>(classes, labels, voxels, b.sizes, b.component_class, stream); break;
+        }
+        CUDA_TRY_OR_DONE(error, "counting component sizes");
+    }
+    if (vl_label_order_by_size(order) && count > 0) {
+        const size_t class_bytes = round_up((size_t)count * sizeof(uint32_t));
+        const size_t order_bytes = vlccl::size_order_scratch_bytes(count, (int64_t)voxels);
+        CUDA_TRY_OR_DONE(cudaMallocAsync(&order_block, class_bytes + order_bytes, stream), "allocating the size order");
+        moved_class = static_cast<uint32_t *>(order_block);
+        CUDA_TRY_OR_DONE(vlccl::order_by_size(b.sizes, count, (int64_t)voxels, static_cast<char *>(order_block) + class_bytes,
+                                              &new_label, stream),
+                         "ordering by size");
+        remap_kernel<<<linear_grid(voxels), 256, 0, stream>>>(labels, new_label, voxels);
+        permute_classes_kernel<<<linear_grid(count), 256, 0, stream>>>(b.component_class, moved_class, new_label, count);
+        CUDA_TRY_OR_DONE(cudaGetLastError(), "renumbering by size");
+        CUDA_TRY_OR_DONE(cudaMemcpyAsync(b.component_class, moved_class, (size_t)count * sizeof(uint32_t),
+                                         cudaMemcpyDeviceToDevice, stream),
+                         "renumbering by size");
+        if (timed)
+            CUDA_TRY_OR_DONE(cudaEventRecord(events[2], stream), "recording an event");
+    }
     CUDA_TRY_OR_DONE(cudaStreamSynchronize(stream), "multilabel labelling");
     if (timed) {
         CUDA_TRY_OR_DONE(cudaEventElapsedTime(&run->union_ms, events[0], events[1]), "reading timings");
@@ -849,8 +995,8 @@ extern "C" vl_status vl_gpu_multilabel_device(const void *classes, vl_dtype dtyp
     }
     /* The component block (sizes first) stays with the caller: vl_gpu_multilabel_run_free releases it. */
     run->count = count;
-    run->sizes = sizes;
-    run->classes = component_class;
+    run->sizes = b.sizes;
+    run->classes = b.component_class;
     run->scratch_bytes = scratch_bytes;
     component_block = nullptr;
 
@@ -859,6 +1005,8 @@ done:
         cudaFreeAsync(forest_block, stream);
     if (component_block)
         cudaFreeAsync(component_block, stream);
+    if (order_block)
+        cudaFreeAsync(order_block, stream);
     for (int i = 0; i < 3; i++)
         if (events[i])
             cudaEventDestroy(events[i]);
@@ -916,7 +1064,7 @@ struct ClassSlabs {
                        "gpu:%d: %lld slice%s of a %lldx%lld class map need %.1f MiB of device memory, %.1f MiB free: %s",
                        gpu_index, (long long)slab->nz, slab->nz == 1 ? "" : "s", (long long)slab->nx,
                        (long long)slab->ny,
-                       (double)vl_gpu_multilabel_bytes_per_voxel(slab->dtype) * (double)voxels / (1 << 20),
+                       (double)vl_gpu_multilabel_bytes(slab->nx, slab->ny, slab->nz, slab->dtype) / (1 << 20),
                        (double)free_bytes / (1 << 20), cudaGetErrorString(error));
     }
 };
@@ -988,15 +1136,16 @@ extern "C" vl_status vl_label_multilabel_gpu(const vl_volume *classes, vl_volume
     uint64_t budget = free_bytes - free_bytes / 8;
     if (options->device.gpu_memory && options->device.gpu_memory < budget)
         budget = options->device.gpu_memory;
-    const uint64_t slice_bytes = (uint64_t)classes->nx * (uint64_t)classes->ny *
-                                 vl_gpu_multilabel_bytes_per_voxel(classes->dtype);
-    int64_t depth = (int64_t)(budget / slice_bytes);
-    depth = depth < 1 ? 1 : depth > classes->nz ? classes->nz : depth;
     const int64_t node_limit = (int64_t)((kNoNode - 1) / ((uint64_t)classes->nx * (uint64_t)classes->ny));
     if (node_limit < 1)
         return vl_fail(VL_ERR_DEVICE, "gpu: %lldx%lld slices are beyond the GPU multilabel labeller's limits",
                        (long long)classes->nx, (long long)classes->ny);
-    depth = depth < node_limit ? depth : node_limit;
+    /* The deepest slab within the budget (vl_gpu_multilabel_bytes grows with the depth), at least one slice. */
+    int64_t depth = 1, beyond = (classes->nz < node_limit ? classes->nz : node_limit) + 1;
+    while (beyond - depth > 1) {
+        const int64_t mid = depth + (beyond - depth) / 2;
+        (vl_gpu_multilabel_bytes(classes->nx, classes->ny, mid, classes->dtype) <= budget ? depth : beyond) = mid;
+    }
 
     vl_progress_report(&options->progress, "labelling classes (gpu)", 0.0);
     ClassSlabs device{options->device.gpu_index, options->connectivity, 0, nullptr, nullptr};

@@ -21,12 +21,10 @@ typedef struct vl_gpu_multilabel_run {
     size_t scratch_bytes;        /* device bytes used beyond the class map and the labels */
 } vl_gpu_multilabel_run;
 
-/* Device bytes per voxel the multilabel labeller plans with: the class map, the labels, the parent and
- * rank arrays, and the block words (8 bytes per 2x2x2 block) and segment counts. */
-static inline uint64_t vl_gpu_multilabel_bytes_per_voxel(vl_dtype dtype)
-{
-    return (dtype == VL_U8 ? 1 : dtype == VL_U32 ? 4 : 2) + 14;
-}
+/* Device bytes the multilabel labeller plans with for an nx x ny x nz map: the class map, the labels, and
+ * the scratch of the larger of the two node orders (per 2x2x2 block: class word, pieces word, parent, size
+ * and class; per 64-key segment of a line: root count, base and root word; CUB's scan). */
+uint64_t vl_gpu_multilabel_bytes(int64_t nx, int64_t ny, int64_t nz, vl_dtype dtype);
 
 /* Largest volume it takes at once: voxels below 2^32 - 1. */
 int vl_gpu_multilabel_shape_ok(int64_t nx, int64_t ny, int64_t nz);
