@@ -442,17 +442,7 @@ failed:
 
 int label_run_write(label_staged *staged, label_run_batch *batch)
 {
-    label_arguments args = staged->args;
-    char labels_name[64];
-    snprintf(labels_name, sizeof labels_name, "%s", staged->labels_name);
-    cli_outputs outputs = staged->outputs;
-    cli_input input = staged->input;
-    vl_volume labels = staged->labels;
-    vl_label_result result = staged->result;
-    vl_component_stats *stats = staged->stats;
-    label_timings timings = staged->timings;
-    const double deskewed_degrees = staged->deskewed_degrees, compute_seconds = staged->compute_seconds;
-    const uint32_t labelled = staged->labelled;
+    label_staged s = *staged; /* *staged is freed here whichever way the write ends */
     free(staged);
     int code;
     vl_status status;
@@ -460,83 +450,76 @@ int label_run_write(label_staged *staged, label_run_batch *batch)
     mark(&start);
     vl_write_options write;
     vl_write_options_default(&write);
-    write.format = args.format;
+    write.format = s.args.format;
     write.force = 1; /* staged names are fresh; the real targets were checked up front */
     write.is_label_map = 1;
-    write.mat_xy = vl_label_order_is_raster(args.label.order);
-    write.mat_class = args.mat_class;
+    write.mat_xy = vl_label_order_is_raster(s.args.label.order);
+    write.mat_class = s.args.mat_class;
     write.progress = cli_progress();
-    if ((status = vl_write_volume(cli_outputs_staged(&outputs, 0), &labels, &write)) != VL_OK)
+    if ((status = vl_write_volume(cli_outputs_staged(&s.outputs, 0), &s.labels, &write)) != VL_OK)
         goto failed;
     vl_csv_options csv;
     vl_csv_options_default(&csv);
-    csv.level = args.stats_level;
-    csv.matlab_columns = args.matlab_columns;
+    csv.level = s.args.stats_level;
+    csv.matlab_columns = s.args.matlab_columns;
     csv.intensity = 1;
     csv.force = 1;
-    if ((status = vl_component_stats_write_csv(cli_outputs_staged(&outputs, 1), stats, result.count, &csv)) != VL_OK)
+    if ((status = vl_component_stats_write_csv(cli_outputs_staged(&s.outputs, 1), s.stats, s.result.count, &csv)) !=
+        VL_OK)
         goto failed;
-    if (args.preview) {
+    if (s.args.preview) {
         vl_preview_options preview;
         vl_preview_options_default(&preview);
         preview.force = 1;
-        cli_input_window(&input, &preview.window_center, &preview.window_width);
-        if ((status = vl_preview_write_montage(cli_outputs_staged(&outputs, 3), &input.volume, &labels, &preview)) !=
-                VL_OK ||
-            (status = vl_preview_write_orthogonal(cli_outputs_staged(&outputs, 4), &input.volume, &labels, &preview)) !=
-                VL_OK)
+        cli_input_window(&s.input, &preview.window_center, &preview.window_width);
+        if ((status = vl_preview_write_montage(cli_outputs_staged(&s.outputs, 3), &s.input.volume, &s.labels,
+                                               &preview)) != VL_OK ||
+            (status = vl_preview_write_orthogonal(cli_outputs_staged(&s.outputs, 4), &s.input.volume, &s.labels,
+                                                  &preview)) != VL_OK)
             goto failed;
     }
-    timings.write = cli_seconds_since(&start);
-    timings.total = compute_seconds + timings.write;
+    s.timings.write = cli_seconds_since(&start);
+    s.timings.total = s.compute_seconds + s.timings.write;
 
     label_summary summary = {
-        .input_path = args.input_path,
-        .input = &input,
-        .threshold_source = args.threshold_source,
-        .lo = args.lo,
-        .hi = args.hi,
-        .options = &args.label,
-        .min_size = args.min_size,
-        .largest = args.largest,
-        .open_radius = args.open_radius,
-        .close_radius = args.close_radius,
-        .deskewed_degrees = deskewed_degrees,
-        .labelled_count = labelled,
-        .result = &result,
-        .stats = stats,
-        .timings = batch ? NULL : &timings,
-        .labels_file = labels_name,
+        .input_path = s.args.input_path,
+        .input = &s.input,
+        .threshold_source = s.args.threshold_source,
+        .lo = s.args.lo,
+        .hi = s.args.hi,
+        .options = &s.args.label,
+        .min_size = s.args.min_size,
+        .largest = s.args.largest,
+        .open_radius = s.args.open_radius,
+        .close_radius = s.args.close_radius,
+        .deskewed_degrees = s.deskewed_degrees,
+        .labelled_count = s.labelled,
+        .result = &s.result,
+        .stats = s.stats,
+        .timings = batch ? NULL : &s.timings,
+        .labels_file = s.labels_name,
         .options_hash = batch ? batch->options_hash : NULL,
     };
-    if ((status = label_summary_write_json(cli_outputs_staged(&outputs, 2), &summary)) != VL_OK)
+    if ((status = label_summary_write_json(cli_outputs_staged(&s.outputs, 2), &summary)) != VL_OK)
         goto failed;
-    if ((code = cli_outputs_commit(&outputs))) {
-        vl_component_stats_free(stats);
-        vl_label_result_free(&result);
-        vl_volume_free(&labels);
-        cli_input_free(&input);
-        return code;
+    if (!(code = cli_outputs_commit(&s.outputs))) {
+        if (batch)
+            label_run_report(batch, &s.input, &s.result, s.stats, &s.timings);
+        print_summary(&s.args, &s.input, &s.result, s.stats, s.timings.label);
+        if (!cli_is_quiet())
+            printf("wrote %s, %s, %s%s\n", cli_outputs_final(&s.outputs, 0), cli_outputs_final(&s.outputs, 1),
+                   cli_outputs_final(&s.outputs, 2), s.args.preview ? ", preview.png, preview_orthogonal.png" : "");
     }
-    if (batch)
-        label_run_report(batch, &input, &result, stats, &timings);
-    print_summary(&args, &input, &result, stats, timings.label);
-    if (!cli_is_quiet())
-        printf("wrote %s, %s, %s%s\n", cli_outputs_final(&outputs, 0), cli_outputs_final(&outputs, 1),
-               cli_outputs_final(&outputs, 2), args.preview ? ", preview.png, preview_orthogonal.png" : "");
-    vl_component_stats_free(stats);
-    vl_label_result_free(&result);
-    vl_volume_free(&labels);
-    cli_input_free(&input);
-    return CLI_EXIT_OK;
+    goto done;
 
 failed:
     code = cli_status_error(status);
-    cli_outputs_abort(&outputs);
-    vl_component_stats_free(stats);
-    vl_label_result_free(&result);
-    vl_volume_free(&labels);
-    cli_input_free(&input);
+    cli_outputs_abort(&s.outputs);
+done:
+    vl_component_stats_free(s.stats);
+    vl_label_result_free(&s.result);
+    vl_volume_free(&s.labels);
+    cli_input_free(&s.input);
     return code;
 }
 

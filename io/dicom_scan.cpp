@@ -8,11 +8,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <mutex>
 #include <set>
 #include <fstream>
 #include <system_error>
-#include <thread>
 
 #include <dcmtk/config/osconfig.h>
 #include <dcmtk/dcmdata/dcdeftag.h>
@@ -23,6 +21,7 @@
 
 #include "dicom_codecs.h"
 #include "dicom_series.h"
+#include "dicom_workers.h"
 #include "voxlabel/error.h"
 extern "C" {
 #include "core/parallel.h"
@@ -398,23 +397,18 @@ vl_status vl_dicom_discover_list(const std::vector<std::string> &paths, const ch
     /* Headers are read on every core, each file into its own slot, and joined in path order: the frames, notes
      * and so the series come out as one thread would find them. */
     std::vector<vl_dicom_files> found(paths.size());
-    std::atomic<size_t> next{0}, done{0};
-    std::mutex progress_lock;
+    std::atomic<size_t> next{0};
+    vl_shared_progress shared;
+    shared.progress = progress;
+    shared.stage = "scanning";
+    shared.total = (int64_t)paths.size();
     auto worker = [&] {
         for (size_t i; (i = next.fetch_add(1)) < paths.size();) {
             read_file(paths[i], found[i]);
-            const size_t finished = done.fetch_add(1) + 1;
-            std::lock_guard<std::mutex> guard(progress_lock); /* the callback need not be thread-safe */
-            vl_progress_report(progress, "scanning", (double)finished / (double)paths.size());
+            shared.advance(1);
         }
     };
-    const size_t threads = std::min<size_t>((size_t)vl_cpu_thread_count(0), std::max<size_t>(1, paths.size() / 16));
-    std::vector<std::thread> pool;
-    for (size_t t = 1; t < threads; t++)
-        pool.emplace_back(worker);
-    worker();
-    for (std::thread &thread : pool)
-        thread.join();
+    vl_run_workers(std::min<size_t>((size_t)vl_cpu_thread_count(0), std::max<size_t>(1, paths.size() / 16)), worker);
     for (vl_dicom_files &one : found) {
         files.files_seen += one.files_seen;
         files.files_not_dicom += one.files_not_dicom;

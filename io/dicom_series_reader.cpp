@@ -18,6 +18,7 @@
 #include "dicom_pixels.h"
 #include "dicom_resample.h"
 #include "dicom_series.h"
+#include "dicom_workers.h"
 #include "voxlabel/error.h"
 #include "voxlabel/dicom.h"
 
@@ -67,27 +68,13 @@ std::string transfer_syntaxes(const vl_dicom_files &files, const std::vector<siz
     return joined;
 }
 
-/* Progress from worker threads, serialised because the callback need not be thread-safe. */
-struct shared_progress {
-    const vl_progress *progress;
-    std::mutex lock;
-    std::atomic<int64_t> done{0};
-    int64_t total = 1;
-    void advance(int64_t count)
-    {
-        int64_t now = done.fetch_add(count) + count;
-        std::lock_guard<std::mutex> guard(lock);
-        vl_progress_report(progress, "decoding", (double)now / (double)total);
-    }
-};
-
 struct file_job {
     std::string path;
     std::vector<vl_dicom_slice_target> targets;
 };
 
 vl_status decode_all(const std::vector<file_job> &jobs, const vl_dicom_pixel_rules &rules, int threads,
-                     shared_progress &progress)
+                     vl_shared_progress &progress)
 {
     std::atomic<size_t> next{0};
     std::atomic<bool> failed{false};
@@ -108,12 +95,7 @@ vl_status decode_all(const std::vector<file_job> &jobs, const vl_dicom_pixel_rul
             progress.advance((int64_t)jobs[job].targets.size());
         }
     };
-    std::vector<std::thread> pool;
-    for (int t = 1; t < threads; t++)
-        pool.emplace_back(worker);
-    worker();
-    for (std::thread &thread : pool)
-        thread.join();
+    vl_run_workers((size_t)threads, worker);
     if (failed)
         return vl_fail(first_status, "%s", first_error.c_str());
     return VL_OK;
@@ -284,8 +266,9 @@ vl_status read_series(const char *path, const std::vector<std::string> *listed, 
             for (vl_dicom_slice_target &target : job.targets)
                 target.destination = (char *)native.data + (uintptr_t)target.destination * slice_bytes;
         vl_dicom_pixel_rules rules{to_int16, options.keep_padding != 0, options.padding_fill_hu, &padded, &overflow};
-        shared_progress progress;
+        vl_shared_progress progress;
         progress.progress = &options.progress;
+        progress.stage = "decoding";
         progress.total = nz;
         padded = 0;
         overflow = false;

@@ -23,6 +23,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_check import check, finish, refusal_problem  # noqa: E402
+from multilabel_maps import random_class_map  # noqa: E402
 
 try:
     import cc3d
@@ -50,15 +51,7 @@ def read_rows(path):
 
 def random_map(shape, classes, dtype):
     """zyx class map: coarse blocks of random classes (a quarter background) plus 3% single-voxel noise."""
-    values = rng.choice(np.arange(1, 120 if dtype == np.uint8 else 30000), size=classes, replace=False).astype(dtype)
-    coarse = [max(1, s // int(rng.integers(2, 5))) for s in shape]
-    grid = values[rng.integers(0, classes, size=coarse)]
-    grid[rng.random(coarse) < 0.25] = 0
-    reps = [-(-s // c) for s, c in zip(shape, coarse)]
-    m = np.kron(grid, np.ones(reps, dtype=dtype))[: shape[0], : shape[1], : shape[2]].copy()
-    noise = rng.random(shape) < 0.03
-    m[noise] = values[rng.integers(0, classes, size=int(noise.sum()))]
-    return m
+    return random_class_map(rng, shape, classes, dtype, 120 if dtype == np.uint8 else 30000, 5, 0.03)
 
 
 def expected_components(zyx, conn):
