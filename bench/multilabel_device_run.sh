@@ -7,8 +7,9 @@
 #   bench      multilabel vs our binary labelling of the same foreground (CUDA events), vs a CuPy loop of
 #              cupyx.scipy.ndimage.label over the classes, and end to end (host map -> largest per class ->
 #              cleaned map) through the library and through `voxlabel label --multilabel` (.nii.gz written)
-#              and, with Nsight Compute, the per-kernel time and DRAM bytes of one multilabel call (matlab order,
-#              117 classes, conn 26), for the distance to the memory floor (read the map, write the labels)
+#              and, with Nsight Compute, the per-kernel time, DRAM bytes, registers, occupancy and instructions of
+#              one call (matlab order, conn 26) of the multilabel labeller on the 117-class map and on the same
+#              map without islands, and of the binary labeller on its foreground
 # usage: bench/multilabel_device_run.sh BIN_DIR OUT_DIR [STAGE...]
 #   BIN_DIR  gpu_multilabel_test and multilabel_gpu_bench (linked --as-needed: no DCMTK needed); the package's
 #            voxlabel in BIN_DIR/.. and real-CT masks in BIN_DIR/../data when present (scripts/device-package)
@@ -70,13 +71,19 @@ for stage in $stages; do
                 END { printf "| %s | %.2f | %.2f | %.2f | %.2f | %.1f | %.1f | %.3f | %s |\n", k, m, s, b, m / b, c, c / m, e, cli }
             ' "$b" "$c" | tee -a "$report"
         done
-        # The first 7 matching launches are the first multilabel call (init, merge, compress, scan x2,
-        # clear_sizes, write); the binary labeller's kernels that share a name run after it.
-        step ncu_multilabel 120 ncu --clock-control none --csv --launch-count 7 \
-            --kernel-name regex:'init_kernel|merge_kernel|compress_kernel|DeviceScan|clear_sizes_kernel|write_kernel' \
-            --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
-            "$bin/multilabel_gpu_bench" "$work/classes117.raw" 512 512 400 26 1
-        python3 "$here/gpu_ncu_summary.py" "$work/ncu_multilabel.out" | tee -a "$out/multilabel_report.md"
+        # Nsight Compute: every kernel of the first call of the multilabel labeller on the 117-class map and on the
+        # same map without islands, and of the binary labeller on its foreground (7 and 8 kernels a call).
+        python3 "$here/multilabel_maps.py" "$work" 117solid | tee -a "$log"
+        metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__registers_per_thread
+        metrics=$metrics,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum
+        for run in multilabel:117 multilabel:117solid binary:117; do
+            kind=${run%%:*} map=${run#*:}
+            count=7
+            [ "$kind" = binary ] && count=8
+            step "ncu_${kind}_$map" 120 ncu --clock-control none --csv --launch-count $count --metrics "$metrics" \
+                "$bin/multilabel_gpu_bench" "$work/classes$map.raw" 512 512 400 26 1 "$kind"
+            python3 "$here/gpu_ncu_summary.py" "$work/ncu_${kind}_$map.out" | tee -a "$out/multilabel_report.md"
+        done
         ;;
     esac
 done

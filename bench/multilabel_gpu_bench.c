@@ -4,7 +4,8 @@
  *                same voxels, the yardstick of the multilabel path's cost
  *   e2e          vl_label_multilabel(GPU) host map -> host labels + per-class largest kept + cleaned map
  *                (wall clock, median of 5): the post-processing a segmentation user runs
- * usage: multilabel_gpu_bench MAP.raw NX NY NZ CONN REPEATS   (u8 class map)
+ * usage: multilabel_gpu_bench MAP.raw NX NY NZ CONN REPEATS [ONLY]   (u8 class map)
+ *   ONLY  multilabel or binary: that labelling alone, `matlab` order, no end to end (for a profiler)
  * Output: "multilabel_ORDER UNION_MS TOTAL_MS N", "binary_ORDER UNION_MS TOTAL_MS N", "e2e SECONDS KEPT". */
 #define _POSIX_C_SOURCE 200809L
 #include <cuda_runtime.h>
@@ -42,11 +43,16 @@ static void fail(const char *what)
 int main(int argc, char **argv)
 {
     if (argc < 7) {
-        fprintf(stderr, "usage: multilabel_gpu_bench MAP.raw NX NY NZ CONN REPEATS\n");
+        fprintf(stderr, "usage: multilabel_gpu_bench MAP.raw NX NY NZ CONN REPEATS [multilabel|binary]\n");
         return 2;
     }
     const int64_t nx = atoll(argv[2]), ny = atoll(argv[3]), nz = atoll(argv[4]), voxels = nx * ny * nz;
     const int connectivity = atoi(argv[5]), repeats = atoi(argv[6]) > 0 ? atoi(argv[6]) : 1;
+    const char *only = argc > 7 ? argv[7] : NULL;
+    if (only && strcmp(only, "multilabel") != 0 && strcmp(only, "binary") != 0) {
+        fprintf(stderr, "multilabel_gpu_bench: ONLY is multilabel or binary, not %s\n", only);
+        return 2;
+    }
     vl_volume map;
     if (vl_volume_create(&map, nx, ny, nz, VL_U8) != VL_OK)
         return 2;
@@ -70,8 +76,10 @@ int main(int argc, char **argv)
     }
     float *union_ms = malloc((size_t)repeats * sizeof *union_ms), *total_ms = malloc((size_t)repeats * sizeof *total_ms);
     static const vl_label_order orders[] = {VL_ORDER_MATLAB, VL_ORDER_SIZE};
-    for (int o = 0; o < 2; o++)
+    for (int o = 0; o < (only ? 1 : 2); o++)
         for (int binary = 0; binary < 2; binary++) {
+            if (only && binary != (strcmp(only, "binary") == 0))
+                continue;
             uint32_t count = 0;
             for (int r = -kWarmup; r < repeats; r++) {
                 float u = 0, t = 0;
@@ -102,6 +110,13 @@ int main(int argc, char **argv)
     cudaFree(device_map);
     cudaFree(device_mask);
     cudaFree(device_labels);
+    if (only) {
+        free(union_ms);
+        free(total_ms);
+        free(mask);
+        vl_volume_free(&map);
+        return 0;
+    }
 
     vl_label_options options;
     vl_label_options_default(&options);

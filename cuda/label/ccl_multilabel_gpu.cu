@@ -74,8 +74,9 @@ constexpr uint32_t kNoPieces = 0x88888888u;
 /* Keys per counting segment: a warp's 32 blocks along a0. */
 constexpr int kSegmentKeys = 64;
 
+/* The map's shape, in 32 bits: every voxel index is below 2^32 (vl_gpu_multilabel_shape_ok). */
 struct Shape {
-    int64_t nx, ny, nz, sxy;
+    uint32_t nx, ny, nz, sxy;
     uint32_t n0, n1;          /* voxels along a0 and i1 */
     uint32_t b0, b1, bz;      /* blocks along a0, i1, z */
     uint32_t seg_per_line;    /* ceil(n0 / kSegmentKeys) */
@@ -85,23 +86,33 @@ struct Shape {
 Shape make_shape(int64_t nx, int64_t ny, int64_t nz, bool xy)
 {
     Shape s;
-    s.nx = nx;
-    s.ny = ny;
-    s.nz = nz;
-    s.sxy = nx * ny;
+    s.nx = (uint32_t)nx;
+    s.ny = (uint32_t)ny;
+    s.nz = (uint32_t)nz;
+    s.sxy = (uint32_t)(nx * ny);
     s.n0 = (uint32_t)(xy ? nx : ny);
     s.n1 = (uint32_t)(xy ? ny : nx);
     s.b0 = (s.n0 + 1) / 2;
     s.b1 = (s.n1 + 1) / 2;
-    s.bz = (uint32_t)((nz + 1) / 2);
+    s.bz = (s.nz + 1) / 2;
     s.seg_per_line = (s.n0 + kSegmentKeys - 1) / kSegmentKeys;
     s.div_n0 = make_fastdiv(s.n0);
     s.div_n1 = make_fastdiv(s.n1);
     return s;
 }
 
-uint64_t block_count(const Shape &s) { return (uint64_t)s.b0 * s.b1 * s.bz; }
-uint64_t segment_count(const Shape &s) { return (uint64_t)s.nz * s.n1 * s.seg_per_line; }
+/* Blocks and counting segments of an nx x ny x nz map in one order's layout, in 64 bits: the memory plan
+ * is asked about any shape. */
+struct Counts {
+    uint64_t blocks, segments;
+};
+
+Counts layout_counts(int64_t nx, int64_t ny, int64_t nz, bool xy)
+{
+    const uint64_t n0 = (uint64_t)(xy ? nx : ny), n1 = (uint64_t)(xy ? ny : nx);
+    return Counts{(n0 + 1) / 2 * ((n1 + 1) / 2) * (((uint64_t)nz + 1) / 2),
+                  (uint64_t)nz * n1 * ((n0 + kSegmentKeys - 1) / kSegmentKeys)};
+}
 
 /* Bit 8*i + j: voxel i of a block and voxel j of its backward neighbour k (the 13 backward offsets of
  * ccl_common.cuh, axis 0 = a0, 1 = i1, 2 = z) are adjacent. */
@@ -136,27 +147,28 @@ __device__ __forceinline__ void for_each_offset(F f, std::integer_sequence<int, 
     (f(std::integral_constant<int, K>{}), ...);
 }
 
-__device__ __forceinline__ uint32_t key_of(const Shape &s, int64_t ab, int64_t ib, int64_t zb, int i)
+/* Block coordinates (ab, ib, zb) along a0, i1 and z; voxel indices, keys and block numbers are below 2^32. */
+__device__ __forceinline__ uint32_t key_of(const Shape &s, uint32_t ab, uint32_t ib, uint32_t zb, int i)
 {
-    const uint32_t a0 = 2 * (uint32_t)ab + (i & 1), i1 = 2 * (uint32_t)ib + (i >> 1 & 1), z = 2 * (uint32_t)zb + (i >> 2);
+    const uint32_t a0 = 2 * ab + (i & 1), i1 = 2 * ib + (i >> 1 & 1), z = 2 * zb + (i >> 2);
     return (z * s.n1 + i1) * s.n0 + a0;
 }
 
 template <bool XY>
-__device__ __forceinline__ int64_t voxel_of(const Shape &s, int64_t ab, int64_t ib, int64_t zb, int i)
+__device__ __forceinline__ uint32_t voxel_of(const Shape &s, uint32_t ab, uint32_t ib, uint32_t zb, int i)
 {
-    const int64_t a0 = 2 * ab + (i & 1), i1 = 2 * ib + (i >> 1 & 1), z = 2 * zb + (i >> 2);
+    const uint32_t a0 = 2 * ab + (i & 1), i1 = 2 * ib + (i >> 1 & 1), z = 2 * zb + (i >> 2);
     return XY ? z * s.sxy + i1 * s.nx + a0 : z * s.sxy + a0 * s.nx + i1;
 }
 
-__device__ __forceinline__ bool voxel_inside(const Shape &s, int64_t ab, int64_t ib, int64_t zb, int i)
+__device__ __forceinline__ bool voxel_inside(const Shape &s, uint32_t ab, uint32_t ib, uint32_t zb, int i)
 {
     return 2 * ab + (i & 1) < s.n0 && 2 * ib + (i >> 1 & 1) < s.n1 && 2 * zb + (i >> 2) < s.nz;
 }
 
-__device__ __forceinline__ uint64_t block_index(const Shape &s, int64_t ab, int64_t ib, int64_t zb)
+__device__ __forceinline__ uint32_t block_index(const Shape &s, uint32_t ab, uint32_t ib, uint32_t zb)
 {
-    return ((uint64_t)zb * s.b1 + (uint64_t)ib) * s.b0 + (uint64_t)ab;
+    return (zb * s.b1 + ib) * s.b0 + ab;
 }
 
 __device__ __forceinline__ uint32_t piece_of(uint32_t pieces, int i) { return pieces >> (4 * i) & 0xFu; }
@@ -172,7 +184,7 @@ __device__ __forceinline__ uint32_t representatives(uint32_t pieces)
 }
 
 /* A block's pieces word from its class word (the pieces array is read for mixed blocks only). */
-__device__ __forceinline__ uint32_t pieces_word(uint32_t kind, const uint32_t *__restrict__ pieces, uint64_t block)
+__device__ __forceinline__ uint32_t pieces_word(uint32_t kind, const uint32_t *__restrict__ pieces, uint32_t block)
 {
     return kind == kEmpty ? kNoPieces : kind == kMixed ? pieces[block] : 0u;
 }
@@ -209,8 +221,8 @@ __device__ __forceinline__ uint32_t block_pieces(const uint32_t (&c)[8])
 }
 
 template <typename T, bool XY>
-__device__ __forceinline__ uint32_t class_at(const T *__restrict__ classes, const Shape &s, int64_t ab, int64_t ib,
-                                             int64_t zb, int i)
+__device__ __forceinline__ uint32_t class_at(const T *__restrict__ classes, const Shape &s, uint32_t ab, uint32_t ib,
+                                             uint32_t zb, int i)
 {
     return voxel_inside(s, ab, ib, zb, i) ? (uint32_t)classes[voxel_of<XY>(s, ab, ib, zb, i)] : 0u;
 }
@@ -269,9 +281,9 @@ dim3 block_grid(const Shape &s)
 }
 
 #define VL_FOR_EACH_BLOCK(s)                                                                                \
-    const int64_t ab = (int64_t)blockIdx.x * 32 + threadIdx.x;                                                \
-    for (int64_t ib = (int64_t)blockIdx.y * 8 + threadIdx.y; ib < (s).b1; ib += (int64_t)gridDim.y * 8)       \
-        for (int64_t zb = blockIdx.z; zb < (s).bz; zb += gridDim.z)
+    const uint32_t ab = blockIdx.x * 32 + threadIdx.x;                                                        \
+    for (uint32_t ib = blockIdx.y * 8 + threadIdx.y; ib < (s).b1; ib += gridDim.y * 8)                        \
+        for (uint32_t zb = blockIdx.z; zb < (s).bz; zb += gridDim.z)
 
 /* Under `matlab` lanes run along y, so a lane's voxels lie in rows that no other lane of its warp reads: a
  * thread block's voxels, 64 (a0 = y) x 16 (i1 = x) x 2 (z), pass through a shared tile that is filled and
@@ -288,19 +300,34 @@ __device__ __forceinline__ int tile_cell(unsigned lane, unsigned w, int i)
 /* Visits the tile of the thread block's voxels at (i1 blocks from ib0, z block zb) in memory order, 8
  * cells per thread: visit(cell, voxel index) for the voxels inside the volume, else outside(cell). */
 template <typename Visit, typename Outside>
-__device__ __forceinline__ void for_each_tile_voxel(const Shape &s, int64_t ib0, int64_t zb, Visit visit,
+__device__ __forceinline__ void for_each_tile_voxel(const Shape &s, uint32_t ib0, uint32_t zb, Visit visit,
                                                     Outside outside)
 {
-    const int64_t y0 = (int64_t)blockIdx.x * 64, x0 = 2 * ib0, z0 = 2 * zb;
+    const uint32_t y0 = blockIdx.x * 64, x0 = 2 * ib0, z0 = 2 * zb;
     const int thread = threadIdx.y * 32 + threadIdx.x;
 #pragma unroll
     for (int e = 0; e < 8; e++) {
         const int cell = e * 256 + thread, dx = cell % 16, row = cell / 16, dy = row % 64, dz = row / 64;
-        const int64_t x = x0 + dx, y = y0 + dy, z = z0 + dz;
+        const uint32_t x = x0 + dx, y = y0 + dy, z = z0 + dz;
         if (x < s.nx && y < s.ny && z < s.nz)
             visit(row * kTilePitch + dx, z * s.sxy + y * s.nx + x);
         else
             outside(row * kTilePitch + dx);
+    }
+}
+
+/* A block that is neither empty nor uniform (classes c): its pieces word, and parent[r] := r for its
+ * representatives. Rare, so kept out of the registers of the uniform path. */
+template <int CONN>
+__device__ __noinline__ void init_mixed(const uint32_t (&c)[8], uint32_t *pieces, uint32_t *forest, const Shape &s,
+                                        uint32_t ab, uint32_t ib, uint32_t zb)
+{
+    const uint32_t word = block_pieces<CONN>(c);
+    pieces[block_index(s, ab, ib, zb)] = word;
+#pragma unroll 1
+    for (uint32_t reps = representatives(word); reps; reps &= reps - 1) {
+        const uint32_t key = key_of(s, ab, ib, zb, __ffs(reps) - 1);
+        forest[key] = key;
     }
 }
 
@@ -313,26 +340,25 @@ __device__ __forceinline__ void for_each_tile_voxel(const Shape &s, int64_t ib0,
  * unions out and its walks are short. The loop over i1 steps whole thread blocks, so that every thread
  * reaches the barriers. */
 template <int CONN, typename T, bool XY>
-__global__ void __launch_bounds__(256) init_kernel(const T *__restrict__ classes, uint32_t *__restrict__ kinds,
-                                                   uint32_t *__restrict__ pieces, uint32_t *forest,
-                                                   Shape s)
+__global__ void __launch_bounds__(256, 4) init_kernel(const T *__restrict__ classes, uint32_t *__restrict__ kinds,
+                                                      uint32_t *__restrict__ pieces, uint32_t *forest, Shape s)
 {
     __shared__ uint32_t tile[XY ? 1 : kTileCells];
     __shared__ uint32_t run_kind[8][32];
     __shared__ unsigned run_first[8][32];
     __shared__ uint32_t run_target[8][32];
     const unsigned lane = threadIdx.x, warp = threadIdx.y;
-    const int64_t ab = (int64_t)blockIdx.x * 32 + threadIdx.x;
-    for (int64_t ib0 = (int64_t)blockIdx.y * 8; ib0 < s.b1; ib0 += (int64_t)gridDim.y * 8)
-        for (int64_t zb = blockIdx.z; zb < s.bz; zb += gridDim.z) {
-            const int64_t ib = ib0 + threadIdx.y;
+    const uint32_t ab = blockIdx.x * 32 + threadIdx.x;
+    for (uint32_t ib0 = blockIdx.y * 8; ib0 < s.b1; ib0 += gridDim.y * 8)
+        for (uint32_t zb = blockIdx.z; zb < s.bz; zb += gridDim.z) {
+            const uint32_t ib = ib0 + threadIdx.y;
             if (!XY) {
                 for_each_tile_voxel(
-                    s, ib0, zb, [&](int cell, int64_t v) { tile[cell] = (uint32_t)classes[v]; },
+                    s, ib0, zb, [&](int cell, uint32_t v) { tile[cell] = (uint32_t)classes[v]; },
                     [&](int cell) { tile[cell] = 0u; });
                 __syncthreads();
             }
-            uint32_t kind = kEmpty, word = kNoPieces;
+            uint32_t kind = kEmpty;
             if (ab < s.b0 && ib < s.b1) {
                 uint32_t c[8];
                 bool full = true;
@@ -353,11 +379,9 @@ __global__ void __launch_bounds__(256) init_kernel(const T *__restrict__ classes
                 }
                 if (uniform) {
                     kind = c[0];
-                    word = 0u;
                 } else if (any) {
                     kind = kMixed;
-                    word = block_pieces<CONN>(c);
-                    pieces[block_index(s, ab, ib, zb)] = word;
+                    init_mixed<CONN>(c, pieces, forest, s, ab, ib, zb);
                 }
                 kinds[block_index(s, ab, ib, zb)] = kind;
             }
@@ -375,14 +399,8 @@ __global__ void __launch_bounds__(256) init_kernel(const T *__restrict__ classes
                                                                                  : key_of(s, ab, ib, zb, 0);
                 __syncthreads();
             }
-            if (uniform) {
+            if (uniform)
                 forest[key_of(s, ab, ib, zb, 0)] = run_target[warp][start];
-            } else {
-#pragma unroll
-                for (int i = 0; i < 8; i++)
-                    if (piece_of(word, i) == (uint32_t)i)
-                        forest[key_of(s, ab, ib, zb, i)] = key_of(s, ab, ib, zb, i);
-            }
             __syncthreads(); /* before the next iteration overwrites the tile and the runs */
         }
 }
@@ -416,32 +434,52 @@ __device__ __forceinline__ uint64_t offset_pairs(int k)
     return table[k];
 }
 
+/* The classes of a block's 8 voxels (0 outside the volume): read from the map for a mixed block, else
+ * its class word. */
+template <typename T, bool XY>
+__device__ __forceinline__ void block_classes(const T *__restrict__ classes, const Shape &s, uint32_t ab, uint32_t ib,
+                                              uint32_t zb, uint32_t kind, uint32_t (&c)[8])
+{
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        c[i] = kind == kMixed ? class_at<T, XY>(classes, s, ab, ib, zb, i) : kind;
+}
+
 /* Block (ab, ib, zb) of class word `me` against its backward neighbours `offsets` (bit k) where either side is
- * mixed: every piece here unites with every piece there that one of its voxels touches with its class. Rare
- * (class boundaries, islands), so rolled loops and classes read from the map. */
+ * mixed: every piece here unites with every piece there that one of its voxels touches with its class. Each
+ * block's 8 classes are read once; the voxel pairs of equal classes are one 64-bit mask (bit 8*i + j), cut
+ * down to the touching pairs of the offset (neighbour_pairs). Rare (class boundaries, islands), so kept out
+ * of the registers of the uniform path. */
 template <int CONN, typename T, bool XY>
 __device__ __noinline__ void merge_mixed(const T *__restrict__ classes, const uint32_t *__restrict__ kinds,
                                          const uint32_t *__restrict__ pieces, uint32_t *forest,
-                                         const Shape &s, int64_t ab, int64_t ib, int64_t zb, uint32_t me,
+                                         const Shape &s, uint32_t ab, uint32_t ib, uint32_t zb, uint32_t me,
                                          uint32_t offsets)
 {
     const uint32_t me_pieces = me == kMixed ? pieces[block_index(s, ab, ib, zb)] : 0u;
+    uint32_t here[8];
+    block_classes<T, XY>(classes, s, ab, ib, zb, me, here);
 #pragma unroll 1
     for (; offsets; offsets &= offsets - 1) {
         const int k = __ffs(offsets) - 1;
-        const int64_t na = ab + backward_offset(k, 0), ni = ib + backward_offset(k, 1), nzb = zb + backward_offset(k, 2);
-        const uint64_t n_block = block_index(s, na, ni, nzb);
+        const uint32_t na = ab + backward_offset(k, 0), ni = ib + backward_offset(k, 1), nzb = zb + backward_offset(k, 2);
+        const uint32_t n_block = block_index(s, na, ni, nzb);
         const uint32_t nk = kinds[n_block];
         const uint32_t n_pieces = nk == kMixed ? pieces[n_block] : 0u;
+        uint32_t there[8];
+        block_classes<T, XY>(classes, s, na, ni, nzb, nk, there);
+        uint64_t same = 0;
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                same |= (uint64_t)(here[i] != 0 && here[i] == there[j]) << (8 * i + j);
         /* Bit 8*p + r: piece p here touches piece r there. */
         uint64_t links = 0;
 #pragma unroll 1
-        for (uint64_t todo = offset_pairs<CONN>(k); todo; todo &= todo - 1) {
-            const int bit = __ffsll((long long)todo) - 1, i = bit >> 3, j = bit & 7;
-            const uint32_t ci = me == kMixed ? class_at<T, XY>(classes, s, ab, ib, zb, i) : me;
-            const uint32_t cj = nk == kMixed ? class_at<T, XY>(classes, s, na, ni, nzb, j) : nk;
-            if (ci != 0 && ci == cj)
-                links |= 1ull << (8 * piece_of(me_pieces, i) + piece_of(n_pieces, j));
+        for (uint64_t todo = same & offset_pairs<CONN>(k); todo; todo &= todo - 1) {
+            const int bit = __ffsll((long long)todo) - 1;
+            links |= 1ull << (8 * piece_of(me_pieces, bit >> 3) + piece_of(n_pieces, bit & 7));
         }
 #pragma unroll 1
         for (; links; links &= links - 1) {
@@ -470,7 +508,7 @@ __device__ __noinline__ void merge_mixed(const T *__restrict__ classes, const ui
  * block, with the same partition. A uniform block compares class words only; pairs with a mixed side
  * (merge_mixed) read the classes of the touching voxels. */
 template <int CONN, typename T, bool XY>
-__global__ void __launch_bounds__(256) merge_kernel(const T *__restrict__ classes, const uint32_t *__restrict__ kinds,
+__global__ void __launch_bounds__(256, 6) merge_kernel(const T *__restrict__ classes, const uint32_t *__restrict__ kinds,
                                                     const uint32_t *__restrict__ pieces, uint32_t *forest,
                                                     Shape s)
 {
@@ -478,7 +516,7 @@ __global__ void __launch_bounds__(256) merge_kernel(const T *__restrict__ classe
     {
         if (ab >= s.b0)
             continue;
-        const uint64_t me_block = block_index(s, ab, ib, zb);
+        const uint32_t me_block = block_index(s, ab, ib, zb);
         const uint32_t me = kinds[me_block];
         if (me == kEmpty)
             continue;
@@ -494,11 +532,11 @@ __global__ void __launch_bounds__(256) merge_kernel(const T *__restrict__ classe
             constexpr uint64_t pairs = neighbour_pairs<CONN>(k);
             if constexpr (pairs != 0) {
                 constexpr int d0 = backward_offset(k, 0), d1 = backward_offset(k, 1), dz = backward_offset(k, 2);
-                const int64_t na = ab + d0, ni = ib + d1, nzb = zb + dz;
-                if ((d0 < 0 && na < 0) || (d0 > 0 && na >= s.b0) || (d1 < 0 && ni < 0) || (d1 > 0 && ni >= s.b1) ||
-                    (dz < 0 && nzb < 0))
+                if ((d0 < 0 && ab == 0) || (d0 > 0 && ab + 1 >= s.b0) || (d1 < 0 && ib == 0) ||
+                    (d1 > 0 && ib + 1 >= s.b1) || (dz < 0 && zb == 0))
                     return;
-                const uint64_t n_block = block_index(s, na, ni, nzb);
+                const uint32_t na = ab + (uint32_t)d0, ni = ib + (uint32_t)d1, nzb = zb + (uint32_t)dz;
+                const uint32_t n_block = block_index(s, na, ni, nzb);
                 const uint32_t nk = kinds[n_block];
                 if (nk == kEmpty)
                     return;
@@ -554,10 +592,10 @@ __device__ __forceinline__ uint64_t interleave(uint32_t even, uint32_t odd)
 
 /* A warp's 32 blocks cover one segment (64 keys) of each of the 4 lines (sub-row r = 2*jz + j1) through
  * them; *segment := that segment's number when the line is inside the volume. */
-__device__ __forceinline__ bool segment_of_row(const Shape &s, int64_t ib, int64_t zb, int r, uint64_t *segment)
+__device__ __forceinline__ bool segment_of_row(const Shape &s, uint32_t ib, uint32_t zb, int r, uint32_t *segment)
 {
-    const int64_t i1 = 2 * ib + (r & 1), z = 2 * zb + (r >> 1);
-    *segment = ((uint64_t)z * (uint64_t)s.n1 + (uint64_t)i1) * s.seg_per_line + blockIdx.x;
+    const uint32_t i1 = 2 * ib + (r & 1), z = 2 * zb + (r >> 1);
+    *segment = (z * s.n1 + i1) * s.seg_per_line + blockIdx.x;
     return i1 < s.n1 && z < s.nz;
 }
 
@@ -571,7 +609,7 @@ __global__ void __launch_bounds__(256) compress_kernel(const uint32_t *__restric
 {
     VL_FOR_EACH_BLOCK(s)
     {
-        const uint64_t block = ab < s.b0 ? block_index(s, ab, ib, zb) : 0;
+        const uint32_t block = ab < s.b0 ? block_index(s, ab, ib, zb) : 0;
         /* Voxel 0's parent cell is read with the class word, not after it (meaningless where voxel 0 is no
          * representative); only this thread writes it. */
         const uint32_t first_parent = ab < s.b0 ? forest[key_of(s, ab, ib, zb, 0)] : 0u;
@@ -595,7 +633,7 @@ __global__ void __launch_bounds__(256) compress_kernel(const uint32_t *__restric
         for (int r = 0; r < 4; r++) {
             const unsigned first = __ballot_sync(0xFFFFFFFFu, roots >> (2 * r) & 1u);
             const unsigned second = __ballot_sync(0xFFFFFFFFu, roots >> (2 * r + 1) & 1u);
-            uint64_t segment;
+            uint32_t segment;
             if (segment_of_row(s, ib, zb, r, &segment) && threadIdx.x == 0) {
                 segment_roots[segment] = __popc(first) + __popc(second);
                 root_words[segment] = interleave(first, second);
@@ -609,7 +647,7 @@ __device__ __forceinline__ uint32_t root_rank(const Shape &s, const uint32_t *__
                                               const unsigned long long *__restrict__ root_words, uint32_t root)
 {
     const uint32_t line = fdiv(root, s.div_n0), a0 = root - line * s.n0;
-    const uint64_t segment = (uint64_t)line * s.seg_per_line + a0 / kSegmentKeys;
+    const uint32_t segment = line * s.seg_per_line + a0 / kSegmentKeys;
     const uint32_t bit = a0 % kSegmentKeys;
     return segment_base[segment] + (uint32_t)__popcll(root_words[segment] & ((1ull << bit) - 1));
 }
@@ -648,74 +686,101 @@ __device__ __forceinline__ void add_sizes(unsigned long long *sizes, uint32_t la
     }
 }
 
-/* labels := 1 + rank of the root (0 for background) through each voxel's representative; the sizes and
- * classes of labels up to `capacity`. Under `matlab-xy` a lane's voxels lie along memory x and a warp writes
- * whole sectors directly; under `matlab` the labels leave through the shared tile along x (see
- * init_kernel). */
+/* Where a block's labels go: under `matlab` into the thread block's shared tile (see init_kernel), under
+ * `matlab-xy` straight into the labels (a lane's voxels lie along memory x, so a warp writes whole
+ * sectors). */
+template <bool XY>
+__device__ __forceinline__ void put_label(uint32_t *tile, uint32_t *labels, const Shape &s, uint32_t ab, uint32_t ib,
+                                          uint32_t zb, int i, uint32_t label)
+{
+    if (!XY)
+        tile[tile_cell(threadIdx.x, threadIdx.y, i)] = label;
+    else if (voxel_inside(s, ab, ib, zb, i))
+        labels[voxel_of<XY>(s, ab, ib, zb, i)] = label;
+}
+
+/* A mixed block (pieces word `word`): every piece's label through its representative's root, the labels of
+ * its voxels (put_label), its size and, for a root, its class. Rare, so kept out of the registers of the
+ * uniform path, and its sizes are added one piece at a time. */
 template <typename T, bool XY>
-__global__ void __launch_bounds__(256) write_kernel(const T *__restrict__ classes, const uint32_t *__restrict__ kinds,
-                                                    const uint32_t *__restrict__ pieces,
-                                                    const uint32_t *__restrict__ forest, uint32_t *labels,
-                                                    const uint32_t *__restrict__ segment_base,
-                                                    const unsigned long long *__restrict__ root_words,
-                                                    unsigned long long *sizes, uint32_t *component_class,
-                                                    uint32_t capacity, Shape s)
+__device__ __noinline__ void write_mixed(const T *__restrict__ classes, uint32_t word, const uint32_t *forest,
+                                         uint32_t *tile, uint32_t *labels, const uint32_t *segment_base,
+                                         const unsigned long long *root_words, unsigned long long *sizes,
+                                         uint32_t *component_class, uint32_t capacity, const Shape &s, uint32_t ab,
+                                         uint32_t ib, uint32_t zb)
+{
+    uint32_t piece_label[8];
+#pragma unroll 1
+    for (uint32_t reps = representatives(word); reps; reps &= reps - 1) {
+        const int p = __ffs(reps) - 1;
+        const uint32_t key = key_of(s, ab, ib, zb, p), root = forest[key];
+        const uint32_t label = root_rank(s, segment_base, root_words, root) + 1;
+        piece_label[p] = label;
+        if (label > capacity)
+            continue;
+        if (root == key)
+            component_class[label - 1] = (uint32_t)classes[voxel_of<XY>(s, ab, ib, zb, p)];
+        uint32_t count = 0;
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            count += piece_of(word, i) == (uint32_t)p;
+        atomicAdd(sizes + label - 1, (unsigned long long)count);
+    }
+#pragma unroll 1
+    for (int i = 0; i < 8; i++) {
+        const uint32_t piece = piece_of(word, i);
+        put_label<XY>(tile, labels, s, ab, ib, zb, i, piece == kNoPiece ? 0u : piece_label[piece]);
+    }
+}
+
+/* labels := 1 + rank of the root (0 for background) through each voxel's representative; the sizes and
+ * classes of labels up to `capacity`. A uniform block has one piece, its voxel 0, whose parent cell holds
+ * its root after compress: one read, one rank, 8 equal labels and a warp-aggregated size; mixed blocks
+ * take write_mixed. Under `matlab` the labels leave through the shared tile along x (see init_kernel). */
+template <typename T, bool XY>
+__global__ void __launch_bounds__(256, 4) write_kernel(const T *__restrict__ classes,
+                                                       const uint32_t *__restrict__ kinds,
+                                                       const uint32_t *__restrict__ pieces,
+                                                       const uint32_t *__restrict__ forest, uint32_t *labels,
+                                                       const uint32_t *__restrict__ segment_base,
+                                                       const unsigned long long *__restrict__ root_words,
+                                                       unsigned long long *sizes, uint32_t *component_class,
+                                                       uint32_t capacity, Shape s)
 {
     __shared__ uint32_t tile[XY ? 1 : kTileCells];
-    const int64_t ab = (int64_t)blockIdx.x * 32 + threadIdx.x;
-    for (int64_t ib0 = (int64_t)blockIdx.y * 8; ib0 < s.b1; ib0 += (int64_t)gridDim.y * 8)
-        for (int64_t zb = blockIdx.z; zb < s.bz; zb += gridDim.z) {
-            const int64_t ib = ib0 + threadIdx.y;
+    const uint32_t ab = blockIdx.x * 32 + threadIdx.x;
+    for (uint32_t ib0 = blockIdx.y * 8; ib0 < s.b1; ib0 += gridDim.y * 8)
+        for (uint32_t zb = blockIdx.z; zb < s.bz; zb += gridDim.z) {
+            const uint32_t ib = ib0 + threadIdx.y;
             const bool here = ab < s.b0 && ib < s.b1;
-            const uint64_t block = here ? block_index(s, ab, ib, zb) : 0;
+            const uint32_t block = here ? block_index(s, ab, ib, zb) : 0;
+            const uint32_t key = here ? key_of(s, ab, ib, zb, 0) : 0u;
+            /* Voxel 0's parent cell is read with the class word (meaningless where voxel 0 is no
+             * representative). */
             const uint32_t kind = here ? kinds[block] : kEmpty;
-            const uint32_t first_parent = here ? forest[key_of(s, ab, ib, zb, 0)] : 0u; /* read with the class word */
-            const uint32_t word = pieces_word(kind, pieces, block);
-            /* The first representative's label in a register (a uniform block has no other); those of a mixed
-             * block's further pieces in a small array. */
-            const uint32_t reps = representatives(word);
-            const int first = reps ? __ffs(reps) - 1 : kNoPiece;
-            const auto label_of_piece = [&](int p) {
-                const uint32_t root = p == 0 ? first_parent : forest[key_of(s, ab, ib, zb, p)];
-                const uint32_t label = root_rank(s, segment_base, root_words, root) + 1;
-                if (root == key_of(s, ab, ib, zb, p) && label <= capacity)
-                    component_class[label - 1] =
-                        kind != kMixed ? kind : (uint32_t)classes[voxel_of<XY>(s, ab, ib, zb, p)];
-                return label;
-            };
-            uint32_t piece_label[8];
-            const uint32_t first_label = reps ? label_of_piece(first) : 0u;
-#pragma unroll 1
-            for (uint32_t more = reps & (reps - 1); more; more &= more - 1)
-                piece_label[__ffs(more) - 1] = label_of_piece(__ffs(more) - 1);
-#pragma unroll
-            for (int i = 0; i < 8; i++) {
-                const uint32_t piece = piece_of(word, i);
-                const uint32_t label = piece == (uint32_t)first ? first_label : piece == kNoPiece ? 0u : piece_label[piece];
-                if (!XY)
-                    tile[tile_cell(threadIdx.x, threadIdx.y, i)] = label;
-                else if (here && voxel_inside(s, ab, ib, zb, i))
-                    labels[voxel_of<XY>(s, ab, ib, zb, i)] = label;
-            }
-            /* Sizes, a piece per lane at a time (one round for a warp of uniform blocks). */
-#pragma unroll 1
-            for (uint32_t todo = reps; __any_sync(0xFFFFFFFFu, todo != 0); todo &= todo - 1) {
-                uint32_t label = 0, count = 0;
-                if (todo) {
-                    const int p = __ffs(todo) - 1;
-                    label = p == first ? first_label : piece_label[p];
-#pragma unroll
-                    for (int i = 0; i < 8; i++)
-                        count += piece_of(word, i) == (uint32_t)p;
-                    if (label > capacity)
-                        count = 0;
+            const uint32_t root = here ? forest[key] : 0u;
+            uint32_t label = 0, count = 0;
+            if (kind == kMixed) {
+                write_mixed<T, XY>(classes, pieces[block], forest, tile, labels, segment_base, root_words, sizes,
+                                   component_class, capacity, s, ab, ib, zb);
+            } else {
+                if (kind != kEmpty) {
+                    label = root_rank(s, segment_base, root_words, root) + 1;
+                    if (label <= capacity) {
+                        count = 8;
+                        if (root == key)
+                            component_class[label - 1] = kind;
+                    }
                 }
-                add_sizes(sizes, label, count);
+#pragma unroll
+                for (int i = 0; i < 8; i++)
+                    put_label<XY>(tile, labels, s, ab, ib, zb, i, label);
             }
+            add_sizes(sizes, label, count);
             if (!XY) {
                 __syncthreads();
                 for_each_tile_voxel(
-                    s, ib0, zb, [&](int cell, int64_t v) { labels[v] = tile[cell]; }, [](int) {});
+                    s, ib0, zb, [&](int cell, uint32_t v) { labels[v] = tile[cell]; }, [](int) {});
                 __syncthreads();
             }
         }
@@ -778,7 +843,7 @@ void launch_phases(const T *classes, uint32_t *labels, const Buffers &b, const S
                    size_t scan_bytes, cudaEvent_t union_done, cudaStream_t stream)
 {
     const dim3 grid = block_grid(s), threads(32, 8);
-    const uint64_t segments = segment_count(s);
+    const uint64_t segments = (uint64_t)s.nz * s.n1 * s.seg_per_line;
     init_kernel<CONN, T, XY><<<grid, threads, 0, stream>>>(classes, b.kinds, b.pieces, b.forest, s);
     merge_kernel<CONN, T, XY><<<grid, threads, 0, stream>>>(classes, b.kinds, b.pieces, b.forest, s);
     compress_kernel<<<grid, threads, 0, stream>>>(b.kinds, b.pieces, b.forest, b.segment_roots,
@@ -828,10 +893,11 @@ cudaError_t launch_count_labels(const void *classes, const uint32_t *labels, uin
 }
 
 /* Bytes of the per-call scratch (everything but the class map and the labels) for one order's shape. */
-uint64_t scratch_bytes_for(const Shape &s, size_t scan_bytes)
+uint64_t scratch_bytes_for(int64_t nx, int64_t ny, int64_t nz, bool xy, size_t scan_bytes)
 {
-    const uint64_t blocks = block_count(s), segments = segment_count(s);
-    const uint64_t voxels = (uint64_t)s.nx * (uint64_t)s.ny * (uint64_t)s.nz;
+    const Counts counts = layout_counts(nx, ny, nz, xy);
+    const uint64_t blocks = counts.blocks, segments = counts.segments;
+    const uint64_t voxels = (uint64_t)nx * (uint64_t)ny * (uint64_t)nz;
     return 2 * round_up(blocks * sizeof(uint32_t)) + round_up(voxels * sizeof(uint32_t)) +
            2 * round_up(segments * sizeof(uint32_t)) +
            round_up(segments * sizeof(unsigned long long)) + round_up(scan_bytes) +
@@ -847,8 +913,8 @@ extern "C" uint64_t vl_gpu_multilabel_bytes(int64_t nx, int64_t ny, int64_t nz, 
 {
     const uint64_t voxels = (uint64_t)nx * (uint64_t)ny * (uint64_t)nz;
     const uint64_t per_voxel = (dtype == VL_U8 ? 1 : dtype == VL_U32 ? 4 : 2) + sizeof(uint32_t);
-    const uint64_t matlab = scratch_bytes_for(make_shape(nx, ny, nz, false), kScanSlack);
-    const uint64_t raster = scratch_bytes_for(make_shape(nx, ny, nz, true), kScanSlack);
+    const uint64_t matlab = scratch_bytes_for(nx, ny, nz, false, kScanSlack);
+    const uint64_t raster = scratch_bytes_for(nx, ny, nz, true, kScanSlack);
     return voxels * per_voxel + (matlab > raster ? matlab : raster);
 }
 
@@ -874,8 +940,8 @@ extern "C" vl_status vl_gpu_multilabel_device(const void *classes, vl_dtype dtyp
     const bool xy = vl_label_order_is_raster(order) != 0;
     const Shape s = make_shape(nx, ny, nz, xy);
     const uint64_t voxels = (uint64_t)nx * ny * nz;
-    const uint64_t blocks = block_count(s);
-    const uint64_t segments = segment_count(s);
+    const Counts counts = layout_counts(nx, ny, nz, xy);
+    const uint64_t blocks = counts.blocks, segments = counts.segments;
     cudaStream_t stream = static_cast<cudaStream_t>(stream_handle);
     cudaEvent_t events[3] = {nullptr, nullptr, nullptr};
     void *forest_block = nullptr, *component_block = nullptr, *order_block = nullptr;
