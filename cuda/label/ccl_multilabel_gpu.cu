@@ -303,23 +303,25 @@ template <typename Visit, typename Outside>
 __device__ __forceinline__ void for_each_tile_voxel(const Shape &s, uint32_t ib0, uint32_t zb, Visit visit,
                                                     Outside outside)
 {
-    const uint32_t y0 = blockIdx.x * 64, x0 = 2 * ib0, z0 = 2 * zb;
+    /* Thread t takes the cells of x = 2*ib0 + t % 16, y = 64*blockIdx.x + t / 16 + 16*(e % 4), z = 2*zb + e / 4. */
     const int thread = threadIdx.y * 32 + threadIdx.x;
+    const uint32_t x = 2 * ib0 + thread % 16, y = blockIdx.x * 64 + thread / 16, z = 2 * zb;
+    const uint32_t first = z * s.sxy + y * s.nx + x;
+    const int cell = thread / 16 * kTilePitch + thread % 16;
 #pragma unroll
     for (int e = 0; e < 8; e++) {
-        const int cell = e * 256 + thread, dx = cell % 16, row = cell / 16, dy = row % 64, dz = row / 64;
-        const uint32_t x = x0 + dx, y = y0 + dy, z = z0 + dz;
-        if (x < s.nx && y < s.ny && z < s.nz)
-            visit(row * kTilePitch + dx, z * s.sxy + y * s.nx + x);
+        const int at = cell + (e % 4 * 16 + e / 4 * 64) * kTilePitch;
+        if (x < s.nx && y + e % 4 * 16 < s.ny && z + e / 4 < s.nz)
+            visit(at, first + (e % 4) * 16 * s.nx + (e / 4) * s.sxy);
         else
-            outside(row * kTilePitch + dx);
+            outside(at);
     }
 }
 
 /* A block that is neither empty nor uniform (classes c): its pieces word, and parent[r] := r for its
- * representatives. Rare, so kept out of the registers of the uniform path. */
+ * representatives. */
 template <int CONN>
-__device__ __noinline__ void init_mixed(const uint32_t (&c)[8], uint32_t *pieces, uint32_t *forest, const Shape &s,
+__device__ __forceinline__ void init_mixed(const uint32_t (&c)[8], uint32_t *pieces, uint32_t *forest, const Shape &s,
                                         uint32_t ab, uint32_t ib, uint32_t zb)
 {
     const uint32_t word = block_pieces<CONN>(c);
@@ -340,7 +342,7 @@ __device__ __noinline__ void init_mixed(const uint32_t (&c)[8], uint32_t *pieces
  * unions out and its walks are short. The loop over i1 steps whole thread blocks, so that every thread
  * reaches the barriers. */
 template <int CONN, typename T, bool XY>
-__global__ void __launch_bounds__(256, 4) init_kernel(const T *__restrict__ classes, uint32_t *__restrict__ kinds,
+__global__ void __launch_bounds__(256, 6) init_kernel(const T *__restrict__ classes, uint32_t *__restrict__ kinds,
                                                       uint32_t *__restrict__ pieces, uint32_t *forest, Shape s)
 {
     __shared__ uint32_t tile[XY ? 1 : kTileCells];
@@ -700,10 +702,10 @@ __device__ __forceinline__ void put_label(uint32_t *tile, uint32_t *labels, cons
 }
 
 /* A mixed block (pieces word `word`): every piece's label through its representative's root, the labels of
- * its voxels (put_label), its size and, for a root, its class. Rare, so kept out of the registers of the
- * uniform path, and its sizes are added one piece at a time. */
+ * its voxels (put_label), its size and, for a root, its class. Mixed blocks are rare, so their sizes are
+ * added one piece at a time, without the warp aggregation of the uniform blocks. */
 template <typename T, bool XY>
-__device__ __noinline__ void write_mixed(const T *__restrict__ classes, uint32_t word, const uint32_t *forest,
+__device__ __forceinline__ void write_mixed(const T *__restrict__ classes, uint32_t word, const uint32_t *forest,
                                          uint32_t *tile, uint32_t *labels, const uint32_t *segment_base,
                                          const unsigned long long *root_words, unsigned long long *sizes,
                                          uint32_t *component_class, uint32_t capacity, const Shape &s, uint32_t ab,
@@ -738,7 +740,7 @@ __device__ __noinline__ void write_mixed(const T *__restrict__ classes, uint32_t
  * its root after compress: one read, one rank, 8 equal labels and a warp-aggregated size; mixed blocks
  * take write_mixed. Under `matlab` the labels leave through the shared tile along x (see init_kernel). */
 template <typename T, bool XY>
-__global__ void __launch_bounds__(256, 4) write_kernel(const T *__restrict__ classes,
+__global__ void __launch_bounds__(256, 8) write_kernel(const T *__restrict__ classes,
                                                        const uint32_t *__restrict__ kinds,
                                                        const uint32_t *__restrict__ pieces,
                                                        const uint32_t *__restrict__ forest, uint32_t *labels,
