@@ -16,18 +16,20 @@
  * and are one piece (never under 4 and 8); most blocks of a segmentation are uniform or empty.
  *
  * Storage. Per block a class word (0 empty, the class of a uniform block, kMixed otherwise) and, for mixed
- * blocks only, a pieces word (4 bits per voxel: its representative's index, kNoPiece for background). Union-
- * find runs on representatives only: the forest is a u32 array indexed by key, touched at representatives
- * (and roots) only.
+ * blocks only, a pieces word (4 bits per voxel: its representative's index, kNoPiece for background); the
+ * list of mixed blocks. Union-find runs on representatives only: the forest is a u32 array indexed by key,
+ * touched at representatives (and roots) only. Indices are 32-bit: the map has fewer than 2^32 voxels.
  *
  * Phases (threads: lanes along a0 blocks, so that per-block arrays and 64-key counting segments of a line
  * are a warp's; under `matlab` the class map and the labels pass through a shared tile, see init_kernel):
- *   init      class and pieces words, parent[r] := r for the representatives; a uniform block in a run of
- *             uniform blocks of its class along the warp points at the run's first block, and a run's
- *             first block at the first block of the run above it in the thread block, when that one is
- *             uniform of its class
- *   merge     every piece unites with the pieces of its 13 backward neighbour blocks that it touches, less
- *             the unions between uniform blocks that others make (see merge_kernel)
+ *   init      class and pieces words, parent[r] := r for the representatives, the list of mixed blocks; a
+ *             uniform block in a run of uniform blocks of its class along the warp points at the run's first
+ *             block, and a run's first block at the first block of the run above it in the thread block,
+ *             when that one is uniform of its class
+ *   merge     every uniform block unites with the uniform blocks of its class among its 13 backward
+ *             neighbours, less the unions that others make (see merge_kernel)
+ *   mixed     every mixed block's pieces unite with the pieces they touch in its 26 neighbours, one thread
+ *             per listed block (merge_mixed_kernel)
  *   compress  every representative points at its root; roots are counted per segment (64 keys of a
  *             line) and marked in a 64-bit word per segment
  *   scan      CUB exclusive sum of the segment counts
@@ -37,8 +39,9 @@
  * The O(components) arrays are allocated before the launches with room for one component per block, so
  * that the `matlab` orders read nothing back before the end; a map with more components (noise under 6
  * or 4) gets its sizes and classes from one more pass over the labels.
- * Device memory: the class map, the labels, the forest (u32 per voxel), 8 bytes per block (class and pieces
- * words), 16 bytes per segment, 12 bytes per block for the sizes and classes (vl_gpu_multilabel_bytes). */
+ * Device memory: the class map, the labels, the forest (u32 per voxel), 12 bytes per block (class and pieces
+ * words, the mixed list), 16 bytes per segment, 12 bytes per block for the sizes and classes
+ * (vl_gpu_multilabel_bytes). */
 #include <cub/device/device_scan.cuh>
 
 #include <stdlib.h>
@@ -80,7 +83,7 @@ struct Shape {
     uint32_t n0, n1;          /* voxels along a0 and i1 */
     uint32_t b0, b1, bz;      /* blocks along a0, i1, z */
     uint32_t seg_per_line;    /* ceil(n0 / kSegmentKeys) */
-    FastDiv div_n0, div_n1;
+    FastDiv div_n0, div_b0, div_b1;
 };
 
 Shape make_shape(int64_t nx, int64_t ny, int64_t nz, bool xy)
@@ -97,7 +100,8 @@ Shape make_shape(int64_t nx, int64_t ny, int64_t nz, bool xy)
     s.bz = (s.nz + 1) / 2;
     s.seg_per_line = (s.n0 + kSegmentKeys - 1) / kSegmentKeys;
     s.div_n0 = make_fastdiv(s.n0);
-    s.div_n1 = make_fastdiv(s.n1);
+    s.div_b0 = make_fastdiv(s.b0);
+    s.div_b1 = make_fastdiv(s.b1);
     return s;
 }
 
@@ -343,7 +347,8 @@ __device__ __forceinline__ void init_mixed(const uint32_t (&c)[8], uint32_t *pie
  * reaches the barriers. */
 template <int CONN, typename T, bool XY>
 __global__ void __launch_bounds__(256, 6) init_kernel(const T *__restrict__ classes, uint32_t *__restrict__ kinds,
-                                                      uint32_t *__restrict__ pieces, uint32_t *forest, Shape s)
+                                                      uint32_t *__restrict__ pieces, uint32_t *forest,
+                                                      uint32_t *__restrict__ mixed, Shape s)
 {
     __shared__ uint32_t tile[XY ? 1 : kTileCells];
     __shared__ uint32_t run_kind[8][32];
@@ -386,6 +391,17 @@ __global__ void __launch_bounds__(256, 6) init_kernel(const T *__restrict__ clas
                     init_mixed<CONN>(c, pieces, forest, s, ab, ib, zb);
                 }
                 kinds[block_index(s, ab, ib, zb)] = kind;
+            }
+            /* The warp's mixed blocks join the list, with one atomic. */
+            const unsigned mixed_lanes = __ballot_sync(0xFFFFFFFFu, kind == kMixed);
+            if (mixed_lanes) {
+                const unsigned leader = __ffs(mixed_lanes) - 1;
+                uint32_t base = 0;
+                if (lane == leader)
+                    base = atomicAdd(mixed, (uint32_t)__popc(mixed_lanes));
+                base = __shfl_sync(0xFFFFFFFFu, base, leader);
+                if (kind == kMixed)
+                    mixed[1 + base + __popc(mixed_lanes & ((1u << lane) - 1))] = block_index(s, ab, ib, zb);
             }
             const bool uniform = kind != kEmpty && kind != kMixed;
             const uint32_t left_kind = __shfl_up_sync(0xFFFFFFFFu, kind, 1);
@@ -447,46 +463,80 @@ __device__ __forceinline__ void block_classes(const T *__restrict__ classes, con
         c[i] = kind == kMixed ? class_at<T, XY>(classes, s, ab, ib, zb, i) : kind;
 }
 
-/* Block (ab, ib, zb) of class word `me` against its backward neighbours `offsets` (bit k) where either side is
- * mixed: every piece here unites with every piece there that one of its voxels touches with its class. Each
- * block's 8 classes are read once; the voxel pairs of equal classes are one 64-bit mask (bit 8*i + j), cut
- * down to the touching pairs of the offset (neighbour_pairs). Rare (class boundaries, islands), so kept out
- * of the registers of the uniform path. */
-template <int CONN, typename T, bool XY>
-__device__ __noinline__ void merge_mixed(const T *__restrict__ classes, const uint32_t *__restrict__ kinds,
-                                         const uint32_t *__restrict__ pieces, uint32_t *forest,
-                                         const Shape &s, uint32_t ab, uint32_t ib, uint32_t zb, uint32_t me,
-                                         uint32_t offsets)
+/* Block B = (ab, ib, zb) (classes here, pieces word bp) against its backward neighbour N at offset k (classes
+ * there, pieces word np; 0 for a uniform block): every piece of B unites with every piece of N that one of its
+ * voxels touches with its class. The voxel pairs of equal classes are one 64-bit mask (bit 8*i + j), cut down
+ * to the touching pairs of the offset (neighbour_pairs). */
+template <int CONN>
+__device__ __forceinline__ void unite_touching(uint32_t *forest, const Shape &s, uint32_t ab, uint32_t ib, uint32_t zb,
+                                               const uint32_t (&here)[8], uint32_t bp, int k,
+                                               const uint32_t (&there)[8], uint32_t np)
 {
-    const uint32_t me_pieces = me == kMixed ? pieces[block_index(s, ab, ib, zb)] : 0u;
-    uint32_t here[8];
-    block_classes<T, XY>(classes, s, ab, ib, zb, me, here);
-#pragma unroll 1
-    for (; offsets; offsets &= offsets - 1) {
-        const int k = __ffs(offsets) - 1;
-        const uint32_t na = ab + backward_offset(k, 0), ni = ib + backward_offset(k, 1), nzb = zb + backward_offset(k, 2);
-        const uint32_t n_block = block_index(s, na, ni, nzb);
-        const uint32_t nk = kinds[n_block];
-        const uint32_t n_pieces = nk == kMixed ? pieces[n_block] : 0u;
-        uint32_t there[8];
-        block_classes<T, XY>(classes, s, na, ni, nzb, nk, there);
-        uint64_t same = 0;
+    uint64_t same = 0;
 #pragma unroll
-        for (int i = 0; i < 8; i++)
+    for (int i = 0; i < 8; i++)
 #pragma unroll
-            for (int j = 0; j < 8; j++)
-                same |= (uint64_t)(here[i] != 0 && here[i] == there[j]) << (8 * i + j);
-        /* Bit 8*p + r: piece p here touches piece r there. */
-        uint64_t links = 0;
+        for (int j = 0; j < 8; j++)
+            same |= (uint64_t)(here[i] != 0 && here[i] == there[j]) << (8 * i + j);
+    /* Bit 8*p + r: piece p of B touches piece r of N. */
+    uint64_t links = 0;
 #pragma unroll 1
-        for (uint64_t todo = same & offset_pairs<CONN>(k); todo; todo &= todo - 1) {
-            const int bit = __ffsll((long long)todo) - 1;
-            links |= 1ull << (8 * piece_of(me_pieces, bit >> 3) + piece_of(n_pieces, bit & 7));
-        }
+    for (uint64_t todo = same & offset_pairs<CONN>(k); todo; todo &= todo - 1) {
+        const int bit = __ffsll((long long)todo) - 1;
+        links |= 1ull << (8 * piece_of(bp, bit >> 3) + piece_of(np, bit & 7));
+    }
+    const uint32_t na = ab + backward_offset(k, 0), ni = ib + backward_offset(k, 1), nzb = zb + backward_offset(k, 2);
 #pragma unroll 1
-        for (; links; links &= links - 1) {
-            const int bit = __ffsll((long long)links) - 1;
-            unite(forest, key_of(s, ab, ib, zb, bit >> 3), key_of(s, na, ni, nzb, bit & 7));
+    for (; links; links &= links - 1) {
+        const int bit = __ffsll((long long)links) - 1;
+        unite(forest, key_of(s, ab, ib, zb, bit >> 3), key_of(s, na, ni, nzb, bit & 7));
+    }
+}
+
+/* The pairs of blocks with a mixed side, one thread per mixed block M (listed by init): M against each of
+ * its 13 backward neighbours that is not empty, and each of its 13 forward neighbours that is uniform (a
+ * mixed one takes M as its own backward neighbour), so that every such pair is visited once. Mixed blocks
+ * are few and scattered: a kernel of their own keeps them from holding the warps of merge_kernel. */
+template <int CONN, typename T, bool XY>
+__global__ void __launch_bounds__(256) merge_mixed_kernel(const T *__restrict__ classes,
+                                                          const uint32_t *__restrict__ kinds,
+                                                          const uint32_t *__restrict__ pieces, uint32_t *forest,
+                                                          const uint32_t *__restrict__ mixed, Shape s)
+{
+    const uint32_t count = mixed[0];
+    for (uint32_t m = blockIdx.x * blockDim.x + threadIdx.x; m < count; m += gridDim.x * blockDim.x) {
+        const uint32_t block = mixed[1 + m], line = fdiv(block, s.div_b0), zb = fdiv(line, s.div_b1);
+        const uint32_t ab = block - line * s.b0, ib = line - zb * s.b1;
+        const uint32_t mp = pieces[block];
+        uint32_t mc[8];
+        block_classes<T, XY>(classes, s, ab, ib, zb, kMixed, mc);
+#pragma unroll 1
+        for (int k = 0; k < 13; k++) {
+            if (offset_pairs<CONN>(k) == 0)
+                continue;
+            const int d0 = backward_offset(k, 0), d1 = backward_offset(k, 1), dz = backward_offset(k, 2);
+            /* Backward neighbour N = M + d. */
+            if (!((d0 < 0 && ab == 0) || (d0 > 0 && ab + 1 >= s.b0) || (d1 < 0 && ib == 0) ||
+                  (d1 > 0 && ib + 1 >= s.b1) || (dz < 0 && zb == 0))) {
+                const uint32_t na = ab + d0, ni = ib + d1, nzb = zb + dz;
+                const uint32_t n_block = block_index(s, na, ni, nzb), nk = kinds[n_block];
+                if (nk != kEmpty) {
+                    uint32_t nc[8];
+                    block_classes<T, XY>(classes, s, na, ni, nzb, nk, nc);
+                    unite_touching<CONN>(forest, s, ab, ib, zb, mc, mp, k, nc, nk == kMixed ? pieces[n_block] : 0u);
+                }
+            }
+            /* Forward neighbour F = M - d, whose backward neighbour at offset k is M. */
+            if (!((d0 > 0 && ab == 0) || (d0 < 0 && ab + 1 >= s.b0) || (d1 > 0 && ib == 0) ||
+                  (d1 < 0 && ib + 1 >= s.b1) || (dz < 0 && zb + 1 >= s.bz))) {
+                const uint32_t fa = ab - d0, fi = ib - d1, fzb = zb - dz;
+                const uint32_t fk = kinds[block_index(s, fa, fi, fzb)];
+                if (fk != kEmpty && fk != kMixed) {
+                    uint32_t fc[8];
+                    block_classes<T, XY>(classes, s, fa, fi, fzb, fk, fc);
+                    unite_touching<CONN>(forest, s, fa, fi, fzb, fc, 0u, k, mc, mp);
+                }
+            }
         }
     }
 }
@@ -507,12 +557,10 @@ __device__ __noinline__ void merge_mixed(const T *__restrict__ classes, const ui
  *     offset of the slice itself, which these rules never make depend on a dz = -1 one).
  * The induction runs over B in key order and, for one B, over the offsets of its slice before those of the
  * slice below, each by d0. That leaves about 2 unions per run of uniform blocks along a0 instead of 13 per
- * block, with the same partition. A uniform block compares class words only; pairs with a mixed side
- * (merge_mixed) read the classes of the touching voxels. */
-template <int CONN, typename T, bool XY>
-__global__ void __launch_bounds__(256, 6) merge_kernel(const T *__restrict__ classes, const uint32_t *__restrict__ kinds,
-                                                    const uint32_t *__restrict__ pieces, uint32_t *forest,
-                                                    Shape s)
+ * block, with the same partition. Two uniform blocks compare their class words only; the pairs with a mixed
+ * side are merge_mixed_kernel's. */
+template <int CONN>
+__global__ void __launch_bounds__(256, 8) merge_kernel(const uint32_t *__restrict__ kinds, uint32_t *forest, Shape s)
 {
     VL_FOR_EACH_BLOCK(s)
     {
@@ -520,15 +568,14 @@ __global__ void __launch_bounds__(256, 6) merge_kernel(const T *__restrict__ cla
             continue;
         const uint32_t me_block = block_index(s, ab, ib, zb);
         const uint32_t me = kinds[me_block];
-        if (me == kEmpty)
+        if (me == kEmpty || me == kMixed)
             continue;
-        const bool me_uniform = me != kMixed;
         bool left_same = false;
-        const bool up_same = CONN == 26 && me_uniform && ib >= 1 && kinds[block_index(s, ab, ib - 1, zb)] == me;
-        /* The offsets (bit k) whose uniform neighbour this block's piece unites with, and those where either
-         * side is mixed: sorted out here with the offsets as constants, then united by the rolled loops
-         * below, which keep the unions and the rare mixed pairs out of the unrolled code. */
-        uint32_t uniform_unions = 0, mixed_pairs = 0;
+        const bool up_same = CONN == 26 && ib >= 1 && kinds[block_index(s, ab, ib - 1, zb)] == me;
+        /* The offsets (bit k) whose uniform neighbour this block's piece unites with: sorted out here with the
+         * offsets as constants, then united by the rolled loop below, which keeps the unions out of the
+         * unrolled code. */
+        uint32_t uniform_unions = 0;
         const auto visit = [&](auto offset) {
             constexpr int k = decltype(offset)::value;
             constexpr uint64_t pairs = neighbour_pairs<CONN>(k);
@@ -539,15 +586,8 @@ __global__ void __launch_bounds__(256, 6) merge_kernel(const T *__restrict__ cla
                     return;
                 const uint32_t na = ab + (uint32_t)d0, ni = ib + (uint32_t)d1, nzb = zb + (uint32_t)dz;
                 const uint32_t n_block = block_index(s, na, ni, nzb);
-                const uint32_t nk = kinds[n_block];
-                if (nk == kEmpty)
-                    return;
-                if (!me_uniform || nk == kMixed) {
-                    mixed_pairs |= 1u << k;
-                    return;
-                }
                 /* Two uniform blocks: one piece each, touching wherever the offset has pairs. */
-                if (me != nk)
+                if (kinds[n_block] != me)
                     return;
                 if (k == 12) {
                     left_same = true;
@@ -574,8 +614,6 @@ __global__ void __launch_bounds__(256, 6) merge_kernel(const T *__restrict__ cla
             unite(forest, own,
                       key_of(s, ab + backward_offset(k, 0), ib + backward_offset(k, 1), zb + backward_offset(k, 2), 0));
         }
-        if (mixed_pairs)
-            merge_mixed<CONN, T, XY>(classes, kinds, pieces, forest, s, ab, ib, zb, me, mixed_pairs);
     }
 }
 
@@ -838,16 +876,24 @@ struct Buffers {
     unsigned long long *sizes;
     uint32_t *component_class;
     uint32_t capacity;
+    uint32_t *mixed; /* the mixed blocks: their count, then their numbers (room for every block) */
 };
 
 template <int CONN, typename T, bool XY>
-void launch_phases(const T *classes, uint32_t *labels, const Buffers &b, const Shape &s, void *cub_temp,
+cudaError_t launch_phases(const T *classes, uint32_t *labels, const Buffers &b, const Shape &s, void *cub_temp,
                    size_t scan_bytes, cudaEvent_t union_done, cudaStream_t stream)
 {
     const dim3 grid = block_grid(s), threads(32, 8);
     const uint64_t segments = (uint64_t)s.nz * s.n1 * s.seg_per_line;
-    init_kernel<CONN, T, XY><<<grid, threads, 0, stream>>>(classes, b.kinds, b.pieces, b.forest, s);
-    merge_kernel<CONN, T, XY><<<grid, threads, 0, stream>>>(classes, b.kinds, b.pieces, b.forest, s);
+    /* merge_mixed_kernel reads the number of mixed blocks on the device: a thread per block at most. */
+    const uint64_t blocks = (uint64_t)s.b0 * s.b1 * s.bz;
+    const unsigned mixed_grid = (unsigned)(blocks / 256 + 1 < 1024 ? blocks / 256 + 1 : 1024);
+    const cudaError_t error = cudaMemsetAsync(b.mixed, 0, sizeof *b.mixed, stream);
+    if (error != cudaSuccess)
+        return error;
+    init_kernel<CONN, T, XY><<<grid, threads, 0, stream>>>(classes, b.kinds, b.pieces, b.forest, b.mixed, s);
+    merge_kernel<CONN><<<grid, threads, 0, stream>>>(b.kinds, b.forest, s);
+    merge_mixed_kernel<CONN, T, XY><<<mixed_grid, 256, 0, stream>>>(classes, b.kinds, b.pieces, b.forest, b.mixed, s);
     compress_kernel<<<grid, threads, 0, stream>>>(b.kinds, b.pieces, b.forest, b.segment_roots,
                                                   b.root_words, s);
     if (union_done)
@@ -857,18 +903,19 @@ void launch_phases(const T *classes, uint32_t *labels, const Buffers &b, const S
                                                                     b.segment_base, segments);
     write_kernel<T, XY><<<grid, threads, 0, stream>>>(classes, b.kinds, b.pieces, b.forest, labels, b.segment_base,
                                                       b.root_words, b.sizes, b.component_class, b.capacity, s);
+    return cudaGetLastError();
 }
 
 template <typename T, bool XY>
-void launch_for_connectivity(int connectivity, const T *classes, uint32_t *labels, const Buffers &b, const Shape &s,
+cudaError_t launch_for_connectivity(int connectivity, const T *classes, uint32_t *labels, const Buffers &b, const Shape &s,
                              void *cub_temp, size_t scan_bytes, cudaEvent_t union_done, cudaStream_t stream)
 {
     switch (connectivity) {
-    case 4: launch_phases<4, T, XY>(classes, labels, b, s, cub_temp, scan_bytes, union_done, stream); break;
-    case 8: launch_phases<8, T, XY>(classes, labels, b, s, cub_temp, scan_bytes, union_done, stream); break;
-    case 6: launch_phases<6, T, XY>(classes, labels, b, s, cub_temp, scan_bytes, union_done, stream); break;
-    case 18: launch_phases<18, T, XY>(classes, labels, b, s, cub_temp, scan_bytes, union_done, stream); break;
-    default: launch_phases<26, T, XY>(classes, labels, b, s, cub_temp, scan_bytes, union_done, stream); break;
+    case 4: return launch_phases<4, T, XY>(classes, labels, b, s, cub_temp, scan_bytes, union_done, stream);
+    case 8: return launch_phases<8, T, XY>(classes, labels, b, s, cub_temp, scan_bytes, union_done, stream);
+    case 6: return launch_phases<6, T, XY>(classes, labels, b, s, cub_temp, scan_bytes, union_done, stream);
+    case 18: return launch_phases<18, T, XY>(classes, labels, b, s, cub_temp, scan_bytes, union_done, stream);
+    default: return launch_phases<26, T, XY>(classes, labels, b, s, cub_temp, scan_bytes, union_done, stream);
     }
 }
 
@@ -878,11 +925,8 @@ cudaError_t launch_labelling(int connectivity, bool xy, const void *classes, uin
                              cudaStream_t stream)
 {
     const T *c = static_cast<const T *>(classes);
-    if (xy)
-        launch_for_connectivity<T, true>(connectivity, c, labels, b, s, cub_temp, scan_bytes, union_done, stream);
-    else
-        launch_for_connectivity<T, false>(connectivity, c, labels, b, s, cub_temp, scan_bytes, union_done, stream);
-    return cudaGetLastError();
+    return xy ? launch_for_connectivity<T, true>(connectivity, c, labels, b, s, cub_temp, scan_bytes, union_done, stream)
+              : launch_for_connectivity<T, false>(connectivity, c, labels, b, s, cub_temp, scan_bytes, union_done, stream);
 }
 
 template <typename T>
@@ -903,7 +947,7 @@ uint64_t scratch_bytes_for(int64_t nx, int64_t ny, int64_t nz, bool xy, size_t s
     return 2 * round_up(blocks * sizeof(uint32_t)) + round_up(voxels * sizeof(uint32_t)) +
            2 * round_up(segments * sizeof(uint32_t)) +
            round_up(segments * sizeof(unsigned long long)) + round_up(scan_bytes) +
-           round_up((blocks + 1) * sizeof(unsigned long long)) + round_up((blocks + 1) * sizeof(uint32_t));
+           round_up((blocks + 1) * sizeof(unsigned long long)) + 2 * round_up((blocks + 1) * sizeof(uint32_t));
 }
 
 /* CUB's scan scratch is a few kilobytes; the plan leaves it this much. */
@@ -977,7 +1021,9 @@ extern "C" vl_status vl_gpu_multilabel_device(const void *classes, vl_dtype dtyp
         const size_t segment_bytes = round_up(segments * sizeof(uint32_t));
         const size_t word_bytes = round_up(segments * sizeof(unsigned long long));
         const size_t parent_bytes = round_up(voxels * sizeof(uint32_t));
-        const size_t forest_bytes = 2 * block_bytes + parent_bytes + 2 * segment_bytes + word_bytes + round_up(scan_bytes);
+        const size_t mixed_bytes = round_up((blocks + 1) * sizeof(uint32_t));
+        const size_t forest_bytes =
+            2 * block_bytes + parent_bytes + 2 * segment_bytes + word_bytes + mixed_bytes + round_up(scan_bytes);
         CUDA_TRY_OR_DONE(cudaMallocAsync(&forest_block, forest_bytes, stream), "allocating the multilabel forest");
         char *at = static_cast<char *>(forest_block);
         b.root_words = reinterpret_cast<unsigned long long *>(at);
@@ -986,7 +1032,8 @@ extern "C" vl_status vl_gpu_multilabel_device(const void *classes, vl_dtype dtyp
         b.forest = reinterpret_cast<uint32_t *>(at += block_bytes);
         b.segment_roots = reinterpret_cast<uint32_t *>(at += parent_bytes);
         b.segment_base = reinterpret_cast<uint32_t *>(at += segment_bytes);
-        cub_temp = at + segment_bytes;
+        b.mixed = reinterpret_cast<uint32_t *>(at += segment_bytes);
+        cub_temp = at + mixed_bytes;
         const size_t sizes_bytes = round_up((size_t)b.capacity * sizeof(unsigned long long));
         const size_t class_bytes = round_up((size_t)b.capacity * sizeof(uint32_t));
         CUDA_TRY_OR_DONE(cudaMallocAsync(&component_block, sizes_bytes + class_bytes, stream),

@@ -22,8 +22,9 @@ typedef struct vl_gpu_multilabel_run {
 } vl_gpu_multilabel_run;
 
 /* Device bytes the multilabel labeller plans with for an nx x ny x nz map: the class map, the labels, and
- * the scratch of the larger of the two node orders (per 2x2x2 block: class word, pieces word, parent, size
- * and class; per 64-key segment of a line: root count, base and root word; CUB's scan). */
+ * the scratch of the larger of the two node orders (per 2x2x2 block: class word, pieces word, mixed-list
+ * entry, size and class; per voxel: parent; per 64-key segment of a line: root count, base and root word;
+ * CUB's scan). */
 uint64_t vl_gpu_multilabel_bytes(int64_t nx, int64_t ny, int64_t nz, vl_dtype dtype);
 
 /* Largest volume it takes at once: voxels below 2^32 - 1. */
