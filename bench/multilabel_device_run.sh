@@ -72,15 +72,13 @@ for stage in $stages; do
             ' "$b" "$c" | tee -a "$report"
         done
         # Nsight Compute: every kernel of the first call of the multilabel labeller on the 117-class map and on the
-        # same map without islands, and of the binary labeller on its foreground (7 and 8 kernels a call).
+        # same map without islands, and of the binary labeller on its foreground (8 kernels a call each).
         python3 "$here/multilabel_maps.py" "$work" 117solid | tee -a "$log"
         metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__registers_per_thread
         metrics=$metrics,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum
         for run in multilabel:117 multilabel:117solid binary:117; do
             kind=${run%%:*} map=${run#*:}
-            count=7
-            [ "$kind" = binary ] && count=8
-            step "ncu_${kind}_$map" 120 ncu --clock-control none --csv --launch-count $count --metrics "$metrics" \
+            step "ncu_${kind}_$map" 120 ncu --clock-control none --csv --launch-count 8 --metrics "$metrics" \
                 "$bin/multilabel_gpu_bench" "$work/classes$map.raw" 512 512 400 26 1 "$kind"
             python3 "$here/gpu_ncu_summary.py" "$work/ncu_${kind}_$map.out" | tee -a "$out/multilabel_report.md"
         done
