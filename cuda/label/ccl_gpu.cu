@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "label/ccl_gpu.h"
+#include "ccl_call_device.cuh"
 #include "ccl_kernels.cuh"
 #include "ccl_scratch_pool.cuh"
 #include "ccl_size_order.cuh"
@@ -347,17 +348,10 @@ extern "C" vl_status vl_label_volume_gpu(const vl_volume *mask, vl_volume *label
         return vl_fail(VL_ERR_ARGUMENT, "label: the mask must be u8, not %s", vl_dtype_name(mask->dtype));
     if (!vl_connectivity_is_valid(options->connectivity))
         return vl_fail(VL_ERR_ARGUMENT, "--conn: %d is not one of 6, 18, 26, 4, 8", options->connectivity);
-    cudaError_t error = cudaSetDevice(options->device.gpu_index);
-    if (error != cudaSuccess)
-        return vl_cuda_failure(error, "selecting the device");
-    size_t free_bytes = 0, total_bytes = 0;
-    if ((error = cudaMemGetInfo(&free_bytes, &total_bytes)) != cudaSuccess)
-        return vl_cuda_failure(error, "reading the free device memory");
-    /* Leave CUB and the O(N) arrays an eighth of what is free (a slab that still runs out is retried at
-     * half the depth), so that a nearly full device labels in many slabs rather than in one-slice ones. */
-    uint64_t budget = free_bytes - free_bytes / 8;
-    if (options->device.gpu_memory && options->device.gpu_memory < budget)
-        budget = options->device.gpu_memory;
+    uint64_t budget = 0;
+    vl_status status = select_device_budget(options->device, &budget);
+    if (status != VL_OK)
+        return status;
     const int64_t depth = slab_depth(mask, budget);
     if (depth == 0)
         return vl_fail(VL_ERR_DEVICE, "gpu: %lldx%lld slices are beyond the GPU labeller's limits (ny <= %lld)",
@@ -365,18 +359,12 @@ extern "C" vl_status vl_label_volume_gpu(const vl_volume *mask, vl_volume *label
 
     vl_progress_report(&options->progress, "labelling (gpu)", 0.0);
     DeviceSlabs device{options->device.gpu_index, options->connectivity, 0, nullptr, nullptr};
-    vl_status status = vl_label_in_slabs(mask, 0, labels, options, depth, label_slab_on_device, &device, result,
-                                         &result->slabs);
+    status = vl_label_in_slabs(mask, 0, labels, options, depth, label_slab_on_device, &device, result,
+                               &result->slabs);
     device.release();
     if (status != VL_OK)
         return status;
-    result->outcome.used = VL_DEVICE_GPU;
-    char name[96];
-    vl_device_gpu_name(options->device.gpu_index, name, sizeof name);
-    if (result->slabs > 1)
-        snprintf(result->device_name, sizeof result->device_name, "%s, %lld z-slabs", name, (long long)result->slabs);
-    else
-        snprintf(result->device_name, sizeof result->device_name, "%s", name);
+    name_device_used(result, options->device.gpu_index);
     vl_progress_report(&options->progress, "labelling (gpu)", 1.0);
     return VL_OK;
 }

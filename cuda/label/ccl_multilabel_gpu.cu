@@ -49,6 +49,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "ccl_call_device.cuh"
 #include "ccl_common.cuh"
 #include "ccl_size_order.cuh"
 #include "core/cuda_check.h"
@@ -1241,16 +1242,9 @@ extern "C" vl_status vl_label_multilabel_gpu(const vl_volume *classes, vl_volume
         return status;
     if (!vl_connectivity_is_valid(options->connectivity))
         return vl_fail(VL_ERR_ARGUMENT, "--conn: %d is not one of 6, 18, 26, 4, 8", options->connectivity);
-    cudaError_t error = cudaSetDevice(options->device.gpu_index);
-    if (error != cudaSuccess)
-        return vl_cuda_failure(error, "selecting the device");
-    size_t free_bytes = 0, total_bytes = 0;
-    if ((error = cudaMemGetInfo(&free_bytes, &total_bytes)) != cudaSuccess)
-        return vl_cuda_failure(error, "reading the free device memory");
-    /* As the binary labeller: an eighth of what is free stays for CUB and the O(N) arrays. */
-    uint64_t budget = free_bytes - free_bytes / 8;
-    if (options->device.gpu_memory && options->device.gpu_memory < budget)
-        budget = options->device.gpu_memory;
+    uint64_t budget = 0;
+    if ((status = vlccl::select_device_budget(options->device, &budget)) != VL_OK)
+        return status;
     const int64_t node_limit = (int64_t)((kNoNode - 1) / ((uint64_t)classes->nx * (uint64_t)classes->ny));
     if (node_limit < 1)
         return vl_fail(VL_ERR_DEVICE, "gpu: %lldx%lld slices are beyond the GPU multilabel labeller's limits",
@@ -1268,13 +1262,7 @@ extern "C" vl_status vl_label_multilabel_gpu(const vl_volume *classes, vl_volume
     device.release();
     if (status != VL_OK)
         return status;
-    result->outcome.used = VL_DEVICE_GPU;
-    char name[96];
-    vl_device_gpu_name(options->device.gpu_index, name, sizeof name);
-    if (result->slabs > 1)
-        snprintf(result->device_name, sizeof result->device_name, "%s, %lld z-slabs", name, (long long)result->slabs);
-    else
-        snprintf(result->device_name, sizeof result->device_name, "%s", name);
+    vlccl::name_device_used(result, options->device.gpu_index);
     vl_progress_report(&options->progress, "labelling classes (gpu)", 1.0);
     return VL_OK;
 }
