@@ -35,10 +35,11 @@
  *   scan      CUB exclusive sum of the segment counts
  *   write     labels := 1 + rank of the root (segment base + roots before it in its segment's word)
  *             through each voxel's representative; sizes (warp-aggregated); each root's class
- *   and for the size orders the CUB sort of ccl_size_order.cu and one remap pass.
+ *   The size orders run the write pass for the sizes and classes alone, then the CUB sort of
+ *   ccl_size_order.cu, then the write pass for the labels alone, through the sort's table.
  * The O(components) arrays are allocated before the launches with room for one component per block, so
  * that the `matlab` orders read nothing back before the end; a map with more components (noise under 6
- * or 4) gets its sizes and classes from one more pass over the labels.
+ * or 4) gets its sizes and classes from one more write pass, into arrays of their own size.
  * Device memory: the class map, the labels, the forest (u32 per voxel), 12 bytes per block (class and pieces
  * words, the mixed list), 16 bytes per segment, 12 bytes per block for the sizes and classes
  * (vl_gpu_multilabel_bytes). */
@@ -740,15 +741,16 @@ __device__ __forceinline__ void put_label(uint32_t *tile, uint32_t *labels, cons
         labels[voxel_of<XY>(s, ab, ib, zb, i)] = label;
 }
 
-/* A mixed block (pieces word `word`): every piece's label through its representative's root, the labels of
- * its voxels (put_label), its size and, for a root, its class. Mixed blocks are rare, so their sizes are
- * added one piece at a time, without the warp aggregation of the uniform blocks. */
-template <typename T, bool XY>
+/* A mixed block (pieces word `word`): every piece's label through its representative's root; with STORE the
+ * labels of its voxels (put_label, through new_label when it is not null), with COUNT its pieces' sizes and,
+ * for a root, its class. Mixed blocks are rare, so their sizes are added one piece at a time, without the
+ * warp aggregation of the uniform blocks. */
+template <typename T, bool XY, bool STORE, bool COUNT>
 __device__ __forceinline__ void write_mixed(const T *__restrict__ classes, uint32_t word, const uint32_t *forest,
-                                         uint32_t *tile, uint32_t *labels, const uint32_t *segment_base,
-                                         const unsigned long long *root_words, unsigned long long *sizes,
-                                         uint32_t *component_class, uint32_t capacity, const Shape &s, uint32_t ab,
-                                         uint32_t ib, uint32_t zb)
+                                            uint32_t *tile, uint32_t *labels, const uint32_t *segment_base,
+                                            const unsigned long long *root_words, const uint32_t *new_label,
+                                            unsigned long long *sizes, uint32_t *component_class, uint32_t capacity,
+                                            const Shape &s, uint32_t ab, uint32_t ib, uint32_t zb)
 {
     uint32_t piece_label[8];
 #pragma unroll 1
@@ -756,8 +758,9 @@ __device__ __forceinline__ void write_mixed(const T *__restrict__ classes, uint3
         const int p = __ffs(reps) - 1;
         const uint32_t key = key_of(s, ab, ib, zb, p), root = forest[key];
         const uint32_t label = root_rank(s, segment_base, root_words, root) + 1;
-        piece_label[p] = label;
-        if (label > capacity)
+        if (STORE)
+            piece_label[p] = new_label ? new_label[label - 1] : label;
+        if (!COUNT || label > capacity)
             continue;
         if (root == key)
             component_class[label - 1] = (uint32_t)classes[voxel_of<XY>(s, ab, ib, zb, p)];
@@ -767,28 +770,32 @@ __device__ __forceinline__ void write_mixed(const T *__restrict__ classes, uint3
             count += piece_of(word, i) == (uint32_t)p;
         atomicAdd(sizes + label - 1, (unsigned long long)count);
     }
+    if (STORE) {
 #pragma unroll 1
-    for (int i = 0; i < 8; i++) {
-        const uint32_t piece = piece_of(word, i);
-        put_label<XY>(tile, labels, s, ab, ib, zb, i, piece == kNoPiece ? 0u : piece_label[piece]);
+        for (int i = 0; i < 8; i++) {
+            const uint32_t piece = piece_of(word, i);
+            put_label<XY>(tile, labels, s, ab, ib, zb, i, piece == kNoPiece ? 0u : piece_label[piece]);
+        }
     }
 }
 
-/* labels := 1 + rank of the root (0 for background) through each voxel's representative; the sizes and
- * classes of labels up to `capacity`. A uniform block has one piece, its voxel 0, whose parent cell holds
- * its root after compress: one read, one rank, 8 equal labels and a warp-aggregated size; mixed blocks
- * take write_mixed. Under `matlab` the labels leave through the shared tile along x (see init_kernel). */
-template <typename T, bool XY>
+/* Label L of a component: 1 + rank of its root (0 for background). STORE: labels := L (new_label[L - 1] when
+ * new_label is not null) through each voxel's representative; COUNT: the sizes and classes of the labels up to
+ * `capacity`. A uniform block has one piece, its voxel 0, whose parent cell holds its root after compress: one
+ * read, one rank, 8 equal labels and a warp-aggregated size; mixed blocks take write_mixed. Under `matlab` the
+ * labels leave through the shared tile along x (see init_kernel). */
+template <typename T, bool XY, bool STORE, bool COUNT>
 __global__ void __launch_bounds__(256, 8) write_kernel(const T *__restrict__ classes,
                                                        const uint32_t *__restrict__ kinds,
                                                        const uint32_t *__restrict__ pieces,
                                                        const uint32_t *__restrict__ forest, uint32_t *labels,
                                                        const uint32_t *__restrict__ segment_base,
                                                        const unsigned long long *__restrict__ root_words,
+                                                       const uint32_t *__restrict__ new_label,
                                                        unsigned long long *sizes, uint32_t *component_class,
                                                        uint32_t capacity, Shape s)
 {
-    __shared__ uint32_t tile[XY ? 1 : kTileCells];
+    __shared__ uint32_t tile[XY || !STORE ? 1 : kTileCells];
     const uint32_t ab = blockIdx.x * 32 + threadIdx.x;
     for (uint32_t ib0 = blockIdx.y * 8; ib0 < s.b1; ib0 += gridDim.y * 8)
         for (uint32_t zb = blockIdx.z; zb < s.bz; zb += gridDim.z) {
@@ -802,23 +809,28 @@ __global__ void __launch_bounds__(256, 8) write_kernel(const T *__restrict__ cla
             const uint32_t root = here ? forest[key] : 0u;
             uint32_t label = 0, count = 0;
             if (kind == kMixed) {
-                write_mixed<T, XY>(classes, pieces[block], forest, tile, labels, segment_base, root_words, sizes,
-                                   component_class, capacity, s, ab, ib, zb);
+                write_mixed<T, XY, STORE, COUNT>(classes, pieces[block], forest, tile, labels, segment_base,
+                                                 root_words, new_label, sizes, component_class, capacity, s, ab, ib,
+                                                 zb);
             } else {
                 if (kind != kEmpty) {
                     label = root_rank(s, segment_base, root_words, root) + 1;
-                    if (label <= capacity) {
+                    if (COUNT && label <= capacity) {
                         count = 8;
                         if (root == key)
                             component_class[label - 1] = kind;
                     }
                 }
+                if (STORE) {
+                    const uint32_t stored = new_label && label ? new_label[label - 1] : label;
 #pragma unroll
-                for (int i = 0; i < 8; i++)
-                    put_label<XY>(tile, labels, s, ab, ib, zb, i, label);
+                    for (int i = 0; i < 8; i++)
+                        put_label<XY>(tile, labels, s, ab, ib, zb, i, stored);
+                }
             }
-            add_sizes(sizes, label, count);
-            if (!XY) {
+            if (COUNT)
+                add_sizes(sizes, label, count);
+            if (STORE && !XY) {
                 __syncthreads();
                 for_each_tile_voxel(
                     s, ib0, zb, [&](int cell, uint32_t v) { labels[v] = tile[cell]; }, [](int) {});
@@ -829,33 +841,7 @@ __global__ void __launch_bounds__(256, 8) write_kernel(const T *__restrict__ cla
 
 #undef VL_FOR_EACH_BLOCK
 
-/* Sizes and classes from the written labels, for maps with more components than the write pass had room
- * for (sizes zeroed by the caller). */
-template <typename T>
-__global__ void count_labels_kernel(const T *__restrict__ classes, const uint32_t *__restrict__ labels,
-                                    uint64_t voxels, unsigned long long *sizes, uint32_t *component_class)
-{
-    for (uint64_t first = (uint64_t)blockIdx.x * blockDim.x; first < voxels; first += (uint64_t)gridDim.x * blockDim.x) {
-        const uint64_t v = first + threadIdx.x;
-        const uint32_t label = v < voxels ? labels[v] : 0u;
-        const unsigned peers = __match_any_sync(0xFFFFFFFFu, label);
-        if (label && threadIdx.x % 32 == (unsigned)(__ffs(peers) - 1)) {
-            atomicAdd(sizes + label - 1, (unsigned long long)__popc(peers));
-            component_class[label - 1] = (uint32_t)classes[v];
-        }
-    }
-}
-
-/* Size orders: labels through the key-order -> size-order table, classes moved to match. */
-__global__ void remap_kernel(uint32_t *labels, const uint32_t *new_label, uint64_t voxels)
-{
-    for (uint64_t v = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; v < voxels; v += (uint64_t)gridDim.x * blockDim.x) {
-        const uint32_t label = labels[v];
-        if (label)
-            labels[v] = new_label[label - 1];
-    }
-}
-
+/* Size orders: classes moved to the size order's labels. */
 __global__ void permute_classes_kernel(const uint32_t *in, uint32_t *out, const uint32_t *new_label, uint32_t count)
 {
     for (uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k < count; k += gridDim.x * blockDim.x)
@@ -880,9 +866,26 @@ struct Buffers {
     uint32_t *mixed; /* the mixed blocks: their count, then their numbers (room for every block) */
 };
 
+/* What a write pass does (write_kernel): the labels and the sizes and classes (orders by key), the sizes and
+ * classes alone, or the labels alone through the size order's table. */
+enum class WritePass { kLabelsAndSizes, kSizes, kLabels };
+
+template <typename T, bool XY>
+void launch_write(WritePass pass, const T *classes, uint32_t *labels, const Buffers &b, const uint32_t *new_label,
+                  const Shape &s, cudaStream_t stream)
+{
+    const auto kernel = pass == WritePass::kLabelsAndSizes ? write_kernel<T, XY, true, true>
+                      : pass == WritePass::kSizes          ? write_kernel<T, XY, false, true>
+                                                           : write_kernel<T, XY, true, false>;
+    kernel<<<block_grid(s), dim3(32, 8), 0, stream>>>(classes, b.kinds, b.pieces, b.forest, labels, b.segment_base,
+                                                      b.root_words, new_label, b.sizes, b.component_class,
+                                                      b.capacity, s);
+}
+
+/* Every phase up to the write pass `pass`. */
 template <int CONN, typename T, bool XY>
-cudaError_t launch_phases(const T *classes, uint32_t *labels, const Buffers &b, const Shape &s, void *cub_temp,
-                   size_t scan_bytes, cudaEvent_t union_done, cudaStream_t stream)
+cudaError_t launch_phases(const T *classes, uint32_t *labels, const Buffers &b, const Shape &s, WritePass pass,
+                          void *cub_temp, size_t scan_bytes, cudaEvent_t union_done, cudaStream_t stream)
 {
     const dim3 grid = block_grid(s), threads(32, 8);
     const uint64_t segments = (uint64_t)s.nz * s.n1 * s.seg_per_line;
@@ -900,43 +903,37 @@ cudaError_t launch_phases(const T *classes, uint32_t *labels, const Buffers &b, 
     if (union_done)
         cudaEventRecord(union_done, stream);
     cub::DeviceScan::ExclusiveSum(cub_temp, scan_bytes, b.segment_roots, b.segment_base, (int64_t)segments, stream);
-    clear_sizes_kernel<<<b.capacity / 256 + 1 < 1024 ? b.capacity / 256 + 1 : 1024, 256, 0, stream>>>(b.sizes, b.capacity, b.segment_roots,
-                                                                    b.segment_base, segments);
-    write_kernel<T, XY><<<grid, threads, 0, stream>>>(classes, b.kinds, b.pieces, b.forest, labels, b.segment_base,
-                                                      b.root_words, b.sizes, b.component_class, b.capacity, s);
+    clear_sizes_kernel<<<b.capacity / 256 + 1 < 1024 ? b.capacity / 256 + 1 : 1024, 256, 0, stream>>>(
+        b.sizes, b.capacity, b.segment_roots, b.segment_base, segments);
+    launch_write<T, XY>(pass, classes, labels, b, nullptr, s, stream);
     return cudaGetLastError();
 }
 
 template <typename T, bool XY>
-cudaError_t launch_for_connectivity(int connectivity, const T *classes, uint32_t *labels, const Buffers &b, const Shape &s,
-                             void *cub_temp, size_t scan_bytes, cudaEvent_t union_done, cudaStream_t stream)
+cudaError_t launch_labelling(int connectivity, const T *classes, uint32_t *labels, const Buffers &b, const Shape &s,
+                             WritePass pass, void *cub_temp, size_t scan_bytes, cudaEvent_t union_done,
+                             cudaStream_t stream)
 {
     switch (connectivity) {
-    case 4: return launch_phases<4, T, XY>(classes, labels, b, s, cub_temp, scan_bytes, union_done, stream);
-    case 8: return launch_phases<8, T, XY>(classes, labels, b, s, cub_temp, scan_bytes, union_done, stream);
-    case 6: return launch_phases<6, T, XY>(classes, labels, b, s, cub_temp, scan_bytes, union_done, stream);
-    case 18: return launch_phases<18, T, XY>(classes, labels, b, s, cub_temp, scan_bytes, union_done, stream);
-    default: return launch_phases<26, T, XY>(classes, labels, b, s, cub_temp, scan_bytes, union_done, stream);
+    case 4: return launch_phases<4, T, XY>(classes, labels, b, s, pass, cub_temp, scan_bytes, union_done, stream);
+    case 8: return launch_phases<8, T, XY>(classes, labels, b, s, pass, cub_temp, scan_bytes, union_done, stream);
+    case 6: return launch_phases<6, T, XY>(classes, labels, b, s, pass, cub_temp, scan_bytes, union_done, stream);
+    case 18: return launch_phases<18, T, XY>(classes, labels, b, s, pass, cub_temp, scan_bytes, union_done, stream);
+    default: return launch_phases<26, T, XY>(classes, labels, b, s, pass, cub_temp, scan_bytes, union_done, stream);
     }
 }
 
-template <typename T>
-cudaError_t launch_labelling(int connectivity, bool xy, const void *classes, uint32_t *labels, const Buffers &b,
-                             const Shape &s, void *cub_temp, size_t scan_bytes, cudaEvent_t union_done,
-                             cudaStream_t stream)
+/* Returns launch(T{}, std::integral_constant<bool, XY>{}) for the class map's element type (an i16 map holds
+ * no negative class and is read as u16) and the order's node axis (XY: matlab-xy and size-raster). */
+template <typename Launch>
+cudaError_t for_class_type(vl_dtype dtype, bool xy, Launch launch)
 {
-    const T *c = static_cast<const T *>(classes);
-    return xy ? launch_for_connectivity<T, true>(connectivity, c, labels, b, s, cub_temp, scan_bytes, union_done, stream)
-              : launch_for_connectivity<T, false>(connectivity, c, labels, b, s, cub_temp, scan_bytes, union_done, stream);
-}
-
-template <typename T>
-cudaError_t launch_count_labels(const void *classes, const uint32_t *labels, uint64_t voxels,
-                                unsigned long long *sizes, uint32_t *component_class, cudaStream_t stream)
-{
-    count_labels_kernel<T><<<linear_grid(voxels), 256, 0, stream>>>(static_cast<const T *>(classes), labels, voxels,
-                                                                    sizes, component_class);
-    return cudaGetLastError();
+    const auto on_axis = [&](auto t) { return xy ? launch(t, std::true_type{}) : launch(t, std::false_type{}); };
+    switch (dtype) {
+    case VL_U8: return on_axis(uint8_t{});
+    case VL_U32: return on_axis(uint32_t{});
+    default: return on_axis(uint16_t{});
+    }
 }
 
 /* Bytes of the per-call scratch (everything but the class map and the labels) for one order's shape. */
@@ -999,8 +996,25 @@ extern "C" vl_status vl_gpu_multilabel_device(const void *classes, vl_dtype dtyp
     size_t scan_bytes = 0, scratch_bytes = 0;
     uint32_t last_base = 0, last_roots = 0, count = 0;
     const uint32_t *new_label = nullptr;
+    const bool by_size = vl_label_order_by_size(order) != 0;
     vl_status status = VL_OK;
     cudaError_t error = cudaSuccess;
+    /* The size orders write the labels last, through the size order's table, from a sizes-only pass first. */
+    const auto launch_all = [&] {
+        return for_class_type(dtype, xy, [&](auto t, auto axis) {
+            using T = decltype(t);
+            return launch_labelling<T, decltype(axis)::value>(
+                connectivity, static_cast<const T *>(classes), labels, b, s,
+                by_size ? WritePass::kSizes : WritePass::kLabelsAndSizes, cub_temp, scan_bytes, events[1], stream);
+        });
+    };
+    const auto write_pass = [&](WritePass pass, const uint32_t *table) {
+        return for_class_type(dtype, xy, [&](auto t, auto axis) {
+            using T = decltype(t);
+            launch_write<T, decltype(axis)::value>(pass, static_cast<const T *>(classes), labels, b, table, s, stream);
+            return cudaGetLastError();
+        });
+    };
 
 #define CUDA_TRY_OR_DONE(call, what)                \
     do {                                            \
@@ -1045,19 +1059,8 @@ extern "C" vl_status vl_gpu_multilabel_device(const void *classes, vl_dtype dtyp
     }
     if (timed)
         CUDA_TRY_OR_DONE(cudaEventRecord(events[0], stream), "recording an event");
-    switch (dtype) {
-    case VL_U8:
-        error = launch_labelling<uint8_t>(connectivity, xy, classes, labels, b, s, cub_temp, scan_bytes, events[1], stream);
-        break;
-    case VL_U32:
-        error = launch_labelling<uint32_t>(connectivity, xy, classes, labels, b, s, cub_temp, scan_bytes, events[1], stream);
-        break;
-    default:
-        error = launch_labelling<uint16_t>(connectivity, xy, classes, labels, b, s, cub_temp, scan_bytes, events[1], stream);
-        break;
-    }
-    CUDA_TRY_OR_DONE(error, "multilabel labelling kernels");
-    if (timed && !vl_label_order_by_size(order))
+    CUDA_TRY_OR_DONE(launch_all(), "multilabel labelling kernels");
+    if (timed && !by_size)
         CUDA_TRY_OR_DONE(cudaEventRecord(events[2], stream), "recording an event");
     /* N, read back once everything above is queued. */
     CUDA_TRY_OR_DONE(cudaMemcpyAsync(&last_base, b.segment_base + segments - 1, sizeof last_base,
@@ -1069,7 +1072,7 @@ extern "C" vl_status vl_gpu_multilabel_device(const void *classes, vl_dtype dtyp
     CUDA_TRY_OR_DONE(cudaStreamSynchronize(stream), "multilabel labelling");
     count = last_base + last_roots;
     if (count > b.capacity) {
-        /* More components than blocks: sizes and classes from the labels, in arrays of their own size. */
+        /* More components than blocks: sizes and classes in arrays of their own size, from one more pass. */
         const size_t sizes_bytes = round_up((size_t)count * sizeof(unsigned long long));
         void *exact_block = nullptr;
         CUDA_TRY_OR_DONE(cudaMallocAsync(&exact_block, sizes_bytes + round_up((size_t)count * sizeof(uint32_t)), stream),
@@ -1078,16 +1081,12 @@ extern "C" vl_status vl_gpu_multilabel_device(const void *classes, vl_dtype dtyp
         component_block = exact_block;
         b.sizes = static_cast<unsigned long long *>(component_block);
         b.component_class = reinterpret_cast<uint32_t *>(static_cast<char *>(component_block) + sizes_bytes);
+        b.capacity = count;
         CUDA_TRY_OR_DONE(cudaMemsetAsync(b.sizes, 0, (size_t)count * sizeof(unsigned long long), stream),
                          "clearing sizes");
-        switch (dtype) {
-        case VL_U8: error = launch_count_labels<uint8_t>(classes, labels, voxels, b.sizes, b.component_class, stream); break;
-        case VL_U32: error = launch_count_labels<uint32_t>(classes, labels, voxels, b.sizes, b.component_class, stream); break;
-        default: error = launch_count_labels<uint16_t>(classes, labels, voxels, b.sizes, b.component_class, stream); break;
-        }
-        CUDA_TRY_OR_DONE(error, "counting component sizes");
+        CUDA_TRY_OR_DONE(write_pass(WritePass::kSizes, nullptr), "counting component sizes");
     }
-    if (vl_label_order_by_size(order) && count > 0) {
+    if (by_size && count > 0) {
         const size_t class_bytes = round_up((size_t)count * sizeof(uint32_t));
         const size_t order_bytes = vlccl::size_order_scratch_bytes(count, (int64_t)voxels);
         CUDA_TRY_OR_DONE(cudaMallocAsync(&order_block, class_bytes + order_bytes, stream), "allocating the size order");
@@ -1095,15 +1094,17 @@ extern "C" vl_status vl_gpu_multilabel_device(const void *classes, vl_dtype dtyp
         CUDA_TRY_OR_DONE(vlccl::order_by_size(b.sizes, count, (int64_t)voxels, static_cast<char *>(order_block) + class_bytes,
                                               &new_label, stream),
                          "ordering by size");
-        remap_kernel<<<linear_grid(voxels), 256, 0, stream>>>(labels, new_label, voxels);
+        CUDA_TRY_OR_DONE(write_pass(WritePass::kLabels, new_label), "writing labels");
         permute_classes_kernel<<<linear_grid(count), 256, 0, stream>>>(b.component_class, moved_class, new_label, count);
         CUDA_TRY_OR_DONE(cudaGetLastError(), "renumbering by size");
         CUDA_TRY_OR_DONE(cudaMemcpyAsync(b.component_class, moved_class, (size_t)count * sizeof(uint32_t),
                                          cudaMemcpyDeviceToDevice, stream),
                          "renumbering by size");
-        if (timed)
-            CUDA_TRY_OR_DONE(cudaEventRecord(events[2], stream), "recording an event");
+    } else if (by_size) {
+        CUDA_TRY_OR_DONE(write_pass(WritePass::kLabels, nullptr), "writing labels");
     }
+    if (timed && by_size)
+        CUDA_TRY_OR_DONE(cudaEventRecord(events[2], stream), "recording an event");
     CUDA_TRY_OR_DONE(cudaStreamSynchronize(stream), "multilabel labelling");
     if (timed) {
         CUDA_TRY_OR_DONE(cudaEventElapsedTime(&run->union_ms, events[0], events[1]), "reading timings");
