@@ -23,9 +23,10 @@
  * Phases (threads: lanes along a0 blocks, so that per-block arrays and 64-key counting segments of a line
  * are a warp's; under `matlab` the class map and the labels pass through a shared tile, see init_kernel):
  *   init      class and pieces words, parent[r] := r for the representatives, the list of mixed blocks; a
- *             uniform block in a run of uniform blocks of its class along the warp points at the run's first
- *             block, and a run's first block at the first block of the run above it in the thread block,
- *             when that one is uniform of its class
+ *             uniform block in a run of uniform blocks of its class along the warp points at the run's
+ *             target: the target of the block above the run's first block (previous warp) or else of the
+ *             block below it (previous slab of the thread block) when that one is uniform of its class, else
+ *             the run's first block
  *   merge     every uniform block unites with the uniform blocks of its class among its 13 backward
  *             neighbours, less the unions that others make (see merge_kernel)
  *   mixed     every mixed block's pieces unite with the pieces they touch in its 26 neighbours, one thread
@@ -261,6 +262,11 @@ __device__ __forceinline__ uint32_t find_root_halving(uint32_t *forest, uint32_t
 
 __device__ void unite(uint32_t *forest, uint32_t a, uint32_t b)
 {
+    /* Most pairs are in one tree already (init's runs and stacks, earlier unions): equal parents, or one the
+     * other's parent, settle them without a walk. */
+    const uint32_t pa = __ldcg(forest + a), pb = __ldcg(forest + b);
+    if (pa == pb || pa == b || pb == a)
+        return;
     for (;;) {
         a = find_root_halving(forest, a);
         b = find_root_halving(forest, b);
@@ -339,14 +345,18 @@ __device__ __forceinline__ void init_mixed(const uint32_t (&c)[8], uint32_t *pie
     }
 }
 
+/* Slabs (z blocks) one thread block of init labels in turn, each run taking targets from the slab below. */
+constexpr uint32_t kInitSlabs = 8;
+
 /* Each block's words, and parent[r] := r for its representatives; except for uniform blocks in runs. A run
  * is a maximal row of lanes whose blocks are uniform of one class, each joining its left lane's (found by
  * ballot). Its first block points at the target of the run through the block above it (previous warp, same
- * lane) when that block is uniform of its class, else at itself; the warps take their turns, so a target is
- * the first block of the topmost run of a column of such runs in the thread block. Every block of the run
- * points at the run's target: a smaller key of its component, one step away, so that merge leaves those
- * unions out and its walks are short. The loop over i1 steps whole thread blocks, so that every thread
- * reaches the barriers. */
+ * lane) when that block is uniform of its class, else at the target of the block below it (same thread,
+ * previous slab of the thread block's kInitSlabs) when that one is uniform of its class, else at itself; the
+ * warps take their turns, so a target is the first block of the first run of a connected stack of such runs
+ * in the thread block. Every block of the run points at the run's target: a smaller key of its component,
+ * one step away, so that merge's unions find most pairs joined already and its walks are short. The loops
+ * over i1 and z step whole thread blocks, so that every thread reaches the barriers. */
 template <int CONN, typename T, bool XY>
 __global__ void __launch_bounds__(256, 6) init_kernel(const T *__restrict__ classes, uint32_t *__restrict__ kinds,
                                                       uint32_t *__restrict__ pieces, uint32_t *forest,
@@ -359,69 +369,78 @@ __global__ void __launch_bounds__(256, 6) init_kernel(const T *__restrict__ clas
     const unsigned lane = threadIdx.x, warp = threadIdx.y;
     const uint32_t ab = blockIdx.x * 32 + threadIdx.x;
     for (uint32_t ib0 = blockIdx.y * 8; ib0 < s.b1; ib0 += gridDim.y * 8)
-        for (uint32_t zb = blockIdx.z; zb < s.bz; zb += gridDim.z) {
-            const uint32_t ib = ib0 + threadIdx.y;
-            if (!XY) {
-                for_each_tile_voxel(
-                    s, ib0, zb, [&](int cell, uint32_t v) { tile[cell] = (uint32_t)classes[v]; },
-                    [&](int cell) { tile[cell] = 0u; });
+        for (uint32_t group = blockIdx.z * kInitSlabs; group < s.bz; group += gridDim.z * kInitSlabs) {
+            /* The block below this thread's block (the same thread's previous slab): its class word and target. */
+            uint32_t below_kind = kEmpty, below_target = 0;
+            for (uint32_t zb = group; zb < group + kInitSlabs && zb < s.bz; zb++) {
+                const uint32_t ib = ib0 + threadIdx.y;
+                if (!XY) {
+                    for_each_tile_voxel(
+                        s, ib0, zb, [&](int cell, uint32_t v) { tile[cell] = (uint32_t)classes[v]; },
+                        [&](int cell) { tile[cell] = 0u; });
+                    __syncthreads();
+                }
+                uint32_t kind = kEmpty;
+                if (ab < s.b0 && ib < s.b1) {
+                    uint32_t c[8];
+                    bool full = true;
+#pragma unroll
+                    for (int i = 0; i < 8; i++) {
+                        const bool inside = voxel_inside(s, ab, ib, zb, i);
+                        if (XY)
+                            c[i] = inside ? (uint32_t)classes[voxel_of<XY>(s, ab, ib, zb, i)] : 0u;
+                        else
+                            c[i] = tile[tile_cell(lane, warp, i)];
+                        full = full && inside;
+                    }
+                    bool any = false, uniform = full && c[0] != kEmpty && c[0] != kMixed && CONN != 4 && CONN != 8;
+#pragma unroll
+                    for (int i = 0; i < 8; i++) {
+                        any = any || c[i] != 0;
+                        uniform = uniform && c[i] == c[0];
+                    }
+                    if (uniform) {
+                        kind = c[0];
+                    } else if (any) {
+                        kind = kMixed;
+                        init_mixed<CONN>(c, pieces, forest, s, ab, ib, zb);
+                    }
+                    kinds[block_index(s, ab, ib, zb)] = kind;
+                }
+                /* The warp's mixed blocks join the list, with one atomic. */
+                const unsigned mixed_lanes = __ballot_sync(0xFFFFFFFFu, kind == kMixed);
+                if (mixed_lanes) {
+                    const unsigned leader = __ffs(mixed_lanes) - 1;
+                    uint32_t base = 0;
+                    if (lane == leader)
+                        base = atomicAdd(mixed, (uint32_t)__popc(mixed_lanes));
+                    base = __shfl_sync(0xFFFFFFFFu, base, leader);
+                    if (kind == kMixed)
+                        mixed[1 + base + __popc(mixed_lanes & ((1u << lane) - 1))] = block_index(s, ab, ib, zb);
+                }
+                const bool uniform = kind != kEmpty && kind != kMixed;
+                const uint32_t left_kind = __shfl_up_sync(0xFFFFFFFFu, kind, 1);
+                const bool joined = lane > 0 && uniform && left_kind == kind;
+                const unsigned starts = ~__ballot_sync(0xFFFFFFFFu, joined);
+                const unsigned start = 31 - __clz(starts & (0xFFFFFFFFu >> (31 - lane)));
+                run_kind[warp][lane] = kind;
+                run_first[warp][lane] = start;
                 __syncthreads();
-            }
-            uint32_t kind = kEmpty;
-            if (ab < s.b0 && ib < s.b1) {
-                uint32_t c[8];
-                bool full = true;
-#pragma unroll
-                for (int i = 0; i < 8; i++) {
-                    const bool inside = voxel_inside(s, ab, ib, zb, i);
-                    if (XY)
-                        c[i] = inside ? (uint32_t)classes[voxel_of<XY>(s, ab, ib, zb, i)] : 0u;
-                    else
-                        c[i] = tile[tile_cell(lane, warp, i)];
-                    full = full && inside;
+                for (unsigned w = 0; w < 8; w++) {
+                    if (warp == w && uniform && !joined)
+                        run_target[w][lane] = w > 0 && run_kind[w - 1][lane] == kind
+                                                  ? run_target[w - 1][run_first[w - 1][lane]]
+                                              : below_kind == kind ? below_target
+                                                                   : key_of(s, ab, ib, zb, 0);
+                    __syncthreads();
                 }
-                bool any = false, uniform = full && c[0] != kEmpty && c[0] != kMixed && CONN != 4 && CONN != 8;
-#pragma unroll
-                for (int i = 0; i < 8; i++) {
-                    any = any || c[i] != 0;
-                    uniform = uniform && c[i] == c[0];
-                }
+                below_kind = kind;
                 if (uniform) {
-                    kind = c[0];
-                } else if (any) {
-                    kind = kMixed;
-                    init_mixed<CONN>(c, pieces, forest, s, ab, ib, zb);
+                    below_target = run_target[warp][start];
+                    forest[key_of(s, ab, ib, zb, 0)] = below_target;
                 }
-                kinds[block_index(s, ab, ib, zb)] = kind;
+                __syncthreads(); /* before the next slab overwrites the tile and the runs */
             }
-            /* The warp's mixed blocks join the list, with one atomic. */
-            const unsigned mixed_lanes = __ballot_sync(0xFFFFFFFFu, kind == kMixed);
-            if (mixed_lanes) {
-                const unsigned leader = __ffs(mixed_lanes) - 1;
-                uint32_t base = 0;
-                if (lane == leader)
-                    base = atomicAdd(mixed, (uint32_t)__popc(mixed_lanes));
-                base = __shfl_sync(0xFFFFFFFFu, base, leader);
-                if (kind == kMixed)
-                    mixed[1 + base + __popc(mixed_lanes & ((1u << lane) - 1))] = block_index(s, ab, ib, zb);
-            }
-            const bool uniform = kind != kEmpty && kind != kMixed;
-            const uint32_t left_kind = __shfl_up_sync(0xFFFFFFFFu, kind, 1);
-            const bool joined = lane > 0 && uniform && left_kind == kind;
-            const unsigned starts = ~__ballot_sync(0xFFFFFFFFu, joined);
-            const unsigned start = 31 - __clz(starts & (0xFFFFFFFFu >> (31 - lane)));
-            run_kind[warp][lane] = kind;
-            run_first[warp][lane] = start;
-            __syncthreads();
-            for (unsigned w = 0; w < 8; w++) {
-                if (warp == w && uniform && !joined)
-                    run_target[w][lane] = w > 0 && run_kind[w - 1][lane] == kind ? run_target[w - 1][run_first[w - 1][lane]]
-                                                                                 : key_of(s, ab, ib, zb, 0);
-                __syncthreads();
-            }
-            if (uniform)
-                forest[key_of(s, ab, ib, zb, 0)] = run_target[warp][start];
-            __syncthreads(); /* before the next iteration overwrites the tile and the runs */
         }
 }
 
@@ -895,7 +914,9 @@ cudaError_t launch_phases(const T *classes, uint32_t *labels, const Buffers &b, 
     const cudaError_t error = cudaMemsetAsync(b.mixed, 0, sizeof *b.mixed, stream);
     if (error != cudaSuccess)
         return error;
-    init_kernel<CONN, T, XY><<<grid, threads, 0, stream>>>(classes, b.kinds, b.pieces, b.forest, b.mixed, s);
+    const uint32_t groups = (s.bz + kInitSlabs - 1) / kInitSlabs;
+    const dim3 init_grid(grid.x, grid.y, groups < 65535 ? groups : 65535);
+    init_kernel<CONN, T, XY><<<init_grid, threads, 0, stream>>>(classes, b.kinds, b.pieces, b.forest, b.mixed, s);
     merge_kernel<CONN><<<grid, threads, 0, stream>>>(b.kinds, b.forest, s);
     merge_mixed_kernel<CONN, T, XY><<<mixed_grid, 256, 0, stream>>>(classes, b.kinds, b.pieces, b.forest, b.mixed, s);
     compress_kernel<<<grid, threads, 0, stream>>>(b.kinds, b.pieces, b.forest, b.segment_roots,
