@@ -76,7 +76,6 @@ constexpr uint32_t kEmpty = 0;
 constexpr uint32_t kMixed = 0xFFFFFFFFu;
 /* Pieces words: 4 bits per block voxel, its representative's index, kNoPiece for background. */
 constexpr uint32_t kNoPiece = 8;
-constexpr uint32_t kNoPieces = 0x88888888u;
 /* Keys per counting segment: a warp's 32 blocks along a0. */
 constexpr int kSegmentKeys = 64;
 
@@ -188,12 +187,6 @@ __device__ __forceinline__ uint32_t representatives(uint32_t pieces)
     for (int i = 0; i < 8; i++)
         reps |= (uint32_t)(piece_of(pieces, i) == (uint32_t)i) << i;
     return reps;
-}
-
-/* A block's pieces word from its class word (the pieces array is read for mixed blocks only). */
-__device__ __forceinline__ uint32_t pieces_word(uint32_t kind, const uint32_t *__restrict__ pieces, uint32_t block)
-{
-    return kind == kEmpty ? kNoPieces : kind == kMixed ? pieces[block] : 0u;
 }
 
 /* The pieces word of a block's classes: each voxel's piece grown through adjacent voxels of its class. */
@@ -331,7 +324,7 @@ __device__ __forceinline__ void for_each_tile_voxel(const Shape &s, uint32_t ib0
 }
 
 /* A block that is neither empty nor uniform (classes c): its pieces word, and parent[r] := r for its
- * representatives. */
+ * representatives beyond voxels 0 and 1 (write_first_cells writes those). */
 template <int CONN>
 __device__ __forceinline__ void init_mixed(const uint32_t (&c)[8], uint32_t *pieces, uint32_t *forest, const Shape &s,
                                         uint32_t ab, uint32_t ib, uint32_t zb)
@@ -339,9 +332,26 @@ __device__ __forceinline__ void init_mixed(const uint32_t (&c)[8], uint32_t *pie
     const uint32_t word = block_pieces<CONN>(c);
     pieces[block_index(s, ab, ib, zb)] = word;
 #pragma unroll 1
-    for (uint32_t reps = representatives(word); reps; reps &= reps - 1) {
+    for (uint32_t reps = representatives(word) & ~3u; reps; reps &= reps - 1) {
         const uint32_t key = key_of(s, ab, ib, zb, __ffs(reps) - 1);
         forest[key] = key;
+    }
+}
+
+/* The parent cells of a block's voxels 0 and 1 (keys key and key + 1): voxel 0's := parent0, voxel 1's := its
+ * own key, for every block, so that a warp's blocks write whole sectors (a sector written in part costs a
+ * DRAM read to fill the rest). Voxel 1's cell matters only where it is a representative, of a mixed block,
+ * and voxel 0's only where voxel 0 is one. */
+__device__ __forceinline__ void write_first_cells(uint32_t *forest, const Shape &s, uint32_t ab, uint32_t key,
+                                                  uint32_t parent0)
+{
+    const bool pair = 2 * ab + 1 < s.n0;
+    if (pair && key % 2 == 0) {
+        *reinterpret_cast<uint2 *>(forest + key) = make_uint2(parent0, key + 1);
+    } else {
+        forest[key] = parent0;
+        if (pair)
+            forest[key + 1] = key + 1;
     }
 }
 
@@ -435,9 +445,11 @@ __global__ void __launch_bounds__(256, 6) init_kernel(const T *__restrict__ clas
                     __syncthreads();
                 }
                 below_kind = kind;
-                if (uniform) {
+                if (uniform)
                     below_target = run_target[warp][start];
-                    forest[key_of(s, ab, ib, zb, 0)] = below_target;
+                if (ab < s.b0 && ib < s.b1) {
+                    const uint32_t key = key_of(s, ab, ib, zb, 0);
+                    write_first_cells(forest, s, ab, key, uniform ? below_target : key);
                 }
                 __syncthreads(); /* before the next slab overwrites the tile and the runs */
             }
@@ -638,19 +650,6 @@ __global__ void __launch_bounds__(256, 8) merge_kernel(const uint32_t *__restric
     }
 }
 
-/* Bit 2k + t := bit k of (t ? odd : even). */
-__device__ __forceinline__ uint64_t interleave(uint32_t even, uint32_t odd)
-{
-    const auto spread = [](uint64_t v) {
-        v = (v | v << 16) & 0x0000FFFF0000FFFFull;
-        v = (v | v << 8) & 0x00FF00FF00FF00FFull;
-        v = (v | v << 4) & 0x0F0F0F0F0F0F0F0Full;
-        v = (v | v << 2) & 0x3333333333333333ull;
-        return (v | v << 1) & 0x5555555555555555ull;
-    };
-    return spread(even) | spread(odd) << 1;
-}
-
 /* A warp's 32 blocks cover one segment (64 keys) of each of the 4 lines (sub-row r = 2*jz + j1) through
  * them; *segment := that segment's number when the line is inside the volume. */
 __device__ __forceinline__ bool segment_of_row(const Shape &s, uint32_t ib, uint32_t zb, int r, uint32_t *segment)
@@ -660,9 +659,21 @@ __device__ __forceinline__ bool segment_of_row(const Shape &s, uint32_t ib, uint
     return i1 < s.n1 && z < s.nz;
 }
 
-/* Every representative := its root (a walk that only reads, then one write of the thread's own cell, so
- * no stale ancestor is written back); segment_roots and root_words := the roots of every segment (bit
- * 2*lane + t: the block's voxel a0 = 2*lane + t of the segment). */
+/* A representative (key, parent cell read) := its root: a walk that only reads, then one write of the
+ * thread's own cell, so no stale ancestor is written back. Returns whether it is a root. */
+__device__ __forceinline__ bool compress_representative(uint32_t *forest, uint32_t key, uint32_t parent)
+{
+    if (parent == key)
+        return true;
+    const uint32_t root = find_root(forest, parent);
+    if (root != parent)
+        forest[key] = root;
+    return false;
+}
+
+/* Every representative := its root; segment_roots and root_words := the roots of every segment: bit t*32 + lane
+ * of a root word is the root at a0 = 2*lane + t of the segment (the block of lane `lane`, its voxel t). A
+ * uniform block's one representative is its voxel 0, whose parent cell is read with the class word. */
 __global__ void __launch_bounds__(256) compress_kernel(const uint32_t *__restrict__ kinds,
                                                        const uint32_t *__restrict__ pieces, uint32_t *forest,
                                                        uint32_t *__restrict__ segment_roots,
@@ -670,34 +681,36 @@ __global__ void __launch_bounds__(256) compress_kernel(const uint32_t *__restric
 {
     VL_FOR_EACH_BLOCK(s)
     {
-        const uint32_t block = ab < s.b0 ? block_index(s, ab, ib, zb) : 0;
-        /* Voxel 0's parent cell is read with the class word, not after it (meaningless where voxel 0 is no
-         * representative); only this thread writes it. */
-        const uint32_t first_parent = ab < s.b0 ? forest[key_of(s, ab, ib, zb, 0)] : 0u;
-        const uint32_t word = ab < s.b0 ? pieces_word(kinds[block], pieces, block) : kNoPieces;
-        uint32_t roots = 0;
+        const bool here = ab < s.b0;
+        const uint32_t block = here ? block_index(s, ab, ib, zb) : 0;
+        const uint32_t key = here ? key_of(s, ab, ib, zb, 0) : 0u;
+        const uint32_t kind = here ? kinds[block] : kEmpty;
+        const uint32_t first_parent = here ? forest[key] : 0u;
+        uint32_t roots = 0; /* bit i: block voxel i is a root */
+        if (kind == kMixed) {
 #pragma unroll 1
-        for (uint32_t reps = representatives(word); reps; reps &= reps - 1) {
-            const int i = __ffs(reps) - 1;
-            const uint32_t key = key_of(s, ab, ib, zb, i);
-            uint32_t *cell = forest + key_of(s, ab, ib, zb, i);
-            const uint32_t parent = i == 0 ? first_parent : __ldcg(cell);
-            if (parent == key) {
-                roots |= 1u << i;
-            } else {
-                const uint32_t root = find_root(forest, parent);
-                if (root != parent)
-                    *cell = root;
+            for (uint32_t reps = representatives(pieces[block]); reps; reps &= reps - 1) {
+                const int i = __ffs(reps) - 1;
+                const uint32_t rep = key_of(s, ab, ib, zb, i);
+                if (compress_representative(forest, rep, i == 0 ? first_parent : __ldcg(forest + rep)))
+                    roots |= 1u << i;
             }
+        } else if (kind != kEmpty) {
+            roots = compress_representative(forest, key, first_parent) ? 1u : 0u;
         }
+        /* Voxel i lies on row r = i >> 1 of the 4 lines through the warp's blocks, at t = i & 1. */
+        unsigned row_roots[8];
 #pragma unroll
-        for (int r = 0; r < 4; r++) {
-            const unsigned first = __ballot_sync(0xFFFFFFFFu, roots >> (2 * r) & 1u);
-            const unsigned second = __ballot_sync(0xFFFFFFFFu, roots >> (2 * r + 1) & 1u);
+        for (int i = 0; i < 8; i++)
+            row_roots[i] = __ballot_sync(0xFFFFFFFFu, roots >> i & 1u);
+        if (threadIdx.x < 4) {
+            const int r = threadIdx.x;
+            const unsigned first = r == 0 ? row_roots[0] : r == 1 ? row_roots[2] : r == 2 ? row_roots[4] : row_roots[6];
+            const unsigned second = r == 0 ? row_roots[1] : r == 1 ? row_roots[3] : r == 2 ? row_roots[5] : row_roots[7];
             uint32_t segment;
-            if (segment_of_row(s, ib, zb, r, &segment) && threadIdx.x == 0) {
+            if (segment_of_row(s, ib, zb, r, &segment)) {
                 segment_roots[segment] = __popc(first) + __popc(second);
-                root_words[segment] = interleave(first, second);
+                root_words[segment] = first | (unsigned long long)second << 32;
             }
         }
     }
@@ -709,8 +722,11 @@ __device__ __forceinline__ uint32_t root_rank(const Shape &s, const uint32_t *__
 {
     const uint32_t line = fdiv(root, s.div_n0), a0 = root - line * s.n0;
     const uint32_t segment = line * s.seg_per_line + a0 / kSegmentKeys;
-    const uint32_t bit = a0 % kSegmentKeys;
-    return segment_base[segment] + (uint32_t)__popcll(root_words[segment] & ((1ull << bit) - 1));
+    const uint32_t lane = a0 % kSegmentKeys / 2, before = (1u << lane) - 1;
+    const unsigned long long word = root_words[segment];
+    const uint32_t first = (uint32_t)word, second = (uint32_t)(word >> 32);
+    /* The roots of the lanes before, and at its own lane the one at t = 0 when the root is at t = 1. */
+    return segment_base[segment] + __popc(first & before) + __popc(second & before) + (a0 & 1 ? first >> lane & 1 : 0);
 }
 
 /* The number of components, on the device: the scan's last base and the last segment's roots. */
