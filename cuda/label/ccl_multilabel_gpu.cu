@@ -745,22 +745,13 @@ __global__ void clear_sizes_kernel(unsigned long long *sizes, uint32_t capacity,
         sizes[k] = 0;
 }
 
-/* Adds each lane's `count` voxels (0..8) to `label`, once per group of lanes holding the same label.
- * All lanes call it. */
-__device__ __forceinline__ void add_sizes(unsigned long long *sizes, uint32_t label, uint32_t count)
+/* Adds 8 voxels to `label` for every lane whose uniform block is counted, once per group of lanes holding the
+ * same label. All lanes call it. */
+__device__ __forceinline__ void add_uniform_sizes(unsigned long long *sizes, uint32_t label, bool counted)
 {
-    unsigned count_bits[4];
-#pragma unroll
-    for (int b = 0; b < 4; b++)
-        count_bits[b] = __ballot_sync(0xFFFFFFFFu, count >> b & 1u);
-    const unsigned peers = __match_any_sync(0xFFFFFFFFu, count ? label : 0u);
-    if (count && threadIdx.x == (unsigned)(__ffs(peers) - 1)) {
-        unsigned long long total = 0;
-#pragma unroll
-        for (int b = 0; b < 4; b++)
-            total += (unsigned long long)__popc(peers & count_bits[b]) << b;
-        atomicAdd(sizes + label - 1, total);
-    }
+    const unsigned peers = __match_any_sync(0xFFFFFFFFu, counted ? label : 0u);
+    if (counted && threadIdx.x == (unsigned)(__ffs(peers) - 1))
+        atomicAdd(sizes + label - 1, 8ull * (unsigned)__popc(peers));
 }
 
 /* Where a block's labels go: under `matlab` into the thread block's shared tile (see init_kernel), under
@@ -842,7 +833,8 @@ __global__ void __launch_bounds__(256, 8) write_kernel(const T *__restrict__ cla
              * representative). */
             const uint32_t kind = here ? kinds[block] : kEmpty;
             const uint32_t root = here ? forest[key] : 0u;
-            uint32_t label = 0, count = 0;
+            uint32_t label = 0;
+            bool counted = false;
             if (kind == kMixed) {
                 write_mixed<T, XY, STORE, COUNT>(classes, pieces[block], forest, tile, labels, segment_base,
                                                  root_words, new_label, sizes, component_class, capacity, s, ab, ib,
@@ -851,7 +843,7 @@ __global__ void __launch_bounds__(256, 8) write_kernel(const T *__restrict__ cla
                 if (kind != kEmpty) {
                     label = root_rank(s, segment_base, root_words, root) + 1;
                     if (COUNT && label <= capacity) {
-                        count = 8;
+                        counted = true;
                         if (root == key)
                             component_class[label - 1] = kind;
                     }
@@ -864,7 +856,7 @@ __global__ void __launch_bounds__(256, 8) write_kernel(const T *__restrict__ cla
                 }
             }
             if (COUNT)
-                add_sizes(sizes, label, count);
+                add_uniform_sizes(sizes, label, counted);
             if (STORE && !XY) {
                 __syncthreads();
                 for_each_tile_voxel(
