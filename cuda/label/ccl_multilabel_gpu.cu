@@ -303,7 +303,8 @@ __device__ __forceinline__ int tile_cell(unsigned lane, unsigned w, int i)
 }
 
 /* Visits the tile of the thread block's voxels at (i1 blocks from ib0, z block zb) in memory order, 8
- * cells per thread: visit(cell, voxel index) for the voxels inside the volume, else outside(cell). */
+ * cells per thread, e = 0..7: visit(e, cell, voxel index) for the voxels inside the volume, else
+ * outside(e, cell). */
 template <typename Visit, typename Outside>
 __device__ __forceinline__ void for_each_tile_voxel(const Shape &s, uint32_t ib0, uint32_t zb, Visit visit,
                                                     Outside outside)
@@ -317,10 +318,20 @@ __device__ __forceinline__ void for_each_tile_voxel(const Shape &s, uint32_t ib0
     for (int e = 0; e < 8; e++) {
         const int at = cell + (e % 4 * 16 + e / 4 * 64) * kTilePitch;
         if (x < s.nx && y + e % 4 * 16 < s.ny && z + e / 4 < s.nz)
-            visit(at, first + (e % 4) * 16 * s.nx + (e / 4) * s.sxy);
+            visit(e, at, first + (e % 4) * 16 * s.nx + (e / 4) * s.sxy);
         else
-            outside(at);
+            outside(e, at);
     }
+}
+
+/* The classes of the thread's 8 cells of the tile at (ib0, zb) (for_each_tile_voxel), 0 outside the volume. */
+template <typename T>
+__device__ __forceinline__ void load_tile(const T *__restrict__ classes, const Shape &s, uint32_t ib0, uint32_t zb,
+                                          uint32_t (&cells)[8])
+{
+    for_each_tile_voxel(
+        s, ib0, zb, [&](int e, int, uint32_t v) { cells[e] = (uint32_t)classes[v]; },
+        [&](int e, int) { cells[e] = 0u; });
 }
 
 /* A block that is neither empty nor uniform (classes c): its pieces word, and parent[r] := r for its
@@ -366,9 +377,10 @@ constexpr uint32_t kInitSlabs = 8;
  * warps take their turns, so a target is the first block of the first run of a connected stack of such runs
  * in the thread block. Every block of the run points at the run's target: a smaller key of its component,
  * one step away, so that merge's unions find most pairs joined already and its walks are short. The loops
- * over i1 and z step whole thread blocks, so that every thread reaches the barriers. */
+ * over i1 and z step whole thread blocks, so that every thread reaches the barriers. Under `matlab` a slab's
+ * classes are loaded into registers while the slab before is labelled. */
 template <int CONN, typename T, bool XY>
-__global__ void __launch_bounds__(256, 6) init_kernel(const T *__restrict__ classes, uint32_t *__restrict__ kinds,
+__global__ void __launch_bounds__(256, 5) init_kernel(const T *__restrict__ classes, uint32_t *__restrict__ kinds,
                                                       uint32_t *__restrict__ pieces, uint32_t *forest,
                                                       uint32_t *__restrict__ mixed, Shape s)
 {
@@ -382,13 +394,20 @@ __global__ void __launch_bounds__(256, 6) init_kernel(const T *__restrict__ clas
         for (uint32_t group = blockIdx.z * kInitSlabs; group < s.bz; group += gridDim.z * kInitSlabs) {
             /* The block below this thread's block (the same thread's previous slab): its class word and target. */
             uint32_t below_kind = kEmpty, below_target = 0;
-            for (uint32_t zb = group; zb < group + kInitSlabs && zb < s.bz; zb++) {
+            /* Under `matlab` the thread's 8 tile cells of the next slab, loaded while this one is labelled. */
+            uint32_t staged[8];
+            const uint32_t end = group + kInitSlabs < s.bz ? group + kInitSlabs : s.bz;
+            if (!XY)
+                load_tile(classes, s, ib0, group, staged);
+            for (uint32_t zb = group; zb < end; zb++) {
                 const uint32_t ib = ib0 + threadIdx.y;
                 if (!XY) {
                     for_each_tile_voxel(
-                        s, ib0, zb, [&](int cell, uint32_t v) { tile[cell] = (uint32_t)classes[v]; },
-                        [&](int cell) { tile[cell] = 0u; });
+                        s, ib0, zb, [&](int e, int cell, uint32_t) { tile[cell] = staged[e]; },
+                        [&](int e, int cell) { tile[cell] = staged[e]; });
                     __syncthreads();
+                    if (zb + 1 < end)
+                        load_tile(classes, s, ib0, zb + 1, staged);
                 }
                 uint32_t kind = kEmpty;
                 if (ab < s.b0 && ib < s.b1) {
@@ -860,7 +879,7 @@ __global__ void __launch_bounds__(256, 8) write_kernel(const T *__restrict__ cla
             if (STORE && !XY) {
                 __syncthreads();
                 for_each_tile_voxel(
-                    s, ib0, zb, [&](int cell, uint32_t v) { labels[v] = tile[cell]; }, [](int) {});
+                    s, ib0, zb, [&](int, int cell, uint32_t v) { labels[v] = tile[cell]; }, [](int, int) {});
                 __syncthreads();
             }
         }
