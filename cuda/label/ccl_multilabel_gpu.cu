@@ -29,8 +29,8 @@
  *             the run's first block
  *   merge     every uniform block unites with the uniform blocks of its class among its 13 backward
  *             neighbours, less the unions that others make (see merge_kernel)
- *   mixed     every mixed block's pieces unite with the pieces they touch in its 26 neighbours, one thread
- *             per listed block (merge_mixed_kernel)
+ *   mixed     every mixed block's pieces unite with the pieces they touch in its 26 neighbours, one warp
+ *             per listed block and one lane per neighbour (merge_mixed_kernel)
  *   compress  every representative points at its root; roots are counted per segment (64 keys of a
  *             line) and marked in a 64-bit word per segment
  *   scan      CUB exclusive sum of the segment counts
@@ -545,10 +545,11 @@ __device__ __forceinline__ void unite_touching(uint32_t *forest, const Shape &s,
     }
 }
 
-/* The pairs of blocks with a mixed side, one thread per mixed block M (listed by init): M against each of
- * its 13 backward neighbours that is not empty, and each of its 13 forward neighbours that is uniform (a
- * mixed one takes M as its own backward neighbour), so that every such pair is visited once. Mixed blocks
- * are few and scattered: a kernel of their own keeps them from holding the warps of merge_kernel. */
+/* The pairs of blocks with a mixed side, one warp per mixed block M (listed by init), one lane per offset k:
+ * lane k < 13 takes M's backward neighbour M + d_k when it is not empty, lane 13 + k its forward neighbour
+ * M - d_k when it is uniform (a mixed one takes M as its own backward neighbour), so that every such pair is
+ * visited once and a block's 26 neighbours are visited together. Mixed blocks are few and scattered: a kernel
+ * of their own keeps them from holding the warps of merge_kernel. */
 template <int CONN, typename T, bool XY>
 __global__ void __launch_bounds__(256) merge_mixed_kernel(const T *__restrict__ classes,
                                                           const uint32_t *__restrict__ kinds,
@@ -556,39 +557,41 @@ __global__ void __launch_bounds__(256) merge_mixed_kernel(const T *__restrict__ 
                                                           const uint32_t *__restrict__ mixed, Shape s)
 {
     const uint32_t count = mixed[0];
-    for (uint32_t m = blockIdx.x * blockDim.x + threadIdx.x; m < count; m += gridDim.x * blockDim.x) {
+    const int lane = threadIdx.x % 32, k = lane % 13;
+    const bool forward = lane >= 13;
+    if (lane >= 26 || offset_pairs<CONN>(k) == 0)
+        return;
+    const int d0 = backward_offset(k, 0), d1 = backward_offset(k, 1), dz = backward_offset(k, 2);
+    const uint32_t warps = gridDim.x * (blockDim.x / 32);
+    for (uint32_t m = (blockIdx.x * blockDim.x + threadIdx.x) / 32; m < count; m += warps) {
         const uint32_t block = mixed[1 + m], line = fdiv(block, s.div_b0), zb = fdiv(line, s.div_b1);
         const uint32_t ab = block - line * s.b0, ib = line - zb * s.b1;
-        const uint32_t mp = pieces[block];
-        uint32_t mc[8];
-        block_classes<T, XY>(classes, s, ab, ib, zb, kMixed, mc);
-#pragma unroll 1
-        for (int k = 0; k < 13; k++) {
-            if (offset_pairs<CONN>(k) == 0)
-                continue;
-            const int d0 = backward_offset(k, 0), d1 = backward_offset(k, 1), dz = backward_offset(k, 2);
+        if (!forward) {
             /* Backward neighbour N = M + d. */
-            if (!((d0 < 0 && ab == 0) || (d0 > 0 && ab + 1 >= s.b0) || (d1 < 0 && ib == 0) ||
-                  (d1 > 0 && ib + 1 >= s.b1) || (dz < 0 && zb == 0))) {
-                const uint32_t na = ab + d0, ni = ib + d1, nzb = zb + dz;
-                const uint32_t n_block = block_index(s, na, ni, nzb), nk = kinds[n_block];
-                if (nk != kEmpty) {
-                    uint32_t nc[8];
-                    block_classes<T, XY>(classes, s, na, ni, nzb, nk, nc);
-                    unite_touching<CONN>(forest, s, ab, ib, zb, mc, mp, k, nc, nk == kMixed ? pieces[n_block] : 0u);
-                }
-            }
+            if ((d0 < 0 && ab == 0) || (d0 > 0 && ab + 1 >= s.b0) || (d1 < 0 && ib == 0) ||
+                (d1 > 0 && ib + 1 >= s.b1) || (dz < 0 && zb == 0))
+                continue;
+            const uint32_t na = ab + d0, ni = ib + d1, nzb = zb + dz;
+            const uint32_t n_block = block_index(s, na, ni, nzb), nk = kinds[n_block];
+            if (nk == kEmpty)
+                continue;
+            uint32_t mc[8], nc[8];
+            block_classes<T, XY>(classes, s, ab, ib, zb, kMixed, mc);
+            block_classes<T, XY>(classes, s, na, ni, nzb, nk, nc);
+            unite_touching<CONN>(forest, s, ab, ib, zb, mc, pieces[block], k, nc, nk == kMixed ? pieces[n_block] : 0u);
+        } else {
             /* Forward neighbour F = M - d, whose backward neighbour at offset k is M. */
-            if (!((d0 > 0 && ab == 0) || (d0 < 0 && ab + 1 >= s.b0) || (d1 > 0 && ib == 0) ||
-                  (d1 < 0 && ib + 1 >= s.b1) || (dz < 0 && zb + 1 >= s.bz))) {
-                const uint32_t fa = ab - d0, fi = ib - d1, fzb = zb - dz;
-                const uint32_t fk = kinds[block_index(s, fa, fi, fzb)];
-                if (fk != kEmpty && fk != kMixed) {
-                    uint32_t fc[8];
-                    block_classes<T, XY>(classes, s, fa, fi, fzb, fk, fc);
-                    unite_touching<CONN>(forest, s, fa, fi, fzb, fc, 0u, k, mc, mp);
-                }
-            }
+            if ((d0 > 0 && ab == 0) || (d0 < 0 && ab + 1 >= s.b0) || (d1 > 0 && ib == 0) ||
+                (d1 < 0 && ib + 1 >= s.b1) || (dz < 0 && zb + 1 >= s.bz))
+                continue;
+            const uint32_t fa = ab - d0, fi = ib - d1, fzb = zb - dz;
+            const uint32_t fk = kinds[block_index(s, fa, fi, fzb)];
+            if (fk == kEmpty || fk == kMixed)
+                continue;
+            uint32_t fc[8], mc[8];
+            block_classes<T, XY>(classes, s, fa, fi, fzb, fk, fc);
+            block_classes<T, XY>(classes, s, ab, ib, zb, kMixed, mc);
+            unite_touching<CONN>(forest, s, fa, fi, fzb, fc, 0u, k, mc, pieces[block]);
         }
     }
 }
@@ -935,9 +938,10 @@ cudaError_t launch_phases(const T *classes, uint32_t *labels, const Buffers &b, 
 {
     const dim3 grid = block_grid(s), threads(32, 8);
     const uint64_t segments = (uint64_t)s.nz * s.n1 * s.seg_per_line;
-    /* merge_mixed_kernel reads the number of mixed blocks on the device: a thread per block at most. */
+    /* merge_mixed_kernel reads the number of mixed blocks on the device: a warp per block at most, 2048 thread
+     * blocks (16384 warps) stepping through a longer list. */
     const uint64_t blocks = (uint64_t)s.b0 * s.b1 * s.bz;
-    const unsigned mixed_grid = (unsigned)(blocks / 256 + 1 < 1024 ? blocks / 256 + 1 : 1024);
+    const unsigned mixed_grid = (unsigned)(blocks / 8 + 1 < 2048 ? blocks / 8 + 1 : 2048);
     const cudaError_t error = cudaMemsetAsync(b.mixed, 0, sizeof *b.mixed, stream);
     if (error != cudaSuccess)
         return error;
