@@ -117,13 +117,15 @@ static char *collect_warnings(const batch_series *series, const cli_input *input
 
 /* Labels and measures one loaded series into `finished` (or records why it could not be read or labelled),
  * and frees the loaded CT. */
-static void compute(const batch_work *work, loaded_series *loaded, size_t position, finished_series *finished)
+static void compute(const batch_work *work, vl_series_engine *engine, loaded_series *loaded, size_t position,
+                    finished_series *finished)
 {
     const batch_series *series = &work->list->items[loaded->index];
     finished->index = loaded->index;
     finished->position = position;
     finished->staged = NULL;
-    finished->run = (label_run_batch){.input = &loaded->input, .options_hash = work->options_hash};
+    finished->run =
+        (label_run_batch){.input = &loaded->input, .options_hash = work->options_hash, .engine = engine};
     finished->code = 0;
     finished->error[0] = '\0';
     finished->warnings = NULL;
@@ -279,13 +281,17 @@ int batch_work_run(const batch_work *work)
     clock_gettime(CLOCK_MONOTONIC, &p.started);
     /* Without a writer thread (write_depth 0, or none to be had) this thread writes each series itself. */
     const int write_behind = work->write_depth > 0 && pthread_create(&writer_thread, NULL, writer, &p) == 0;
+    /* The labelling thread's device buffers, kept for every series (without one, the stages run one by one). */
+    vl_series_engine *engine = NULL;
+    if (vl_series_engine_create(&engine) != VL_OK)
+        engine = NULL;
     int worst = 0;
     for (size_t position = 0; position < work->pending_count; position++) {
         loaded_series *loaded = batch_queue_pop(&p.to_label);
         if (write_behind)
             batch_queue_reserve(&p.to_write);
         finished_series *finished = &p.finished[position % write_tokens];
-        compute(work, loaded, position, finished);
+        compute(work, engine, loaded, position, finished);
         if (write_behind) {
             batch_queue_release(&p.to_label);
             batch_queue_push(&p.to_write, finished);
@@ -297,6 +303,7 @@ int batch_work_run(const batch_work *work)
             batch_queue_release(&p.to_label);
         }
     }
+    vl_series_engine_free(engine);
     if (write_behind) {
         pthread_join(writer_thread, NULL);
         worst = p.worst > worst ? p.worst : worst;
