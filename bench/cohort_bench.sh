@@ -58,25 +58,43 @@ seconds_of() { # COMMAND...: wall seconds
     end=$(date +%s.%N)
     awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }'
 }
-declare -A wall count
+declare -A wall count cpu
+# Wall and CPU seconds (user + system, of the process and its children) of one batch run.
+measured_run() { # COMMAND...: prints "WALL USER+SYSTEM"
+    python3 -c 'import resource, subprocess, sys, time
+start = time.monotonic()
+subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=open(sys.argv[1], "a"))
+wall = time.monotonic() - start
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print("%.3f %.2f+%.2f" % (wall, r.ru_utime, r.ru_stime))' "$work/errors.log" "$@"
+}
 run_batch() { # NAME OPTIONS...
     local name=$1
     shift
     rm -rf "$work/$name"
-    wall[$name]=$(seconds_of "$voxlabel" batch "$root" -o "$work/$name" "${options[@]}" --quiet "$@")
+    read -r wall[$name] cpu[$name] < <(measured_run "$voxlabel" batch "$root" -o "$work/$name" "${options[@]}" --quiet "$@")
     count[$name]=$(grep -c ',done,' "$work/$name/cohort.csv" || true)
-    stages[$name]=$(python3 "$here/cohort_stages.py" "$work/$name")
-    echo "ran $name: ${count[$name]} series in ${wall[$name]} s" # progress, kept in the log when a limit cuts the run
+    stages[$name]="$(python3 "$here/cohort_stages.py" "$work/$name") cpu=${cpu[$name]}"
+    echo "ran $name: ${count[$name]} series in ${wall[$name]} s, cpu ${cpu[$name]} s" # progress, kept in the log when a limit cuts the run
 }
 declare -A stages
-batch_runs=(batch batch_serial batch_write0 batch_write2 batch_prefetch2 batch_jobs2 batch_nii)
-run_batch batch
-run_batch batch_serial --prefetch 0 --write-behind 0
-run_batch batch_write0 --write-behind 0
-run_batch batch_write2 --write-behind 2
-run_batch batch_prefetch2 --prefetch 2
-run_batch batch_jobs2 --jobs 2
-run_batch batch_nii --format nii
+# RUNS picks some of the batch runs (batch and batch_serial always run: the target ratio needs both); LOOPS=0
+# leaves out the label loop and the peers.
+batch_runs=(${RUNS:-batch batch_serial batch_write0 batch_write2 batch_prefetch2 batch_jobs2 batch_nii})
+for needed in batch batch_serial; do [[ " ${batch_runs[*]} " == *" $needed "* ]] || batch_runs+=("$needed"); done
+for name in "${batch_runs[@]}"; do
+    case $name in
+    batch) run_batch batch ;;
+    batch_serial) run_batch batch_serial --prefetch 0 --write-behind 0 ;;
+    batch_write0) run_batch batch_write0 --write-behind 0 ;;
+    batch_write2) run_batch batch_write2 --write-behind 2 ;;
+    batch_prefetch2) run_batch batch_prefetch2 --prefetch 2 ;;
+    batch_jobs2) run_batch batch_jobs2 --jobs 2 ;;
+    batch_nii) run_batch batch_nii --format nii ;;
+    *) echo "cohort_bench: unknown run $name" >&2; exit 2 ;;
+    esac
+done
+[ "${LOOPS:-1}" = 0 ] && peers=0
 
 label_loop() {
     local k=0
@@ -85,10 +103,12 @@ label_loop() {
         "$voxlabel" label "$d" "${options[@]}" -o "$work/label_loop/$k" --quiet || true
     done
 }
-rm -rf "$work/label_loop"
-wall[label_loop]=$(seconds_of label_loop)
-count[label_loop]=$(find "$work/label_loop" -name summary.json | wc -l)
-echo "ran label_loop: ${count[label_loop]} series in ${wall[label_loop]} s"
+if [ "${LOOPS:-1}" != 0 ]; then
+    rm -rf "$work/label_loop"
+    wall[label_loop]=$(seconds_of label_loop)
+    count[label_loop]=$(find "$work/label_loop" -name summary.json | wc -l)
+    echo "ran label_loop: ${count[label_loop]} series in ${wall[label_loop]} s"
+fi
 
 if [ "$peers" = 1 ]; then
     python=${BENCH_PYTHON:-}

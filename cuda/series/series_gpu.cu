@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,7 +207,9 @@ vl_status resident(vl_series_gpu *s, const vl_volume *ct, const vl_series_reques
     VL_CUDA_TRY(error, "downloading the sizes");
     result->count = run.count;
     result->slabs = 1;
-    vl_device_gpu_name(options->device.gpu_index, result->device_name, sizeof result->device_name);
+    char name[96]; /* as vl_label_volume_gpu names it */
+    vl_device_gpu_name(options->device.gpu_index, name, sizeof name);
+    snprintf(result->device_name, sizeof result->device_name, "%s", name);
     vl_progress_report(&options->progress, "labelling (gpu)", 1.0);
     timings->label = seconds_since(start);
 
