@@ -28,8 +28,8 @@ void vl_series_engine_free(vl_series_engine *engine);
 typedef struct vl_series_request {
     double lo, hi;                    /* the mask: lo <= value <= hi, as vl_threshold */
     const vl_label_options *label;    /* connectivity, order, threads and the device policy of the whole call */
-    const vl_stats_options *stats;    /* level, extras, threads, connectivity, hulls; its outcome (when not NULL)
-                                       * is filled like the labelling's; its device is not used */
+    const vl_stats_options *stats;    /* level, extras, threads, connectivity, hulls (NULL: the defaults); its
+                                       * outcome, when set, is filled like the labelling's; its device is not used */
     int narrow_labels;                /* 1: the labels may be u8 or u16, the narrowest type for N (the type
                                        * NIfTI, NRRD and MHA label files are written in); 0: always u32 */
 } vl_series_request;
