@@ -2,11 +2,13 @@
 # The cohort bench (issue 20): >= 40 CT series, the real ones of ../shared plus phantoms of clinical size, labelled
 #   1. by voxlabel batch: as given (the defaults: --prefetch 1 --write-behind 1), fully serial (--prefetch 0
 #      --write-behind 0: each series read, labelled and written alone), with --write-behind 0 and 2, --prefetch 2,
-#      --jobs 2 (the defaults are chosen from these) and --format nii (the write stage without gzip),
+#      --jobs 2 (the defaults are chosen from these) and --format nii (the write stage without gzip); RUNS (names
+#      below) picks others, e.g. batch_write3 or batch_write2_prefetch2, and LOOPS=0 leaves out 2. and 3.,
 #   2. by a shell loop of voxlabel label, one series per call,
 #   3. by a shell loop of dcm2niix + a cc3d script (bench/cohort_cc3d_label.py), as users do today,
 # all with the bone threshold (>= 300 HU, 26-connected). Prints series per minute for each, the summed
-# per-stage seconds of the batch runs (from each series' timings.json) and the three target ratios:
+# per-stage seconds of the batch runs (from each series' timings.json) with their CPU seconds (user+system), and
+# the three target ratios:
 #   batch / label loop (>= 3), batch / dcm2niix+cc3d loop (>= 10), and batch's labelling wall time over the
 #   time to just read and decode the cohort (<= 1.5; the read+decode time is the summed read stage of the
 #   serial run, where each series is read with nothing else running). The table also goes to WORK/cohort_bench.md.
@@ -88,6 +90,8 @@ for name in "${batch_runs[@]}"; do
     batch_serial) run_batch batch_serial --prefetch 0 --write-behind 0 ;;
     batch_write0) run_batch batch_write0 --write-behind 0 ;;
     batch_write2) run_batch batch_write2 --write-behind 2 ;;
+    batch_write3) run_batch batch_write3 --write-behind 3 ;;
+    batch_write2_prefetch2) run_batch batch_write2_prefetch2 --write-behind 2 --prefetch 2 ;;
     batch_prefetch2) run_batch batch_prefetch2 --prefetch 2 ;;
     batch_jobs2) run_batch batch_jobs2 --jobs 2 ;;
     batch_nii) run_batch batch_nii --format nii ;;
