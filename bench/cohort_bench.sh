@@ -3,7 +3,8 @@
 #   1. by voxlabel batch: as given (the defaults: --prefetch 1 --write-behind 1), fully serial (--prefetch 0
 #      --write-behind 0: each series read, labelled and written alone), with --write-behind 0 and 2, --prefetch 2,
 #      --jobs 2 (the defaults are chosen from these) and --format nii (the write stage without gzip); RUNS (names
-#      below) picks others, e.g. batch_write3 or batch_write2_prefetch2, and LOOPS=0 leaves out 2. and 3.,
+#      below) picks others, e.g. batch_write3, batch_write2_prefetch2 or batch_rerun (batch again on its complete
+#      output: discovery alone, its wall and CPU seconds), and LOOPS=0 leaves out 2. and 3.,
 #   2. by a shell loop of voxlabel label, one series per call,
 #   3. by a shell loop of dcm2niix + a cc3d script (bench/cohort_cc3d_label.py), as users do today,
 # all with the bone threshold (>= 300 HU, 26-connected). Prints series per minute for each, the summed
@@ -60,7 +61,7 @@ seconds_of() { # COMMAND...: wall seconds
     end=$(date +%s.%N)
     awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }'
 }
-declare -A wall count cpu
+declare -A wall count cpu pipe
 # Wall and CPU seconds (user + system, of the process and its children) of one batch run.
 measured_run() { # COMMAND...: prints "WALL USER+SYSTEM"
     python3 -c 'import resource, subprocess, sys, time
@@ -70,20 +71,21 @@ wall = time.monotonic() - start
 r = resource.getrusage(resource.RUSAGE_CHILDREN)
 print("%.3f %.2f+%.2f" % (wall, r.ru_utime, r.ru_stime))' "$work/errors.log" "$@"
 }
-run_batch() { # NAME OPTIONS...
-    local name=$1
+run_batch() { # NAME OPTIONS...   (NAME batch_rerun: batch again into batch's complete OUT, discovery alone)
+    local name=$1 out=$work/$1
     shift
-    rm -rf "$work/$name"
-    read -r wall[$name] cpu[$name] < <(measured_run "$voxlabel" batch "$root" -o "$work/$name" "${options[@]}" --quiet "$@")
-    count[$name]=$(grep -c ',done,' "$work/$name/cohort.csv" || true)
-    stages[$name]="$(python3 "$here/cohort_stages.py" "$work/$name") cpu=${cpu[$name]}"
+    [ "$name" = batch_rerun ] && out=$work/batch || rm -rf "$out"
+    read -r wall[$name] cpu[$name] < <(measured_run "$voxlabel" batch "$root" -o "$out" "${options[@]}" --quiet "$@")
+    count[$name]=$(grep -c ',done,' "$out/cohort.csv" || true)
+    stages[$name]="$(python3 "$here/cohort_stages.py" "$out") cpu=${cpu[$name]}"
+    pipe[$name]=$(python3 "$here/cohort_stages.py" "$out" pipeline_wall)
     echo "ran $name: ${count[$name]} series in ${wall[$name]} s, cpu ${cpu[$name]} s" # progress, kept in the log when a limit cuts the run
 }
 declare -A stages
 # RUNS picks some of the batch runs (batch and batch_serial always run: the target ratio needs both); LOOPS=0
 # leaves out the label loop and the peers.
 batch_runs=(${RUNS:-batch batch_serial batch_write0 batch_write2 batch_prefetch2 batch_jobs2 batch_nii})
-for needed in batch batch_serial; do [[ " ${batch_runs[*]} " == *" $needed "* ]] || batch_runs+=("$needed"); done
+for needed in batch batch_serial; do [[ " ${batch_runs[*]} " == *" $needed "* ]] || batch_runs=("$needed" "${batch_runs[@]}"); done
 for name in "${batch_runs[@]}"; do
     case $name in
     batch) run_batch batch ;;
@@ -95,6 +97,7 @@ for name in "${batch_runs[@]}"; do
     batch_prefetch2) run_batch batch_prefetch2 --prefetch 2 ;;
     batch_jobs2) run_batch batch_jobs2 --jobs 2 ;;
     batch_nii) run_batch batch_nii --format nii ;;
+    batch_rerun) run_batch batch_rerun ;;
     *) echo "cohort_bench: unknown run $name" >&2; exit 2 ;;
     esac
 done
@@ -167,7 +170,7 @@ for name in "${batch_runs[@]}"; do
     say "- $name: ${stages[$name]}"
 done
 read_alone=$(python3 "$here/cohort_stages.py" "$work/batch_serial" read)
-pipeline=$(python3 "$here/cohort_stages.py" "$work/batch" pipeline_wall)
+pipeline=${pipe[batch]}
 summed=$(python3 "$here/cohort_stages.py" "$work/batch" total)
 say ""
 say "targets (batch = voxlabel batch with its defaults):"
