@@ -3,7 +3,7 @@
 #   1. by voxlabel batch: as given (the defaults: --prefetch 1 --write-behind 1), fully serial (--prefetch 0
 #      --write-behind 0: each series read, labelled and written alone), with --write-behind 0 and 2, --prefetch 2,
 #      --jobs 2 (the defaults are chosen from these) and --format nii (the write stage without gzip); RUNS (names
-#      below) picks others, e.g. batch_write3, batch_write2_prefetch2 or batch_rerun (batch again on its complete
+#      below) picks others, e.g. batch_write3, batch_wt8 (--write-threads 8) or batch_rerun (batch again on its complete
 #      output: discovery alone, its wall and CPU seconds), and LOOPS=0 leaves out 2. and 3.,
 #   2. by a shell loop of voxlabel label, one series per call,
 #   3. by a shell loop of dcm2niix + a cc3d script (bench/cohort_cc3d_label.py), as users do today,
@@ -98,6 +98,7 @@ for name in "${batch_runs[@]}"; do
     batch_jobs2) run_batch batch_jobs2 --jobs 2 ;;
     batch_nii) run_batch batch_nii --format nii ;;
     batch_rerun) run_batch batch_rerun ;;
+    batch_wt2 | batch_wt8 | batch_wt16) run_batch "$name" --write-threads "${name#batch_wt}" ;;
     *) echo "cohort_bench: unknown run $name" >&2; exit 2 ;;
     esac
 done

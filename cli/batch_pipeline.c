@@ -129,7 +129,8 @@ static void compute(const batch_work *work, vl_series_engine *engine, loaded_ser
     finished->position = position;
     finished->staged = NULL;
     finished->run =
-        (label_run_batch){.input = &loaded->input, .options_hash = work->options_hash, .engine = engine};
+        (label_run_batch){.input = &loaded->input, .options_hash = work->options_hash,
+                          .write_threads = work->write_threads, .engine = engine};
     finished->code = 0;
     finished->error[0] = '\0';
     finished->warnings = NULL;

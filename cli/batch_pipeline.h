@@ -25,6 +25,7 @@ typedef struct batch_work {
     int write_depth;                /* series labelled ahead of the writers, and writer threads (at most
                                      * BATCH_MAX_WRITERS; 0: each series written by the labeller) */
     int read_threads;               /* DICOM decoding threads */
+    int write_threads;              /* threads compressing each labels file (0: every core) */
     int quiet;                      /* no per-series progress lines */
     const char *worker_name;        /* "" or "job 2/4: " in progress lines */
 } batch_work;

@@ -51,6 +51,9 @@ static const char batch_help[] =
     "                             0: read each series only when its turn comes)\n"
     "  --write-behind N           series written behind the labelling, N at once by N writer threads (default\n"
     "                             1; 0: write each series before labelling the next)\n"
+    "  --write-threads N          threads compressing each labels file (default: a quarter of the cores, so that\n"
+    "                             reading the next series keeps most of them; all with --write-behind 0); the\n"
+    "                             bytes are the same for any N\n"
     "  --min-slices N             skip series with fewer slices (default 3)\n"
     "  --force                    redo series whose outputs were made with other label options\n"
     "                             (otherwise such a series is an error and OUT is left as it is)\n"
@@ -69,7 +72,7 @@ static const char batch_help[] =
 typedef struct batch_arguments {
     const char *root, *out, *merge[256];
     int merge_count, merging;
-    int shard, shards, jobs, depth, write_depth, force, quiet;
+    int shard, shards, jobs, depth, write_depth, write_threads, force, quiet;
     int64_t min_slices;
     char *label_argv[256];
     int label_argc;
@@ -127,6 +130,11 @@ static int parse_arguments(int argc, char **argv, batch_arguments *args)
             if (!value || parse_shard(value, &args->shard, &args->shards))
                 return CLI_EXIT_USAGE;
             sharded = 1;
+        } else if (strcmp(option, "--write-threads") == 0) {
+            const char *value = cli_option_value(argc, argv, &i);
+            if (!value || cli_parse_int64(option, value, 1, 1024, &number))
+                return CLI_EXIT_USAGE;
+            args->write_threads = (int)number;
         } else if (strcmp(option, "--jobs") == 0 || strcmp(option, "--prefetch") == 0 ||
                    strcmp(option, "--write-behind") == 0 || strcmp(option, "--min-slices") == 0) {
             const char *value = cli_option_value(argc, argv, &i);
@@ -415,6 +423,11 @@ int cmd_batch(int argc, char **argv)
         .depth = args.depth,
         .write_depth = args.write_depth,
         .read_threads = read_threads,
+        /* Writers behind the labelling share the cores with the reader, the stage every series waits for. */
+        .write_threads = args.write_threads     ? args.write_threads
+                         : args.write_depth == 0 ? 0
+                         : read_threads / 4 > 0  ? read_threads / 4
+                                                 : 1,
         .quiet = args.quiet,
         .worker_name = "",
     };

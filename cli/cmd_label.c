@@ -491,6 +491,7 @@ int label_run_write(label_staged *staged, label_run_batch *batch)
     write.mat_xy = vl_label_order_is_raster(s.args.label.order);
     write.mat_class = s.args.mat_class;
     write.progress = cli_progress();
+    write.threads = batch ? batch->write_threads : 0;
     if ((status = vl_write_volume(cli_outputs_staged(&s.outputs, 0), &s.labels, &write)) != VL_OK)
         goto failed;
     vl_csv_options csv;

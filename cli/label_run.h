@@ -17,6 +17,7 @@ enum { LABEL_RUN_LARGEST = 5 };
 typedef struct label_run_batch {
     cli_input *input;             /* in: the series, already loaded; label_run frees it */
     const char *options_hash;     /* in: written into summary.json, which then holds no timings */
+    int write_threads;            /* in: threads compressing the labels file (0: every core) */
     vl_series_engine *engine;     /* in: device buffers kept from series to series; with it, a plain threshold
                                    * (no --model, --open, --close, --min-size, --largest, --preview) is
                                    * thresholded, labelled and measured in one vl_series_label call */
