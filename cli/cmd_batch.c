@@ -51,9 +51,8 @@ static const char batch_help[] =
     "                             0: read each series only when its turn comes)\n"
     "  --write-behind N           series written behind the labelling, N at once by N writer threads (default\n"
     "                             1; 0: write each series before labelling the next)\n"
-    "  --write-threads N          threads compressing each labels file (default: a quarter of the cores, so that\n"
-    "                             reading the next series keeps most of them; all with --write-behind 0); the\n"
-    "                             bytes are the same for any N\n"
+    "  --write-threads N          threads compressing each labels file (default: every core); the bytes are the\n"
+    "                             same for any N\n"
     "  --min-slices N             skip series with fewer slices (default 3)\n"
     "  --force                    redo series whose outputs were made with other label options\n"
     "                             (otherwise such a series is an error and OUT is left as it is)\n"
@@ -423,11 +422,7 @@ int cmd_batch(int argc, char **argv)
         .depth = args.depth,
         .write_depth = args.write_depth,
         .read_threads = read_threads,
-        /* Writers behind the labelling share the cores with the reader, the stage every series waits for. */
-        .write_threads = args.write_threads     ? args.write_threads
-                         : args.write_depth == 0 ? 0
-                         : read_threads / 4 > 0  ? read_threads / 4
-                                                 : 1,
+        .write_threads = args.write_threads,
         .quiet = args.quiet,
         .worker_name = "",
     };

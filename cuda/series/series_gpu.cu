@@ -108,25 +108,6 @@ __global__ void narrow_labels(const uint32_t *in, T *out, long long n)
 
 constexpr int kThreads = 256, kBlocks = 4096;
 
-/* Series come one after another while other threads read and write their neighbours on every core: a thread
- * that waits for the device (here, in the labeller, the statistics and the staged copies) sleeps until the
- * device is done instead of spinning on a core, which CUDA's automatic mode does when there are more cores
- * than contexts. The flag is the current device's, for the whole process; a device that refuses it keeps its
- * mode. */
-void wait_by_blocking()
-{
-    unsigned flags = 0;
-    if (cudaGetDeviceFlags(&flags) != cudaSuccess) {
-        cudaGetLastError();
-        return;
-    }
-    if ((flags & cudaDeviceScheduleMask) == cudaDeviceScheduleBlockingSync)
-        return;
-    const unsigned kept = flags & (cudaDeviceMapHost | cudaDeviceLmemResizeToMax);
-    if (cudaSetDeviceFlags(kept | cudaDeviceScheduleBlockingSync) != cudaSuccess)
-        cudaGetLastError();
-}
-
 /* src/core/threshold.c for integer types: the range narrowed to the whole values T holds, empty when none. */
 template <typename T>
 cudaError_t threshold_in_type(const void *ct, uint8_t *mask, long long n, double lo, double hi, double type_min,
@@ -292,7 +273,6 @@ extern "C" vl_status vl_series_label_gpu(vl_series_gpu **state, const vl_volume 
         if (!*state)
             return vl_fail(VL_ERR_MEMORY, "series: out of memory");
         (*state)->gpu_index = options->device.gpu_index;
-        wait_by_blocking();
     }
     vl_series_gpu *s = *state;
     /* The budget: what is free beside the buffers already held, less an eighth for CUB and the O(N) arrays

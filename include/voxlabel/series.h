@@ -20,9 +20,7 @@ extern "C" {
 /* Device buffers kept from one series to the next; one engine serves one thread at a time. */
 typedef struct vl_series_engine vl_series_engine;
 
-/* A new engine; it holds no device memory until its first GPU series. On that series it also makes threads that
- * wait for the device sleep rather than spin (cudaDeviceScheduleBlockingSync on the device, process-wide), so that
- * the cores stay with the other work of a cohort. */
+/* A new engine; it holds no device memory until its first GPU series. */
 vl_status vl_series_engine_create(vl_series_engine **engine);
 /* Frees the engine and its device buffers (NULL is allowed). */
 void vl_series_engine_free(vl_series_engine *engine);
