@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The cohort bench (issue 20): >= 40 CT series, the real ones of ../shared plus phantoms of clinical size, labelled
-#   1. by voxlabel batch: as given (the defaults: --prefetch 1 --write-behind 1), fully serial (--prefetch 0
+#   1. by voxlabel batch: as given (the defaults: --prefetch 1 --write-behind 1) and again on its complete output
+#      (discovery alone), fully serial (--prefetch 0
 #      --write-behind 0: each series read, labelled and written alone), with --write-behind 0 and 2, --prefetch 2,
 #      --jobs 2 (the defaults are chosen from these) and --format nii (the write stage without gzip); RUNS (names
 #      below) picks others, e.g. batch_write3, batch_wt8 (--write-threads 8) or batch_rerun (batch again on its complete
@@ -84,7 +85,7 @@ run_batch() { # NAME OPTIONS...   (NAME batch_rerun: batch again into batch's co
 declare -A stages
 # RUNS picks some of the batch runs (batch and batch_serial always run: the target ratio needs both); LOOPS=0
 # leaves out the label loop and the peers.
-batch_runs=(${RUNS:-batch batch_serial batch_write0 batch_write2 batch_prefetch2 batch_jobs2 batch_nii})
+batch_runs=(${RUNS:-batch batch_rerun batch_serial batch_write0 batch_write2 batch_write3 batch_prefetch2 batch_jobs2 batch_nii})
 for needed in batch batch_serial; do [[ " ${batch_runs[*]} " == *" $needed "* ]] || batch_runs=("$needed" "${batch_runs[@]}"); done
 for name in "${batch_runs[@]}"; do
     case $name in
