@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
 # The cohort bench (issue 20): >= 40 CT series, the real ones of ../shared plus phantoms of clinical size, labelled
 #   1. by voxlabel batch: as given (the defaults: --prefetch 1 --write-behind 1) and again on its complete output
-#      (discovery alone), fully serial (--prefetch 0
-#      --write-behind 0: each series read, labelled and written alone), with --write-behind 0 and 2, --prefetch 2,
-#      --jobs 2 (the defaults are chosen from these) and --format nii (the write stage without gzip); RUNS (names
-#      below) picks others, e.g. batch_write3, batch_wt8 (--write-threads 8) or batch_rerun (batch again on its complete
-#      output: discovery alone, its wall and CPU seconds), and LOOPS=0 leaves out 2. and 3.,
+#      (batch_rerun: discovery alone), fully serial (--prefetch 0 --write-behind 0: each series read, labelled and
+#      written alone), with --write-behind 0, 2 and 3, --prefetch 2, --jobs 2 (the defaults are chosen from these)
+#      and --format nii (the write stage without gzip); RUNS (names below) picks others, e.g. batch_wt8
+#      (--write-threads 8), and LOOPS=0 leaves out 2. and 3.,
 #   2. by a shell loop of voxlabel label, one series per call,
 #   3. by a shell loop of dcm2niix + a cc3d script (bench/cohort_cc3d_label.py), as users do today,
 # all with the bone threshold (>= 300 HU, 26-connected). Prints series per minute for each, the summed
