@@ -17,10 +17,10 @@
 #               the process), and a 64^3 label run on the cpu and on the gpu, wall against summary.json's total
 #   gzip        bench/cohort_gzip_bench on e2e's labels.nii.gz: deflate candidates per core, the parallel writer
 #               at 1, 2, 4, 8, 16 threads, inflate by zlib's gzread and by voxlabel's reader
-#   bench       bench/cohort_bench.sh with DEVICE=gpu: batch as given, serial, --write-behind 0/2, --prefetch 2,
-#               --jobs 2, --format nii against a voxlabel label loop and, with the peers, a dcm2niix + cc3d loop
-#               (stopped after PEER_SECONDS, default 45: series per minute over the series it did); series per
-#               minute, summed stage seconds, the three target ratios
+#   bench       bench/cohort_bench.sh with DEVICE=gpu: batch as given and its rerun (discovery alone), serial,
+#               --write-behind 0/2/3, --prefetch 2, --jobs 2, --format nii against a voxlabel label loop and, with
+#               the peers, a dcm2niix + cc3d loop (stopped after PEER_SECONDS, default 45: series per minute over the
+#               series it did); series per minute, summed stage and CPU seconds, the three target ratios
 #   ratio       the bench's batch runs that the labelling-wall target needs (defaults, serial, --write-behind 2
 #               and 3, --write-threads 2, 8 and 16, --prefetch 2, --format nii, and the defaults' rerun: discovery
 #               alone), without the loops: about a minute
