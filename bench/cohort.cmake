@@ -1,3 +1,5 @@
 # voxlabel batch (issue 20): the write stage's compressor (zlib, its run-length strategy and libdeflate, then the
-# parallel writer by thread count); bench/cohort_bench.sh runs the cohort.
+# parallel writer by thread count), one series' compute and write phases (separate stages against the device-resident
+# series); bench/cohort_bench.sh runs the cohort.
 vl_bench_exe(cohort_gzip_bench ${CMAKE_CURRENT_LIST_DIR}/cohort_gzip_bench.c)
+vl_bench_exe(cohort_series_bench ${CMAKE_CURRENT_LIST_DIR}/cohort_series_bench.c)

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The cohort bench (issue 20): >= 40 CT series, the real ones of ../shared plus phantoms of clinical size, labelled
-#   1. by voxlabel batch: as given (the defaults: --prefetch 1 --write-behind 1), fully serial (--prefetch 0
-#      --write-behind 0: each series read, labelled and written alone), with --write-behind 0 and 2, --prefetch 2,
-#      --jobs 2 (the defaults are chosen from these) and --format nii (the write stage without gzip),
+#   1. by voxlabel batch: as given (the defaults: --prefetch 1 --write-behind 1) and again on its complete output
+#      (batch_rerun: discovery alone), fully serial (--prefetch 0 --write-behind 0: each series read, labelled and
+#      written alone), with --write-behind 0, 2 and 3, --prefetch 2, --jobs 2 (the defaults are chosen from these)
+#      and --format nii (the write stage without gzip); RUNS (names below) picks others, e.g. batch_wt8
+#      (--write-threads 8), and LOOPS=0 leaves out 2. and 3.,
 #   2. by a shell loop of voxlabel label, one series per call,
 #   3. by a shell loop of dcm2niix + a cc3d script (bench/cohort_cc3d_label.py), as users do today,
 # all with the bone threshold (>= 300 HU, 26-connected). Prints series per minute for each, the summed
-# per-stage seconds of the batch runs (from each series' timings.json) and the three target ratios:
+# per-stage seconds of the batch runs (from each series' timings.json) with their CPU seconds (user+system), and
+# the three target ratios:
 #   batch / label loop (>= 3), batch / dcm2niix+cc3d loop (>= 10), and batch's labelling wall time over the
 #   time to just read and decode the cohort (<= 1.5; the read+decode time is the summed read stage of the
 #   serial run, where each series is read with nothing else running). The table also goes to WORK/cohort_bench.md.
@@ -58,25 +61,48 @@ seconds_of() { # COMMAND...: wall seconds
     end=$(date +%s.%N)
     awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }'
 }
-declare -A wall count
-run_batch() { # NAME OPTIONS...
-    local name=$1
+declare -A wall count cpu pipe
+# Wall and CPU seconds (user + system, of the process and its children) of one batch run.
+measured_run() { # COMMAND...: prints "WALL USER+SYSTEM"
+    python3 -c 'import resource, subprocess, sys, time
+start = time.monotonic()
+subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=open(sys.argv[1], "a"))
+wall = time.monotonic() - start
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print("%.3f %.2f+%.2f" % (wall, r.ru_utime, r.ru_stime))' "$work/errors.log" "$@"
+}
+run_batch() { # NAME OPTIONS...   (NAME batch_rerun: batch again into batch's complete OUT, discovery alone)
+    local name=$1 out=$work/$1
     shift
-    rm -rf "$work/$name"
-    wall[$name]=$(seconds_of "$voxlabel" batch "$root" -o "$work/$name" "${options[@]}" --quiet "$@")
-    count[$name]=$(grep -c ',done,' "$work/$name/cohort.csv" || true)
-    stages[$name]=$(python3 "$here/cohort_stages.py" "$work/$name")
-    echo "ran $name: ${count[$name]} series in ${wall[$name]} s" # progress, kept in the log when a limit cuts the run
+    [ "$name" = batch_rerun ] && out=$work/batch || rm -rf "$out"
+    read -r wall[$name] cpu[$name] < <(measured_run "$voxlabel" batch "$root" -o "$out" "${options[@]}" --quiet "$@")
+    count[$name]=$(grep -c ',done,' "$out/cohort.csv" || true)
+    stages[$name]="$(python3 "$here/cohort_stages.py" "$out") cpu=${cpu[$name]}"
+    pipe[$name]=$(python3 "$here/cohort_stages.py" "$out" pipeline_wall)
+    echo "ran $name: ${count[$name]} series in ${wall[$name]} s, cpu ${cpu[$name]} s" # progress, kept in the log when a limit cuts the run
 }
 declare -A stages
-batch_runs=(batch batch_serial batch_write0 batch_write2 batch_prefetch2 batch_jobs2 batch_nii)
-run_batch batch
-run_batch batch_serial --prefetch 0 --write-behind 0
-run_batch batch_write0 --write-behind 0
-run_batch batch_write2 --write-behind 2
-run_batch batch_prefetch2 --prefetch 2
-run_batch batch_jobs2 --jobs 2
-run_batch batch_nii --format nii
+# RUNS picks some of the batch runs (batch and batch_serial always run: the target ratio needs both); LOOPS=0
+# leaves out the label loop and the peers.
+batch_runs=(${RUNS:-batch batch_rerun batch_serial batch_write0 batch_write2 batch_write3 batch_prefetch2 batch_jobs2 batch_nii})
+for needed in batch batch_serial; do [[ " ${batch_runs[*]} " == *" $needed "* ]] || batch_runs=("$needed" "${batch_runs[@]}"); done
+for name in "${batch_runs[@]}"; do
+    case $name in
+    batch) run_batch batch ;;
+    batch_serial) run_batch batch_serial --prefetch 0 --write-behind 0 ;;
+    batch_write0) run_batch batch_write0 --write-behind 0 ;;
+    batch_write2) run_batch batch_write2 --write-behind 2 ;;
+    batch_write3) run_batch batch_write3 --write-behind 3 ;;
+    batch_write2_prefetch2) run_batch batch_write2_prefetch2 --write-behind 2 --prefetch 2 ;;
+    batch_prefetch2) run_batch batch_prefetch2 --prefetch 2 ;;
+    batch_jobs2) run_batch batch_jobs2 --jobs 2 ;;
+    batch_nii) run_batch batch_nii --format nii ;;
+    batch_rerun) run_batch batch_rerun ;;
+    batch_wt2 | batch_wt8 | batch_wt16) run_batch "$name" --write-threads "${name#batch_wt}" ;;
+    *) echo "cohort_bench: unknown run $name" >&2; exit 2 ;;
+    esac
+done
+[ "${LOOPS:-1}" = 0 ] && peers=0
 
 label_loop() {
     local k=0
@@ -85,10 +111,12 @@ label_loop() {
         "$voxlabel" label "$d" "${options[@]}" -o "$work/label_loop/$k" --quiet || true
     done
 }
-rm -rf "$work/label_loop"
-wall[label_loop]=$(seconds_of label_loop)
-count[label_loop]=$(find "$work/label_loop" -name summary.json | wc -l)
-echo "ran label_loop: ${count[label_loop]} series in ${wall[label_loop]} s"
+if [ "${LOOPS:-1}" != 0 ]; then
+    rm -rf "$work/label_loop"
+    wall[label_loop]=$(seconds_of label_loop)
+    count[label_loop]=$(find "$work/label_loop" -name summary.json | wc -l)
+    echo "ran label_loop: ${count[label_loop]} series in ${wall[label_loop]} s"
+fi
 
 if [ "$peers" = 1 ]; then
     python=${BENCH_PYTHON:-}
@@ -143,7 +171,7 @@ for name in "${batch_runs[@]}"; do
     say "- $name: ${stages[$name]}"
 done
 read_alone=$(python3 "$here/cohort_stages.py" "$work/batch_serial" read)
-pipeline=$(python3 "$here/cohort_stages.py" "$work/batch" pipeline_wall)
+pipeline=${pipe[batch]}
 summed=$(python3 "$here/cohort_stages.py" "$work/batch" total)
 say ""
 say "targets (batch = voxlabel batch with its defaults):"

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# voxlabel batch on the GPU machine (issue 20), in about 3 minutes (step limits 25 + 30 + 25 + 15 + 170 s), from the
-# package of scripts/device-package and, when carried, the peers of scripts/cohort-peers-pack (.device/peers):
+# voxlabel batch on the GPU machine (issue 20), from the package of scripts/device-package and, when carried, the
+# peers of scripts/cohort-peers-pack (.device/peers); step limits series 40 + 40, equal 25, memcheck 90, e2e 25, gzip 15,
+# bench 170, ratio 90 s (all but ratio: about 3 minutes):
+#   series      tests/series_gpu (vl_series_label on the GPU, device-resident, == its CPU reference: labels, N,
+#               sizes, statistics), then bench/cohort_series_bench on a 512x512x140 phantom: the compute phases of
+#               the separate stages and of the resident series, and the write of u8 against u32 labels by threads
 #   equal       a phantom cohort through batch --device gpu and --device cpu: every labels.nii.gz and
 #               components.csv byte-identical, the same cohort rows (device and seconds aside); and the GPU run
 #               again with --write-behind 0 and 3: the same bytes
-#   memcheck    compute-sanitizer memcheck on a batch of 3 small series on the GPU (one process, one context,
-#               series after series, the reader and writer threads working meanwhile)
+#   memcheck    compute-sanitizer memcheck on series_gpu --quick, and on a batch of 3 small series on the GPU (one
+#               process, one context, series after series, the reader and writer threads working meanwhile)
 #   e2e         the issue-17 command end to end (512x512x400 u8 map of 117 classes, --multilabel
 #               --largest-per-class 1 --device gpu): wall seconds of 3 runs and each run's stage seconds; the
 #               labels and cleaned .nii.gz read by Python's gzip and zlib.decompress, the same bytes with --threads 1;
@@ -13,11 +17,14 @@
 #               the process), and a 64^3 label run on the cpu and on the gpu, wall against summary.json's total
 #   gzip        bench/cohort_gzip_bench on e2e's labels.nii.gz: deflate candidates per core, the parallel writer
 #               at 1, 2, 4, 8, 16 threads, inflate by zlib's gzread and by voxlabel's reader
-#   bench       bench/cohort_bench.sh with DEVICE=gpu: batch as given, serial, --write-behind 0/2, --prefetch 2,
-#               --jobs 2, --format nii against a voxlabel label loop and, with the peers, a dcm2niix + cc3d loop
-#               (stopped after PEER_SECONDS, default 45: series per minute over the series it did); series per
-#               minute, summed stage seconds, the three target ratios
-# usage: bench/cohort_device_run.sh BIN_DIR OUT_DIR [STEP...]   (default: all five)
+#   bench       bench/cohort_bench.sh with DEVICE=gpu: batch as given and its rerun (discovery alone), serial,
+#               --write-behind 0/2/3, --prefetch 2, --jobs 2, --format nii against a voxlabel label loop and, with
+#               the peers, a dcm2niix + cc3d loop (stopped after PEER_SECONDS, default 45: series per minute over the
+#               series it did); series per minute, summed stage and CPU seconds, the three target ratios
+#   ratio       the bench's batch runs that the labelling-wall target needs (defaults, serial, --write-behind 2
+#               and 3, --write-threads 2, 8 and 16, --prefetch 2, --format nii, and the defaults' rerun: discovery
+#               alone), without the loops: about a minute
+# usage: bench/cohort_device_run.sh BIN_DIR OUT_DIR [STEP...]   (default: series equal memcheck e2e gzip bench)
 #   BIN_DIR  the package's bin/ (voxlabel itself is BIN_DIR/voxlabel or BIN_DIR/../voxlabel; lib/ and the DCMTK
 #            dictionaries beside it are used when LD_LIBRARY_PATH / DCMDICTPATH are not set)
 #   PHANTOMS phantom series for the bench (default 40; 512x512 x SLICES, default "80 120 160 200", in turn)
@@ -26,7 +33,7 @@
 set -uo pipefail
 bin=$(realpath "$1") out=$2 phantoms=${PHANTOMS:-40}
 shift 2
-steps=" ${*:-equal memcheck e2e gzip bench} "
+steps=" ${*:-series equal memcheck e2e gzip bench} "
 wants() { [[ "$steps" == *" $1 "* ]]; }
 export GPU_DEVICE=${GPU_DEVICE:-gpu}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,8 +44,8 @@ voxlabel=$bin/voxlabel
 [ -n "${DCMDICTPATH:-}" ] || export DCMDICTPATH=$package/dicom.dic:$package/private.dic
 mkdir -p "$out"
 out=$(realpath "$out")
-export voxlabel here work=$(mktemp -d)
-log=$out/cohort.log step_dir=$out step_show="FAIL|ERROR SUMMARY|differ|series/min|\| batch|\| label|\| peer|total/read|e2e|target|wall|writer|inflate|overhead|peers:" status=0
+export voxlabel bin here work=$(mktemp -d)
+log=$out/cohort.log step_dir=$out step_show="FAIL|ERROR SUMMARY|identical|differ|series/min|\| batch|\| label|\| peer|total/read|e2e|target|wall|writer|inflate|overhead|peers:" status=0
 . "$here/device_step.sh"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee -a "$log"
 
@@ -76,6 +83,7 @@ memcheck_batch() {
     for k in 1 2 3; do "$voxlabel" phantom -o "$root/p$k" --size 96x96x40 --seed "$k" --quiet || return 1; done
     local sanitizer=(compute-sanitizer --tool memcheck --error-exitcode 9)
     command -v compute-sanitizer > /dev/null || { echo "no compute-sanitizer here: plain run"; sanitizer=(); }
+    "${sanitizer[@]}" "$bin/series_gpu" --quick || return 1
     "${sanitizer[@]}" "$voxlabel" batch "$root" -o "$work/mc_out" --preset bone --device "$GPU_DEVICE" --quiet
 }
 e2e_multilabel() { # voxlabel label MAP --multilabel --largest-per-class 1: the whole command, three times
@@ -116,14 +124,25 @@ EOF
     done
 }
 export -f equal_check memcheck_batch e2e_multilabel
+if wants series; then
+    step series_gpu_equals_cpu 40 "$bin/series_gpu"
+    step series_bench 40 "$bin/cohort_series_bench" 512 512 140 5 "$work" "$GPU_DEVICE"
+    cat "$out/series_bench.out"
+fi
 wants equal && step gpu_equals_cpu 25 bash -c equal_check
-wants memcheck && step memcheck 30 bash -c memcheck_batch
+wants memcheck && step memcheck 90 bash -c memcheck_batch
 wants e2e && step e2e_multilabel 25 bash -c e2e_multilabel
 if wants gzip; then
     [ -f "$work/e2e/labels.nii.gz" ] || { "$voxlabel" phantom -o "$work/gz_ct" --size 512x512x200 --seed 1 --quiet &&
         "$voxlabel" label "$work/gz_ct" --preset bone --quiet -o "$work/e2e"; }
     step gzip_bench 15 "$bin/cohort_gzip_bench" "$work/e2e/labels.nii.gz" "$work" 1 2 6
     cat "$out/gzip_bench.out"
+fi
+if wants ratio; then
+    export DEVICE=$GPU_DEVICE RUNS="batch batch_rerun batch_serial batch_write2 batch_write3 batch_wt2 batch_wt8 batch_wt16 batch_prefetch2 batch_nii" LOOPS=0
+    step ratio 90 bash "$here/cohort_bench.sh" "$voxlabel" "$work/ratio" "$phantoms" --no-peers
+    cp "$work/ratio/cohort_bench.md" "$out/ratio.md" 2> /dev/null && cat "$out/ratio.md"
+    unset RUNS LOOPS
 fi
 if wants bench; then
     # The peers: dcm2niix with its two libraries, and cc3d and nibabel installed from their wheels for python3.

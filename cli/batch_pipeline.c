@@ -38,14 +38,18 @@ typedef struct finished_series {
     double read_seconds;
 } finished_series;
 
-/* reader -> labeller (loaded, `depth` + 1 tokens) -> writer (finished, `write_depth` + 1 tokens). */
+/* reader -> labeller (loaded, `depth` + 1 tokens) -> writers (finished, `write_depth` + 1 tokens). Several
+ * writers finish series out of order, so a finished series takes any free slot rather than slot n % tokens. */
 typedef struct pipeline {
     const batch_work *work;
     loaded_series *loaded;
     finished_series *finished;
+    int *slot_busy;                 /* per finished slot: taken by a series not yet written */
     batch_queue to_label, to_write;
     struct timespec started;
-    int worst;                      /* the writer's largest exit code */
+    pthread_mutex_t lock;           /* guards slot_busy, taken and worst */
+    size_t taken;                   /* series the writers have taken so far */
+    int worst;                      /* the writers' largest exit code */
 } pipeline;
 
 static void load_series(const batch_work *work, size_t index, loaded_series *slot)
@@ -117,13 +121,16 @@ static char *collect_warnings(const batch_series *series, const cli_input *input
 
 /* Labels and measures one loaded series into `finished` (or records why it could not be read or labelled),
  * and frees the loaded CT. */
-static void compute(const batch_work *work, loaded_series *loaded, size_t position, finished_series *finished)
+static void compute(const batch_work *work, vl_series_engine *engine, loaded_series *loaded, size_t position,
+                    finished_series *finished)
 {
     const batch_series *series = &work->list->items[loaded->index];
     finished->index = loaded->index;
     finished->position = position;
     finished->staged = NULL;
-    finished->run = (label_run_batch){.input = &loaded->input, .options_hash = work->options_hash};
+    finished->run =
+        (label_run_batch){.input = &loaded->input, .options_hash = work->options_hash,
+                          .write_threads = work->write_threads, .engine = engine};
     finished->code = 0;
     finished->error[0] = '\0';
     finished->warnings = NULL;
@@ -241,51 +248,87 @@ static int finish(const batch_work *work, finished_series *finished, const struc
     return code;
 }
 
+/* One of the writer threads: each takes the next labelled series in turn and writes it whole. */
 static void *writer(void *argument)
 {
     pipeline *p = argument;
-    for (size_t n = 0; n < p->work->pending_count; n++) {
+    for (;;) {
+        pthread_mutex_lock(&p->lock);
+        const int more = p->taken < p->work->pending_count;
+        p->taken += more;
+        pthread_mutex_unlock(&p->lock);
+        if (!more)
+            return NULL;
         finished_series *finished = batch_queue_pop(&p->to_write);
         const int code = finish(p->work, finished, &p->started);
+        pthread_mutex_lock(&p->lock);
         p->worst = code > p->worst ? code : p->worst;
+        p->slot_busy[finished - p->finished] = 0;
+        pthread_mutex_unlock(&p->lock);
         batch_queue_release(&p->to_write);
     }
-    return NULL;
+}
+
+/* A free slot for the next labelled series; the caller holds a write token, so there is one. */
+static finished_series *take_slot(pipeline *p, size_t slots)
+{
+    pthread_mutex_lock(&p->lock);
+    size_t slot = 0;
+    while (slot + 1 < slots && p->slot_busy[slot])
+        slot++;
+    p->slot_busy[slot] = 1;
+    pthread_mutex_unlock(&p->lock);
+    return &p->finished[slot];
 }
 
 int batch_work_run(const batch_work *work)
 {
     if (!work->pending_count)
         return 0;
-    /* Tokens: the series being labelled plus `depth` read ahead of it; the series being written plus
-     * `write_depth` labelled ahead of it. write_depth 0: each series is written on this thread. */
+    /* Tokens: the series being labelled plus `depth` read ahead of it; the series being labelled plus
+     * `write_depth` labelled ahead of it, waiting or being written by `write_depth` writer threads (a writer's
+     * time goes mostly to waiting for the disk to take each file, fsync, so several overlap). write_depth 0:
+     * each series is written on this thread. */
     const size_t read_tokens = (size_t)(work->depth > 0 ? work->depth : 0) + 1;
     const size_t write_tokens = (size_t)(work->write_depth > 0 ? work->write_depth : 0) + 1;
     pipeline p = {.work = work};
     p.loaded = calloc(read_tokens, sizeof *p.loaded);
     p.finished = calloc(write_tokens, sizeof *p.finished);
-    const int have_read_queue = p.loaded && p.finished && batch_queue_init(&p.to_label, read_tokens) == 0;
+    p.slot_busy = calloc(write_tokens, sizeof *p.slot_busy);
+    pthread_mutex_init(&p.lock, NULL);
+    const int have_read_queue =
+        p.loaded && p.finished && p.slot_busy && batch_queue_init(&p.to_label, read_tokens) == 0;
     const int have_write_queue = have_read_queue && batch_queue_init(&p.to_write, write_tokens) == 0;
-    pthread_t reader_thread, writer_thread;
+    pthread_t reader_thread, writer_threads[BATCH_MAX_WRITERS];
     if (!have_write_queue || pthread_create(&reader_thread, NULL, reader, &p) != 0) {
         if (have_write_queue)
             batch_queue_destroy(&p.to_write);
         if (have_read_queue)
             batch_queue_destroy(&p.to_label);
+        pthread_mutex_destroy(&p.lock);
         free(p.loaded);
         free(p.finished);
+        free(p.slot_busy);
         return cli_error(CLI_EXIT_DEVICE, "batch: cannot start the pipeline (out of memory or threads)");
     }
     clock_gettime(CLOCK_MONOTONIC, &p.started);
     /* Without a writer thread (write_depth 0, or none to be had) this thread writes each series itself. */
-    const int write_behind = work->write_depth > 0 && pthread_create(&writer_thread, NULL, writer, &p) == 0;
+    const int wanted = work->write_depth < BATCH_MAX_WRITERS ? work->write_depth : BATCH_MAX_WRITERS;
+    int writers = 0;
+    while (writers < wanted && pthread_create(&writer_threads[writers], NULL, writer, &p) == 0)
+        writers++;
+    const int write_behind = writers > 0;
+    /* The labelling thread's device buffers, kept for every series (without one, the stages run one by one). */
+    vl_series_engine *engine = NULL;
+    if (vl_series_engine_create(&engine) != VL_OK)
+        engine = NULL;
     int worst = 0;
     for (size_t position = 0; position < work->pending_count; position++) {
         loaded_series *loaded = batch_queue_pop(&p.to_label);
         if (write_behind)
             batch_queue_reserve(&p.to_write);
-        finished_series *finished = &p.finished[position % write_tokens];
-        compute(work, loaded, position, finished);
+        finished_series *finished = write_behind ? take_slot(&p, write_tokens) : &p.finished[0];
+        compute(work, engine, loaded, position, finished);
         if (write_behind) {
             batch_queue_release(&p.to_label);
             batch_queue_push(&p.to_write, finished);
@@ -297,14 +340,16 @@ int batch_work_run(const batch_work *work)
             batch_queue_release(&p.to_label);
         }
     }
-    if (write_behind) {
-        pthread_join(writer_thread, NULL);
-        worst = p.worst > worst ? p.worst : worst;
-    }
+    vl_series_engine_free(engine);
+    for (int w = 0; w < writers; w++)
+        pthread_join(writer_threads[w], NULL);
+    worst = p.worst > worst ? p.worst : worst;
     pthread_join(reader_thread, NULL);
     batch_queue_destroy(&p.to_write);
     batch_queue_destroy(&p.to_label);
+    pthread_mutex_destroy(&p.lock);
     free(p.loaded);
     free(p.finished);
+    free(p.slot_busy);
     return worst;
 }

@@ -49,8 +49,10 @@ static const char batch_help[] =
     "                             every core on it); the cores are shared among the jobs\n"
     "  --prefetch N               series read and decoded ahead of the one being labelled (default 1;\n"
     "                             0: read each series only when its turn comes)\n"
-    "  --write-behind N           series labelled ahead of the one being written (default 1; 0: write each\n"
-    "                             series before labelling the next)\n"
+    "  --write-behind N           series written behind the labelling, N at once by N writer threads (default\n"
+    "                             1; 0: write each series before labelling the next)\n"
+    "  --write-threads N          threads compressing each labels file (default: every core); the bytes are the\n"
+    "                             same for any N\n"
     "  --min-slices N             skip series with fewer slices (default 3)\n"
     "  --force                    redo series whose outputs were made with other label options\n"
     "                             (otherwise such a series is an error and OUT is left as it is)\n"
@@ -69,7 +71,7 @@ static const char batch_help[] =
 typedef struct batch_arguments {
     const char *root, *out, *merge[256];
     int merge_count, merging;
-    int shard, shards, jobs, depth, write_depth, force, quiet;
+    int shard, shards, jobs, depth, write_depth, write_threads, force, quiet;
     int64_t min_slices;
     char *label_argv[256];
     int label_argc;
@@ -127,6 +129,11 @@ static int parse_arguments(int argc, char **argv, batch_arguments *args)
             if (!value || parse_shard(value, &args->shard, &args->shards))
                 return CLI_EXIT_USAGE;
             sharded = 1;
+        } else if (strcmp(option, "--write-threads") == 0) {
+            const char *value = cli_option_value(argc, argv, &i);
+            if (!value || cli_parse_int64(option, value, 1, 1024, &number))
+                return CLI_EXIT_USAGE;
+            args->write_threads = (int)number;
         } else if (strcmp(option, "--jobs") == 0 || strcmp(option, "--prefetch") == 0 ||
                    strcmp(option, "--write-behind") == 0 || strcmp(option, "--min-slices") == 0) {
             const char *value = cli_option_value(argc, argv, &i);
@@ -415,6 +422,7 @@ int cmd_batch(int argc, char **argv)
         .depth = args.depth,
         .write_depth = args.write_depth,
         .read_threads = read_threads,
+        .write_threads = args.write_threads,
         .quiet = args.quiet,
         .worker_name = "",
     };

@@ -355,9 +355,43 @@ int label_run_compute(const label_arguments *arguments, label_run_batch *batch, 
 
     vl_volume mask = {0}, labels = {0};
     vl_label_result result = {0};
+    uint32_t labelled = 0;
     vl_component_stats *stats = NULL;
     vl_status status;
     vl_device_outcome morphology_outcome = {0}, stats_outcome = {0};
+    if (batch && batch->engine && !args.model.model_path && !args.open_radius && !args.close_radius &&
+        !args.min_size && !args.largest && !args.preview) {
+        /* One call from the CT to the statistics: on a GPU the data stays on the device in between. */
+        vl_stats_options stats_options;
+        vl_stats_options_default(&stats_options);
+        stats_options.level = args.stats_level;
+        stats_options.outcome = &stats_outcome;
+        stats_options.threads = args.label.threads;
+        stats_options.connectivity = args.label.connectivity;
+        stats_options.progress = cli_progress();
+        args.label.progress = cli_progress();
+        const vl_series_request request = {
+            .lo = args.lo, .hi = args.hi, .label = &args.label, .stats = &stats_options,
+            /* the writers of these formats store the narrowest type for N anyway */
+            .narrow_labels = args.format == VL_FORMAT_NIFTI_GZ || args.format == VL_FORMAT_NIFTI ||
+                             args.format == VL_FORMAT_NRRD || args.format == VL_FORMAT_MHA,
+        };
+        cli_gpu_warm_up_finish(&gpu_warm_up);
+        vl_series_timings series_timings;
+        if ((status = vl_series_label(batch->engine, &input.volume, &request, &labels, &result, &stats,
+                                      &series_timings)) != VL_OK)
+            goto failed;
+        timings.threshold = series_timings.upload + series_timings.threshold;
+        timings.label = series_timings.label;
+        timings.stats = series_timings.download + series_timings.stats;
+        labelled = result.count;
+        cli_report_device(&result.outcome, "labelled", 1);
+        if (result.count == 0)
+            cli_warning("%s %g:%g selects no voxels of %s: the outputs hold no components", args.threshold_source,
+                        args.lo, args.hi, args.input_path);
+        cli_report_device(&stats_outcome, "statistics computed", 0);
+        goto measured;
+    }
     mark(&start);
     if ((status = args.model.model_path ? cli_forest_label_mask(&args.model, &input.volume, &args.label.device,
                                                                 args.label.threads, &mask)
@@ -386,7 +420,7 @@ int label_run_compute(const label_arguments *arguments, label_run_batch *batch, 
     vl_volume_free(&mask);
 
     mark(&start);
-    const uint32_t labelled = result.count;
+    labelled = result.count;
     if ((status = vl_label_filter(&labels, &result, (uint64_t)args.min_size, (uint32_t)args.largest)) != VL_OK)
         goto failed;
     timings.filter = cli_seconds_since(&start);
@@ -405,6 +439,7 @@ int label_run_compute(const label_arguments *arguments, label_run_batch *batch, 
     timings.stats = cli_seconds_since(&start);
     cli_report_device(&stats_outcome, "statistics computed", 0);
 
+measured:;
     label_staged *staged = malloc(sizeof *staged);
     if (!staged) {
         status = vl_fail(VL_ERR_MEMORY, "%s: out of memory", args.input_path);
@@ -456,6 +491,7 @@ int label_run_write(label_staged *staged, label_run_batch *batch)
     write.mat_xy = vl_label_order_is_raster(s.args.label.order);
     write.mat_class = s.args.mat_class;
     write.progress = cli_progress();
+    write.threads = batch ? batch->write_threads : 0;
     if ((status = vl_write_volume(cli_outputs_staged(&s.outputs, 0), &s.labels, &write)) != VL_OK)
         goto failed;
     vl_csv_options csv;

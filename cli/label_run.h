@@ -7,6 +7,7 @@
 
 #include "cli_input.h"
 #include "label_summary.h"
+#include "voxlabel/series.h"
 
 typedef struct label_arguments label_arguments; /* defined in cli/cmd_label.c */
 
@@ -16,6 +17,10 @@ enum { LABEL_RUN_LARGEST = 5 };
 typedef struct label_run_batch {
     cli_input *input;             /* in: the series, already loaded; label_run frees it */
     const char *options_hash;     /* in: written into summary.json, which then holds no timings */
+    int write_threads;            /* in: threads compressing the labels file (0: every core) */
+    vl_series_engine *engine;     /* in: device buffers kept from series to series; with it, a plain threshold
+                                   * (no --model, --open, --close, --min-size, --largest, --preview) is
+                                   * thresholded, labelled and measured in one vl_series_label call */
     /* out, on success: */
     uint32_t components;
     uint64_t foreground_voxels;

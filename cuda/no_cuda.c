@@ -15,6 +15,7 @@
 #include "forest/forest_predict.h"
 #include "label/ccl_multilabel_gpu.h"
 #include "label/label_gpu.h"
+#include "series/series_gpu.h"
 #include "stats/stats_gpu.h"
 #include "voxlabel/label_device.h"
 
@@ -37,6 +38,19 @@ vl_status vl_label_volume_gpu(const vl_volume *mask, vl_volume *labels, const vl
 {
     (void)mask, (void)labels, (void)options, (void)result;
     return no_cuda();
+}
+
+vl_status vl_series_label_gpu(vl_series_gpu **state, const vl_volume *ct, const vl_series_request *request,
+                              vl_volume *labels, vl_label_result *result, vl_component_stats **stats,
+                              vl_series_timings *timings)
+{
+    (void)state, (void)ct, (void)request, (void)labels, (void)result, (void)stats, (void)timings;
+    return no_cuda();
+}
+
+void vl_series_gpu_free(vl_series_gpu *state)
+{
+    (void)state; /* never made without CUDA */
 }
 
 vl_status vl_label_multilabel_gpu(const vl_volume *classes, vl_volume *labels, const vl_label_options *options,

@@ -212,7 +212,8 @@ static vl_status write_volume(FILE *file, int zlib_wrapper, const void *prefix, 
     /* Stored blocks at worst, a sync flush's empty block and the end of the stream. */
     z.capacity = compressBound((uLong)(chunk_bytes + prefix_bytes)) + 64;
     atomic_init(&z.next, 0);
-    const int threads = (int)(z.chunks < vl_cpu_thread_count(0) ? z.chunks : vl_cpu_thread_count(0));
+    const int available = vl_cpu_thread_count(options->threads > 0 ? options->threads : 0);
+    const int threads = (int)(z.chunks < available ? z.chunks : available);
     z.slot_count = slots_per_thread * threads;
     z.slots = calloc((size_t)z.slot_count, sizeof *z.slots);
     pgz_worker *workers = calloc((size_t)threads, sizeof *workers);

@@ -1,7 +1,8 @@
 """voxlabel batch killed with SIGKILL at several points (at once, with a series half written, after two series,
 after the last series around the writing of the cohort table; with series queued for the writer thread) and run
-again gives the same outputs byte for byte as one uninterrupted run (also with --write-behind 0 and 3) (timings.json, the event log and cohort.csv's seconds aside, docs/cohorts.md); a rerun
-of a complete cohort labels nothing; other label options are refused without --force; usage errors
+again gives the same outputs byte for byte as one uninterrupted run (also with --write-behind 0, and with 3
+writers of one thread each) (timings.json, the event log and cohort.csv's seconds aside, docs/cohorts.md); a
+rerun of a complete cohort labels nothing; other label options are refused without --force; usage errors
 are one error line and exit 2.
 usage: cohort_resume.py VOXLABEL WORKDIR"""
 import os
@@ -83,7 +84,8 @@ def main():
 
     # The writer thread: written by the labelling thread itself (--write-behind 0), or several series labelled
     # ahead of the writer and killed with series queued for it: the same bytes.
-    for extra in (["--write-behind", "0", "--prefetch", "0"], ["--write-behind", "3", "--prefetch", "2"]):
+    for extra in (["--write-behind", "0", "--prefetch", "0"],
+                  ["--write-behind", "3", "--prefetch", "2", "--write-threads", "1"]):
         behind_out = os.path.join(work, "behind_" + extra[1])
         was_killed = kill_when(voxlabel, root, behind_out, lambda out: staged_or_complete(out)[1] >= 1, extra)
         again = run(voxlabel, "batch", root, "-o", behind_out, *OPTIONS, *extra)

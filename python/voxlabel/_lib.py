@@ -106,7 +106,7 @@ class ReadOptions(ctypes.Structure):
 
 class WriteOptions(ctypes.Structure):
     _fields_ = [("format", c_int), ("force", c_int), ("is_label_map", c_int), ("mat_class", c_int),
-                ("mat_xy", c_int), ("compression_level", c_int), ("progress", Progress)]
+                ("mat_xy", c_int), ("compression_level", c_int), ("threads", c_int), ("progress", Progress)]
 
 
 class DicomReadOptions(ctypes.Structure):
