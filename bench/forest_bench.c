@@ -209,6 +209,20 @@ int main(int argc, char **argv)
     printf("voxlabel train   %-3s %d trees, %lld samples: %.3f s; out-of-bag accuracy %.4f, test accuracy %.4f\n",
            vl_device_kind_name(outcome.used), trees, (long long)n_train, t_train, forest.oob_accuracy,
            (double)right / (double)n_test);
+    {
+        int used = 0;
+        int64_t inner = 0;
+        for (int f = 0; f < F; f++) {
+            int tested = 0;
+            for (int64_t k = 0; k < forest.tree_node_start[forest.tree_count]; k++)
+                tested |= forest.nodes[k].feature == f;
+            used += tested;
+        }
+        for (int64_t k = 0; k < forest.tree_node_start[forest.tree_count]; k++)
+            inner += forest.nodes[k].feature >= 0;
+        printf("model            %lld nodes (%lld inner) in %d trees; %d of %d features tested\n",
+               (long long)forest.tree_node_start[forest.tree_count], (long long)inner, forest.tree_count, used, F);
+    }
     /* Bytes a level-wise trainer moves per tree, from the samples' mean depth (first 10 trees): every level reads
      * its live in-bag samples (about 0.632 n of them in a bootstrap) once per candidate. The GPU trainer reads per
      * live sample and candidate an 8-byte entry and a 2-byte bin (and 10 + 8 bytes to partition it); the floor

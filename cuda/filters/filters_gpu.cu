@@ -190,14 +190,15 @@ __global__ void __launch_bounds__(128) line_pass_kernel(const float *__restrict_
 }
 
 /* A pass along x: a block stages a segment of a row (and the reflected taps around it) in shared memory; thread t
- * computes ROW_OUTPUTS neighbouring outputs from it. */
+ * computes ROW_OUTPUTS neighbouring outputs from it into shared memory, and the block writes the segment's
+ * outputs with neighbouring threads on neighbouring voxels. */
 template <int NOUT>
 __global__ void __launch_bounds__(ROW_THREADS) row_pass_kernel(const float *__restrict__ in, dbox in_box,
                                                                pass_outputs outs, dbox out_box, int r, int n_axis)
 {
     extern __shared__ float shared[];
     const int T = 2 * r + 1;
-    float *taps = shared, *row = shared + NOUT * T;
+    float *taps = shared, *row = shared + NOUT * T, *result = row + ROW_SEGMENT + 2 * r;
     load_taps(taps, outs, NOUT, T);
     const int sx = (int)size_of(out_box, 0), sy = (int)size_of(out_box, 1);
     const int segments = (sx + ROW_SEGMENT - 1) / ROW_SEGMENT;
@@ -216,22 +217,26 @@ __global__ void __launch_bounds__(ROW_THREADS) row_pass_kernel(const float *__re
             row[i] = src[reflect(x0 - r + i, n_axis) - in_lo];
         __syncthreads();
         const int first = threadIdx.x * ROW_OUTPUTS;
-        if (first >= span)
-            continue;
-        const int count = span - first < ROW_OUTPUTS ? span - first : ROW_OUTPUTS;
-        const int last = count - 1 + 2 * r;
-        const float *mine = row + first;
-        auto value = [&](int idx) { return mine[idx < last ? idx : last]; };
-        float acc[NOUT][ROW_OUTPUTS];
-        correlate<NOUT, ROW_OUTPUTS>(taps, T, value, acc);
-        const int64_t target = (x0 - out_box.lo[0] + first) + (y - out_box.lo[1]) * sx +
-                               (z - out_box.lo[2]) * (int64_t)sx * sy;
+        if (first < span) {
+            const int count = span - first < ROW_OUTPUTS ? span - first : ROW_OUTPUTS;
+            const int last = count - 1 + 2 * r;
+            const float *mine = row + first;
+            auto value = [&](int idx) { return mine[idx < last ? idx : last]; };
+            float acc[NOUT][ROW_OUTPUTS];
+            correlate<NOUT, ROW_OUTPUTS>(taps, T, value, acc);
+#pragma unroll
+            for (int o = 0; o < NOUT; o++)
+#pragma unroll
+                for (int j = 0; j < ROW_OUTPUTS; j++)
+                    if (j < count)
+                        result[o * ROW_SEGMENT + first + j] = acc[o][j];
+        }
+        __syncthreads();
+        const int64_t target = (x0 - out_box.lo[0]) + (y - out_box.lo[1]) * sx + (z - out_box.lo[2]) * (int64_t)sx * sy;
 #pragma unroll
         for (int o = 0; o < NOUT; o++)
-#pragma unroll
-            for (int j = 0; j < ROW_OUTPUTS; j++)
-                if (j < count)
-                    outs.v[o][target + j] = acc[o][j];
+            for (int i = threadIdx.x; i < span; i += ROW_THREADS)
+                outs.v[o][target + i] = result[o * ROW_SEGMENT + i];
     }
 }
 
@@ -294,7 +299,7 @@ cudaError_t pass(const tile_context &cx, const dfield &in, int axis, const dtaps
     const int r = ts.k[axis][orders[0]].radius, T = 2 * r + 1;
     const int n_axis = (int)cx.f->n[axis];
     if (axis == 0) {
-        const size_t shared = sizeof(float) * (size_t)(count * T + ROW_SEGMENT + 2 * r);
+        const size_t shared = sizeof(float) * (size_t)(count * T + ROW_SEGMENT + 2 * r + count * ROW_SEGMENT);
         const int64_t work = size_of(out_box, 1) * size_of(out_box, 2) *
                              ((size_of(out_box, 0) + ROW_SEGMENT - 1) / ROW_SEGMENT);
         const unsigned blocks = (unsigned)(work < (1 << 20) ? work : (1 << 20));
