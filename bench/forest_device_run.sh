@@ -66,10 +66,10 @@ for stage in $stages; do
         # ncu sections on the kernels of the largest sigma and the tree walk (one 512x512x32 slab, launches 145 to
         # 173 of the first prediction): speed of light, occupancy, launch, warp states and the rules' advice
         step ncu_stalls 200 ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
-            --section WarpStateStats --section ComputeWorkloadAnalysis --launch-skip 145 --launch-count 29 \
+            --section WarpStateStats --launch-skip 145 --launch-count 29 \
             --kernel-name regex:"pass_kernel|combine_kernel|eigen_kernel|predict_kernel|offset_kernel|widen_kernel" \
             "$bin/forest_bench" 512 512 32 100 gpu 32 "$out/stall_samples"
-        grep -E "^  [a-z_<>0-9]+.*\(|Duration|Achieved Occupancy|Registers Per|Compute \(SM\) Throughput|Memory Throughput|Warp Cycles Per Issued|stalled|Block Limit|Theoretical Occupancy|Executed Ipc A" \
+        grep -E "^  [a-z_<>0-9]+.*\(|Duration|Achieved Occupancy|Registers Per|Compute \(SM\) Throughput|Memory Throughput|Warp Cycles Per Issued|[Ss]tall|Block Limit|Theoretical Occupancy" \
             "$out/ncu_stalls.out" | cut -c1-240 | tee -a "$log"
         rm -rf "$out"/stall_samples_*
         ;;

@@ -497,18 +497,18 @@ struct fused_inputs {
     const float *v[6];
 };
 
-template <int DIMS>
-__global__ void __launch_bounds__(ROW_THREADS) row_combine_kernel(fused_inputs in, dbox in_box, pass_outputs x_taps,
+template <int DIMS, int THREADS, int OUTPUTS>
+__global__ void __launch_bounds__(THREADS) row_combine_kernel(fused_inputs in, dbox in_box, pass_outputs x_taps,
                                                                   combine_args a, dbox out_box, int r, int n_axis)
 {
-    const int inputs = DIMS == 3 ? 6 : 3;
+    const int inputs = DIMS == 3 ? 6 : 3, SEGMENT = THREADS * OUTPUTS;
     extern __shared__ float shared[];
-    const int T = 2 * r + 1, pitch = ROW_SEGMENT + 2 * r;
+    const int T = 2 * r + 1, pitch = SEGMENT + 2 * r;
     /* taps of x orders 0, 1, 2; a row segment of each input; the segment's derivatives, slot after slot */
     float *taps = shared, *rows = shared + 3 * T, *derivative = rows + inputs * pitch;
     load_taps(taps, x_taps, 3, T);
     const int sx = (int)size_of(out_box, 0), sy = (int)size_of(out_box, 1);
-    const int segments = (sx + ROW_SEGMENT - 1) / ROW_SEGMENT;
+    const int segments = (sx + SEGMENT - 1) / SEGMENT;
     const int64_t lines = (int64_t)sy * size_of(out_box, 2);
     const int64_t in_sx = size_of(in_box, 0), in_sy = size_of(in_box, 1);
     const int in_lo = (int)in_box.lo[0];
@@ -516,17 +516,17 @@ __global__ void __launch_bounds__(ROW_THREADS) row_combine_kernel(fused_inputs i
         const int seg = (int)(work % segments);
         const int64_t line = work / segments;
         const int64_t y = out_box.lo[1] + line % sy, z = out_box.lo[2] + line / sy;
-        const int x0 = (int)out_box.lo[0] + seg * ROW_SEGMENT;
-        const int span = sx - seg * ROW_SEGMENT < ROW_SEGMENT ? sx - seg * ROW_SEGMENT : ROW_SEGMENT;
+        const int x0 = (int)out_box.lo[0] + seg * SEGMENT;
+        const int span = sx - seg * SEGMENT < SEGMENT ? sx - seg * SEGMENT : SEGMENT;
         const int64_t row_offset = (y - in_box.lo[1]) * in_sx + (z - in_box.lo[2]) * in_sx * in_sy;
         __syncthreads(); /* the previous segment's reads are done (and the taps are in place) */
         for (int k = 0; k < inputs; k++)
-            for (int i = threadIdx.x; i < span + 2 * r; i += ROW_THREADS)
+            for (int i = threadIdx.x; i < span + 2 * r; i += THREADS)
                 rows[k * pitch + i] = in.v[k][row_offset + reflect(x0 - r + i, n_axis) - in_lo];
         __syncthreads();
-        const int first = threadIdx.x * ROW_OUTPUTS;
+        const int first = threadIdx.x * OUTPUTS;
         if (first < span) {
-            const int count = span - first < ROW_OUTPUTS ? span - first : ROW_OUTPUTS;
+            const int count = span - first < OUTPUTS ? span - first : OUTPUTS;
             const int last = count - 1 + 2 * r;
             /* each input's x orders, their results stored in slots at once (few registers live at a time) */
             auto run = [&](int input, auto &acc, const int *slots) {
@@ -536,36 +536,36 @@ __global__ void __launch_bounds__(ROW_THREADS) row_combine_kernel(fused_inputs i
 #pragma unroll
                 for (int o = 0; o < (int)(sizeof acc / sizeof acc[0]); o++)
 #pragma unroll
-                    for (int j = 0; j < ROW_OUTPUTS; j++)
+                    for (int j = 0; j < OUTPUTS; j++)
                         if (j < count)
-                            derivative[slots[o] * ROW_SEGMENT + first + j] = acc[o][j];
+                            derivative[slots[o] * SEGMENT + first + j] = acc[o][j];
             };
             static const int s00[3] = {VL_D_SMOOTH, VL_D_X, VL_D_XX}, s01[2] = {VL_D_X + 1, VL_D_XY},
                              s02[1] = {VL_D_XX + 1}, s10[2] = {VL_D_X + 2, VL_D_XZ}, s11[1] = {VL_D_YZ},
                              s20[1] = {VL_D_XX + 2};
             {
-                float acc[3][ROW_OUTPUTS];
+                float acc[3][OUTPUTS];
                 run(0, acc, s00);
             }
             {
-                float acc[2][ROW_OUTPUTS];
+                float acc[2][OUTPUTS];
                 run(1, acc, s01);
             }
             {
-                float acc[1][ROW_OUTPUTS];
+                float acc[1][OUTPUTS];
                 run(2, acc, s02);
             }
             if (DIMS == 3) {
                 {
-                    float acc[2][ROW_OUTPUTS];
+                    float acc[2][OUTPUTS];
                     run(3, acc, s10);
                 }
                 {
-                    float acc[1][ROW_OUTPUTS];
+                    float acc[1][OUTPUTS];
                     run(4, acc, s11);
                 }
                 {
-                    float acc[1][ROW_OUTPUTS];
+                    float acc[1][OUTPUTS];
                     run(5, acc, s20);
                 }
             }
@@ -573,12 +573,12 @@ __global__ void __launch_bounds__(ROW_THREADS) row_combine_kernel(fused_inputs i
         __syncthreads();
         /* the per-voxel steps, neighbouring threads on neighbouring voxels (coalesced reads and writes) */
         const int64_t base = (x0 - out_box.lo[0]) + (y - out_box.lo[1]) * sx + (z - out_box.lo[2]) * (int64_t)sx * sy;
-        for (int i = threadIdx.x; i < span; i += ROW_THREADS) {
+        for (int i = threadIdx.x; i < span; i += THREADS) {
             float v[VL_D_COUNT];
 #pragma unroll
             for (int k = 0; k < VL_D_COUNT; k++)
                 v[k] = DIMS == 3 || (k != VL_D_X + 2 && k != VL_D_XX + 2 && k != VL_D_XZ && k != VL_D_YZ)
-                           ? derivative[k * ROW_SEGMENT + i]
+                           ? derivative[k * SEGMENT + i]
                            : 0;
             combine_voxel(a, base + i, v);
         }
@@ -895,8 +895,10 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
     /* every derivative of the dimension needed: the last pass fused with the per-voxel steps, when its shared
      * memory fits */
     const int r = ts.k[0][0].radius;
+    const int wide = dims == 3 && getenv("VL_EXP_FUSED128") != NULL;
+    const int segment = wide ? 128 * 5 : ROW_SEGMENT;
     const size_t fused_shared =
-        sizeof(float) * (size_t)(3 * (2 * r + 1) + (dims == 3 ? 6 : 3) * (ROW_SEGMENT + 2 * r) + VL_D_COUNT * ROW_SEGMENT);
+        sizeof(float) * (size_t)(3 * (2 * r + 1) + (dims == 3 ? 6 : 3) * (segment + 2 * r) + VL_D_COUNT * segment);
     const int fused = need[VL_D_SMOOTH] && need[VL_D_X] && need[VL_D_XX] && need[VL_D_XY] &&
                       fused_shared <= 48 * 1024;
     dfield d[VL_D_COUNT] = {}, smooth = {}, g[3] = {}, tensor[6] = {}, inputs[6] = {}, hessian[6] = {};
@@ -948,14 +950,17 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
             fi.v[k] = inputs[k].v;
         for (int o = 0; o < 3; o++)
             x_taps.taps[o] = ts.k[0][o].k;
-        const int64_t work = size_of(box, 1) * size_of(box, 2) * ((size_of(box, 0) + ROW_SEGMENT - 1) / ROW_SEGMENT);
+        const int64_t work = size_of(box, 1) * size_of(box, 2) * ((size_of(box, 0) + segment - 1) / segment);
         const unsigned blocks = (unsigned)(work < (1 << 20) ? work : (1 << 20));
-        if (dims == 3)
-            row_combine_kernel<3><<<blocks, ROW_THREADS, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args,
-                                                                                   box, r, (int)f->n[0]);
+        if (dims == 3 && wide)
+            row_combine_kernel<3, 128, 5><<<blocks, 128, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args,
+                                                                                  box, r, (int)f->n[0]);
+        else if (dims == 3)
+            row_combine_kernel<3, ROW_THREADS, ROW_OUTPUTS><<<blocks, ROW_THREADS, fused_shared, cx.stream>>>(
+                fi, inputs[0].box, x_taps, args, box, r, (int)f->n[0]);
         else
-            row_combine_kernel<2><<<blocks, ROW_THREADS, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args,
-                                                                                   box, r, (int)f->n[0]);
+            row_combine_kernel<2, ROW_THREADS, ROW_OUTPUTS><<<blocks, ROW_THREADS, fused_shared, cx.stream>>>(
+                fi, inputs[0].box, x_taps, args, box, r, (int)f->n[0]);
         TRY(cudaGetLastError());
         eigen_kernel<<<blocks_for(voxels), 256, 0, cx.stream>>>(args);
         TRY(cudaGetLastError());

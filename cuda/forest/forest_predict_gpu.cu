@@ -17,8 +17,6 @@ namespace {
 
 /* Classes whose sums a thread keeps in registers; more classes sum in the output buffer. */
 const int REGISTER_CLASSES = 8;
-/* Trees a thread walks at once: independent chains of loads, so one voxel's descent waits on memory less. */
-const int TREES_AT_ONCE = 4;
 /* Device memory for a slab's channels (float32); the filters' intermediates of a slab take about as much again. */
 const int64_t FEATURE_BUDGET = (int64_t)2 << 30;
 /* Threads of a prediction block; two blocks share a multiprocessor, each with its own copy of the forest in shared
@@ -34,6 +32,7 @@ const uint32_t LEAF_FEATURE = (1u << FEATURE_BITS) - 1;
 const int64_t PACKED_INDEX_LIMIT = (int64_t)1 << (32 - FEATURE_BITS);
 static_assert(VL_FILTER_MAX_CHANNELS < (int)LEAF_FEATURE, "a feature index must fit below LEAF_FEATURE");
 
+template <int TREES_AT_ONCE>
 __global__ void __launch_bounds__(PREDICT_THREADS, 2)
     predict_kernel(const uint2 *packed, const uint32_t *tree_start, int shared_nodes, const float *leaf_values,
                    const int64_t *tree_leaf_start, int trees, int classes, const float *channels, int64_t voxels,
@@ -236,7 +235,10 @@ vl_status vl_forest_predict_gpu(vl_forest_prediction *p)
         error = device_forest_upload(forest, &d, &packable);
     const int shared_nodes = (size_t)d.nodes * sizeof(uint2) <= SHARED_FOREST_BYTES ? (int)d.nodes : 0;
     if (error == cudaSuccess && shared_nodes > 0)
-        error = cudaFuncSetAttribute(predict_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        error = cudaFuncSetAttribute(predict_kernel<4>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     (int)(sizeof(uint2) * (size_t)shared_nodes));
+    if (error == cudaSuccess && shared_nodes > 0)
+        error = cudaFuncSetAttribute(predict_kernel<8>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      (int)(sizeof(uint2) * (size_t)shared_nodes));
     if (error == cudaSuccess)
         error = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
@@ -282,9 +284,14 @@ vl_status vl_forest_predict_gpu(vl_forest_prediction *p)
                 goto done;
             const int64_t blocks = (voxels + PREDICT_THREADS - 1) / PREDICT_THREADS;
             const unsigned grid = (unsigned)(blocks < 2 * (int64_t)sms ? blocks : 2 * (int64_t)sms);
-            predict_kernel<<<grid, PREDICT_THREADS, sizeof(uint2) * (size_t)shared_nodes, stream>>>(
-                d.packed, d.tree_start, shared_nodes, d.leaf_values, d.tree_leaf_start, forest->tree_count, C,
-                channels, voxels, probabilities, class_map);
+            if (getenv("VL_EXP_TREES8"))
+                predict_kernel<8><<<grid, PREDICT_THREADS, sizeof(uint2) * (size_t)shared_nodes, stream>>>(
+                    d.packed, d.tree_start, shared_nodes, d.leaf_values, d.tree_leaf_start, forest->tree_count, C,
+                    channels, voxels, probabilities, class_map);
+            else
+                predict_kernel<4><<<grid, PREDICT_THREADS, sizeof(uint2) * (size_t)shared_nodes, stream>>>(
+                    d.packed, d.tree_start, shared_nodes, d.leaf_values, d.tree_leaf_start, forest->tree_count, C,
+                    channels, voxels, probabilities, class_map);
             error = cudaGetLastError();
             if (error == cudaSuccess && p->probabilities)
                 error = cudaMemcpyAsync(host_probabilities[b], probabilities, sizeof(float) * (size_t)(voxels * C),
