@@ -938,8 +938,9 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
             if (families & family)
                 c += family == VL_FAMILY_STRUCTURE || family == VL_FAMILY_HESSIAN ? dims : 1;
         }
+        const int inline_eigen = getenv("VL_EXP_EIGEN_INLINE") != NULL;
         for (int p = 0; p < 6; p++)
-            if (pair[p][0] < dims && pair[p][1] < dims) {
+            if (!inline_eigen && pair[p][0] < dims && pair[p][1] < dims) {
                 TRY(field_alloc(cx, &hessian[p], box));
                 args.hessian[p] = hessian[p].v;
             }
@@ -962,8 +963,10 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
             row_combine_kernel<2, ROW_THREADS, ROW_OUTPUTS><<<blocks, ROW_THREADS, fused_shared, cx.stream>>>(
                 fi, inputs[0].box, x_taps, args, box, r, (int)f->n[0]);
         TRY(cudaGetLastError());
-        eigen_kernel<<<blocks_for(voxels), 256, 0, cx.stream>>>(args);
-        TRY(cudaGetLastError());
+        if (!inline_eigen) {
+            eigen_kernel<<<blocks_for(voxels), 256, 0, cx.stream>>>(args);
+            TRY(cudaGetLastError());
+        }
     } else {
         for (int i = 0; i < VL_D_COUNT; i++)
             if (need[i]) {
