@@ -261,6 +261,9 @@ struct vl_gpu_filters {
      * the outer z radius; the next box along z takes the planes they share from here instead of recomputing
      * them (a plane's values do not depend on the box) */
     dfield *gradients;
+    /* vl_gpu_filters_select: per sigma the families none of whose channels is wanted, per offset 1 when unwanted */
+    unsigned unwanted[VL_FILTER_MAX_SIGMAS];
+    uint8_t offset_unwanted[VL_FILTER_MAX_OFFSETS];
 };
 
 namespace {
@@ -400,8 +403,8 @@ cudaError_t derivatives(const tile_context &cx, const dfield &in, const dbox &ou
 /* The per-voxel steps of one sigma (filter_voxel.h), every family's channels written at once. */
 struct combine_args {
     const float *d[VL_D_COUNT];
-    const float *dog;       /* G(dog_ratio sigma) * I */
-    const float *tensor[6]; /* smoothed products xx, xy, xz, yy, yz, zz */
+    const float *dog;       /* G(dog_ratio sigma) * I; NULL when the DoG channel is unwanted (written 0) */
+    const float *tensor[6]; /* smoothed products xx, xy, xz, yy, yz, zz; NULL when unwanted (eigenvalues of 0) */
     vl_filter_scales scales;
     unsigned families;
     int dims;
@@ -427,7 +430,7 @@ __device__ __forceinline__ void combine_voxel(const combine_args &a, int64_t i, 
     if (a.families & VL_FAMILY_GRADIENT)
         *o = vl_voxel_gradient(&a.scales, a.dims, v + VL_D_X), o += a.channel_stride;
     if (a.families & VL_FAMILY_DOG)
-        *o = vl_fsub(v[VL_D_SMOOTH], a.dog[i]), o += a.channel_stride;
+        *o = a.dog ? vl_fsub(v[VL_D_SMOOTH], a.dog[i]) : 0, o += a.channel_stride;
     if (a.hessian[0]) {
         if (a.families & VL_FAMILY_HESSIAN) {
             vl_voxel_hessian_entries(&a.scales, a.dims, v, t);
@@ -912,11 +915,11 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
     args.voxels = voxels;
     args.channel_stride = channel_stride;
     args.out = channels + (int64_t)*channel * channel_stride;
-    if (families & VL_FAMILY_DOG) {
+    if (families & ~f->unwanted[s] & VL_FAMILY_DOG) {
         const wanted one = {{0, 0, 0}, &smooth};
         TRY(derivatives(cx, f->image, box, dog, &one, 1));
     }
-    if (families & VL_FAMILY_STRUCTURE) {
+    if (families & ~f->unwanted[s] & VL_FAMILY_STRUCTURE) {
         /* inner gradients over the box grown by the outer radius, products, outer smoothing of each */
         const dbox grown = grow(box, ts.radius, f->n);
         TRY(inner_gradients(cx, s, grown, g));
@@ -1127,6 +1130,27 @@ void vl_gpu_filters_destroy(vl_gpu_filters *f)
     free(f);
 }
 
+void vl_gpu_filters_select(vl_gpu_filters *f, const uint8_t *wanted)
+{
+    int channel = 0;
+    for (int s = 0; s < f->bank.sigma_count; s++) {
+        f->unwanted[s] = 0;
+        for (unsigned family = 1; family <= VL_FAMILY_HESSIAN; family <<= 1) {
+            if (!(f->bank.families[s] & family))
+                continue;
+            const int count = family == VL_FAMILY_STRUCTURE || family == VL_FAMILY_HESSIAN ? f->bank.dims : 1;
+            int any = 0;
+            for (int c = 0; c < count; c++)
+                any |= wanted[channel + c] != 0;
+            if (!any)
+                f->unwanted[s] |= family;
+            channel += count;
+        }
+    }
+    for (int k = 0; k < f->bank.offset_count; k++)
+        f->offset_unwanted[k] = wanted[channel + k] == 0;
+}
+
 vl_status vl_gpu_filters_box(vl_gpu_filters *f, const vl_box *box, float *channels, cudaStream_t stream,
                              int pass_planes)
 {
@@ -1135,6 +1159,12 @@ vl_status vl_gpu_filters_box(vl_gpu_filters *f, const vl_box *box, float *channe
     const int64_t voxels = voxels_of(b), plane = size_of(b, 0) * size_of(b, 1);
     int channel = 0;
     for (int s = 0; s < f->bank.sigma_count; s++) {
+        if ((f->bank.families[s] & ~f->unwanted[s]) == 0) {
+            for (unsigned family = 1; family <= VL_FAMILY_HESSIAN; family <<= 1)
+                if (f->bank.families[s] & family)
+                    channel += family == VL_FAMILY_STRUCTURE || family == VL_FAMILY_HESSIAN ? f->bank.dims : 1;
+            continue;
+        }
         /* a sigma's passes run on groups of planes (0: the whole box): at least 4 outer z radii, so that the
          * structure tensor's inner gradient (computed on the group grown by that radius) is not computed over and
          * over */
@@ -1154,6 +1184,8 @@ vl_status vl_gpu_filters_box(vl_gpu_filters *f, const vl_box *box, float *channe
     }
     for (int k = 0; k < f->bank.offset_count; k++) {
         const int32_t *o = f->bank.offsets[k];
+        if (f->offset_unwanted[k])
+            continue;
         offset_kernel<<<blocks_for(voxels), 256, 0, stream>>>(f->image.v, f->n[0], f->n[1], f->n[2], b, o[0], o[1],
                                                               o[2], o[3], o[4], o[5],
                                                               channels + (int64_t)(channel + k) * voxels);

@@ -1,7 +1,8 @@
 /* GPU prediction: the forest on the device, then slab by slab (whole x rows and y columns, as many z planes as the
  * feature budget allows) the slab's channels (cuda/filters, never the whole feature volume) and one thread per
  * voxel down every tree, as vl_forest_eval does on the CPU (the same float sums in tree order, the same argmax).
- * The trees go to the device packed 8 bytes a node, siblings side by side, and each block copies them to shared
+ * Only the channels that the trees test are computed (vl_gpu_filters_select). The trees go to the device packed
+ * 8 bytes a node, siblings side by side, and each block copies them to shared
  * memory when they fit, so that a tree level waits on one global read (the voxel's channel) and one shared one. A
  * slab's results come back to one of two pinned host buffers and the host copies them into place while the device
  * works on the next slab; only the outputs asked for come back. */
@@ -267,6 +268,14 @@ vl_status vl_forest_predict_gpu(vl_forest_prediction *p)
     }
     if ((status = vl_gpu_filters_create(image, &forest->bank, &filters)) != VL_OK)
         goto done;
+    {
+        /* only the channels the trees test */
+        uint8_t tested[VL_FILTER_MAX_CHANNELS] = {0};
+        for (int64_t k = 0; k < forest->tree_node_start[forest->tree_count]; k++)
+            if (forest->nodes[k].feature >= 0 && forest->nodes[k].feature < F)
+                tested[forest->nodes[k].feature] = 1;
+        vl_gpu_filters_select(filters, tested);
+    }
     for (int64_t t = 0; t <= total_tiles; t++) {
         const int b = (int)(t & 1);
         const int64_t n[3] = {image->nx, image->ny, image->nz};
