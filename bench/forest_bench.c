@@ -297,7 +297,7 @@ int main(int argc, char **argv)
     t0 = now();
     if (vl_forest_predict(&stump, &ct, &one_tree, NULL, &stump_map, NULL) != VL_OK)
         return fail("one-tree prediction");
-    printf("voxlabel predict %-3s the same with a 1-tree forest (filters, transfers and 1 tree): %.3f s\n",
+    printf("voxlabel predict %-3s the same with a 1-tree forest (the channels it tests, transfers and 1 tree): %.3f s\n",
            vl_device_kind_name(outcome.used), now() - t0);
     vl_volume_free(&stump_map);
     vl_forest_free(&stump);
