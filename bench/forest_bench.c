@@ -256,8 +256,10 @@ int main(int argc, char **argv)
     static const char *const variants[][2] = {{"VL_EXP_FUSED128", NULL},
                                               {"VL_EXP_TREES8", NULL},
                                               {"VL_EXP_EIGEN_INLINE", NULL},
-                                              {"VL_EXP_EIGEN_INLINE", "VL_EXP_FUSED128"}};
-    for (int k = 0; gpu && k < 4; k++) {
+                                              {"VL_EXP_EIGEN_INLINE", "VL_EXP_FUSED128"},
+                                              {"VL_EXP_FUSED192", NULL},
+                                              {"VL_EXP_EIGEN_INLINE", "VL_EXP_FUSED192"}};
+    for (int k = 0; gpu && k < 6; k++) {
         for (int e = 0; e < 2; e++)
             if (variants[k][e])
                 setenv(variants[k][e], "1", 1);
@@ -273,6 +275,7 @@ int main(int argc, char **argv)
         unsetenv("VL_EXP_FUSED128");
         unsetenv("VL_EXP_TREES8");
         unsetenv("VL_EXP_EIGEN_INLINE");
+        unsetenv("VL_EXP_FUSED192");
     }
     /* again, the first prediction's time after the variants (the device warm) */
     {

@@ -899,6 +899,7 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
      * memory fits */
     const int r = ts.k[0][0].radius;
     const int wide = dims == 3 && getenv("VL_EXP_FUSED128") != NULL;
+    const int narrow = dims == 3 && !wide && getenv("VL_EXP_FUSED192") != NULL;
     const int segment = wide ? 128 * 5 : ROW_SEGMENT;
     const size_t fused_shared =
         sizeof(float) * (size_t)(3 * (2 * r + 1) + (dims == 3 ? 6 : 3) * (segment + 2 * r) + VL_D_COUNT * segment);
@@ -958,6 +959,9 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
         const unsigned blocks = (unsigned)(work < (1 << 20) ? work : (1 << 20));
         if (dims == 3 && wide)
             row_combine_kernel<3, 128, 5><<<blocks, 128, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args,
+                                                                                  box, r, (int)f->n[0]);
+        else if (narrow)
+            row_combine_kernel<3, 192, 3><<<blocks, 192, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args,
                                                                                   box, r, (int)f->n[0]);
         else if (dims == 3)
             row_combine_kernel<3, ROW_THREADS, ROW_OUTPUTS><<<blocks, ROW_THREADS, fused_shared, cx.stream>>>(
