@@ -258,8 +258,9 @@ int main(int argc, char **argv)
                                               {"VL_EXP_EIGEN_INLINE", NULL},
                                               {"VL_EXP_EIGEN_INLINE", "VL_EXP_FUSED128"},
                                               {"VL_EXP_FUSED192", NULL},
-                                              {"VL_EXP_EIGEN_INLINE", "VL_EXP_FUSED192"}};
-    for (int k = 0; gpu && k < 6; k++) {
+                                              {"VL_EXP_EIGEN_INLINE", "VL_EXP_FUSED192"},
+                                              {"VL_EXP_LINE8", NULL}};
+    for (int k = 0; gpu && k < 7; k++) {
         for (int e = 0; e < 2; e++)
             if (variants[k][e])
                 setenv(variants[k][e], "1", 1);
@@ -276,6 +277,7 @@ int main(int argc, char **argv)
         unsetenv("VL_EXP_TREES8");
         unsetenv("VL_EXP_EIGEN_INLINE");
         unsetenv("VL_EXP_FUSED192");
+        unsetenv("VL_EXP_LINE8");
     }
     /* again, the first prediction's time after the variants (the device warm) */
     {

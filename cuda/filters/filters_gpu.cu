@@ -136,9 +136,9 @@ __device__ void load_taps(float *taps, const pass_outputs &outs, int count, int 
 }
 
 /* A pass along y or z (axis 1 or 2): thread (x, line) computes LINE_OUTPUTS neighbouring outputs of its line. */
-template <int NOUT>
+template <int NOUT, int LINE_OUTPUTS, int axis>
 __global__ void __launch_bounds__(128) line_pass_kernel(const float *__restrict__ in, dbox in_box, pass_outputs outs,
-                                                        dbox out_box, int axis, int r, int n_axis)
+                                                        dbox out_box, int r, int n_axis)
 {
     extern __shared__ float taps[];
     const int T = 2 * r + 1;
@@ -314,13 +314,52 @@ cudaError_t pass(const tile_context &cx, const dfield &in, int axis, const dtaps
     } else {
         const size_t shared = sizeof(float) * (size_t)(count * T);
         const int other = 3 - axis;
-        const int64_t lines = (size_of(out_box, axis) + LINE_OUTPUTS - 1) / LINE_OUTPUTS * size_of(out_box, other);
+        const int K = getenv("VL_EXP_LINE8") ? 8 : LINE_OUTPUTS;
+        const int64_t lines = (size_of(out_box, axis) + K - 1) / K * size_of(out_box, other);
         const dim3 block(32, 4);
         const dim3 grid((unsigned)((size_of(out_box, 0) + 31) / 32), (unsigned)((lines + 3) / 4 < 65535 ? (lines + 3) / 4 : 65535));
-        switch (count) {
-        case 1: line_pass_kernel<1><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, axis, r, n_axis); break;
-        case 2: line_pass_kernel<2><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, axis, r, n_axis); break;
-        default: line_pass_kernel<3><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, axis, r, n_axis); break;
+        if (K == 8) {
+            switch (count) {
+            case 1:
+                if (axis == 1)
+                    line_pass_kernel<1, 8, 1><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+                else
+                    line_pass_kernel<1, 8, 2><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+                break;
+            case 2:
+                if (axis == 1)
+                    line_pass_kernel<2, 8, 1><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+                else
+                    line_pass_kernel<2, 8, 2><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+                break;
+            default:
+                if (axis == 1)
+                    line_pass_kernel<3, 8, 1><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+                else
+                    line_pass_kernel<3, 8, 2><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+                break;
+            }
+        } else {
+            switch (count) {
+            case 1:
+                if (axis == 1)
+                    line_pass_kernel<1, LINE_OUTPUTS, 1><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+                else
+                    line_pass_kernel<1, LINE_OUTPUTS, 2><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+                break;
+            case 2:
+                if (axis == 1)
+                    line_pass_kernel<2, LINE_OUTPUTS, 1><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+                else
+                    line_pass_kernel<2, LINE_OUTPUTS, 2><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+                break;
+            default:
+                if (axis == 1)
+                    line_pass_kernel<3, LINE_OUTPUTS, 1><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+                else
+                    line_pass_kernel<3, LINE_OUTPUTS, 2><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+                break;
+            }
         }
     }
     return cudaGetLastError();
