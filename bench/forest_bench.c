@@ -259,8 +259,10 @@ int main(int argc, char **argv)
                                               {"VL_EXP_EIGEN_INLINE", "VL_EXP_FUSED128"},
                                               {"VL_EXP_FUSED192", NULL},
                                               {"VL_EXP_EIGEN_INLINE", "VL_EXP_FUSED192"},
-                                              {"VL_EXP_LINE8", NULL}};
-    for (int k = 0; gpu && k < 7; k++) {
+                                              {"VL_EXP_LINE8", NULL},
+                                              {"VL_EXP_STREAMED", NULL},
+                                              {"VL_EXP_STREAMED", "VL_EXP_FUSED192"}};
+    for (int k = 0; gpu && k < 9; k++) {
         for (int e = 0; e < 2; e++)
             if (variants[k][e])
                 setenv(variants[k][e], "1", 1);
@@ -278,6 +280,7 @@ int main(int argc, char **argv)
         unsetenv("VL_EXP_EIGEN_INLINE");
         unsetenv("VL_EXP_FUSED192");
         unsetenv("VL_EXP_LINE8");
+        unsetenv("VL_EXP_STREAMED");
     }
     /* again, the first prediction's time after the variants (the device warm) */
     {

@@ -4,6 +4,7 @@
  *             to the device in small chunks;
  *   prediction: the same forest's probabilities and class maps equal the CPU's; 2D and 3D banks with offset
  *               features. */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,18 +26,16 @@ static int forests_equal(const vl_forest *a, const vl_forest *b)
            memcmp(a->leaf_values, b->leaf_values, sizeof(float) * (size_t)(leaves * a->class_count)) == 0;
 }
 
-/* `forest` on the CPU and the GPU: probabilities and class maps bit for bit equal. */
-static void predictions_equal(const vl_forest *forest, const vl_volume *ct, vl_forest_options options, int dims,
-                              const char *what)
+/* `forest` on the GPU against the CPU's probabilities p_cpu and class map m_cpu: bit for bit equal. */
+static void gpu_equals(const vl_forest *forest, const vl_volume *ct, vl_forest_options options, const vl_volume *p_cpu,
+                       const vl_volume *m_cpu, int dims, const char *what)
 {
-    vl_volume p_cpu[4], p_gpu[4], m_cpu, m_gpu;
+    vl_volume p_gpu[4], m_gpu;
     vl_device_outcome outcome;
-    options.device.kind = VL_DEVICE_CPU;
-    CHECK(vl_forest_predict(forest, ct, &options, p_cpu, &m_cpu, NULL) == VL_OK, "%dD CPU prediction", dims);
     options.device.kind = VL_DEVICE_GPU;
     CHECK(vl_forest_predict(forest, ct, &options, p_gpu, &m_gpu, &outcome) == VL_OK &&
               outcome.used == VL_DEVICE_GPU,
-          "%dD GPU prediction", dims);
+          "%dD GPU prediction (%s)", dims, what);
     double worst = 0;
     int64_t differing = 0, probabilities_differing = 0;
     const int C = forest->class_count;
@@ -49,21 +48,47 @@ static void predictions_equal(const vl_forest *forest, const vl_volume *ct, vl_f
                 worst = fabs((double)a - b);
         }
         probabilities_differing += voxel_differs;
-        differing += ((uint8_t *)m_cpu.data)[i] != ((uint8_t *)m_gpu.data)[i];
+        differing += ((uint8_t *)m_cpu->data)[i] != ((uint8_t *)m_gpu.data)[i];
     }
     printf("%dD: %d %s, %lld nodes, probabilities differ at %lld voxels (max |p_gpu - p_cpu| %.3g), class maps at "
            "%lld\n",
            dims, forest->tree_count, what, (long long)forest->tree_node_start[forest->tree_count],
            (long long)probabilities_differing, worst, (long long)differing);
-    CHECK(probabilities_differing == 0, "%dD: probabilities differ at %lld voxels, by up to %.3g", dims,
+    CHECK(probabilities_differing == 0, "%dD (%s): probabilities differ at %lld voxels, by up to %.3g", dims, what,
           (long long)probabilities_differing, worst);
-    CHECK(differing == 0, "%dD: classes differ at %lld voxels", dims, (long long)differing);
-    for (int c = 0; c < C; c++) {
-        vl_volume_free(&p_cpu[c]);
+    CHECK(differing == 0, "%dD (%s): classes differ at %lld voxels", dims, what, (long long)differing);
+    for (int c = 0; c < C; c++)
         vl_volume_free(&p_gpu[c]);
-    }
-    vl_volume_free(&m_cpu);
     vl_volume_free(&m_gpu);
+}
+
+/* `forest` on the CPU and the GPU: probabilities and class maps bit for bit equal; with `variants`, also under
+ * each of the launchers' environment switches (VL_EXP_*: other kernel shapes and fusions, the same bits). */
+static void predictions_equal(const vl_forest *forest, const vl_volume *ct, vl_forest_options options, int dims,
+                              const char *what, int variants)
+{
+    static const char *const switches[][2] = {{"VL_EXP_STREAMED", NULL},     {"VL_EXP_STREAMED", "VL_EXP_FUSED192"},
+                                               {"VL_EXP_EIGEN_INLINE", NULL}, {"VL_EXP_FUSED128", NULL},
+                                               {"VL_EXP_FUSED192", NULL},     {"VL_EXP_LINE8", NULL},
+                                               {"VL_EXP_TREES8", NULL}};
+    vl_volume p_cpu[4], m_cpu;
+    options.device.kind = VL_DEVICE_CPU;
+    CHECK(vl_forest_predict(forest, ct, &options, p_cpu, &m_cpu, NULL) == VL_OK, "%dD CPU prediction", dims);
+    gpu_equals(forest, ct, options, p_cpu, &m_cpu, dims, what);
+    for (int k = 0; variants && k < (int)(sizeof switches / sizeof switches[0]); k++) {
+        char label[128];
+        snprintf(label, sizeof label, "%s with %s %s", what, switches[k][0], switches[k][1] ? switches[k][1] : "");
+        for (int e = 0; e < 2; e++)
+            if (switches[k][e])
+                setenv(switches[k][e], "1", 1);
+        gpu_equals(forest, ct, options, p_cpu, &m_cpu, dims, label);
+        for (int e = 0; e < 2; e++)
+            if (switches[k][e])
+                unsetenv(switches[k][e]);
+    }
+    for (int c = 0; c < forest->class_count; c++)
+        vl_volume_free(&p_cpu[c]);
+    vl_volume_free(&m_cpu);
 }
 
 /* `forest`'s trees `times` over, in order, as a forest of their own (out freed with vl_forest_free); 0 when out of
@@ -187,13 +212,13 @@ int main(int argc, char **argv)
 
         options.tile = quick ? 32 : 96;
         options.gpu_pass_planes = quick ? 4 : 8; /* the small sigmas' passes in groups of planes */
-        predictions_equal(&cpu, &ct, options, dims, "trees");
+        predictions_equal(&cpu, &ct, options, dims, "trees", 1);
         /* the same trees repeated, more nodes than the GPU keeps in shared memory: its walk reads them from global
          * memory */
         vl_forest repeated;
         CHECK(forest_repeat(&cpu, 20000 / (int)cpu.tree_node_start[cpu.tree_count] + 1, &repeated),
               "%dD: repeating the trees", dims);
-        predictions_equal(&repeated, &ct, options, dims, "trees (repeated)");
+        predictions_equal(&repeated, &ct, options, dims, "trees (repeated)", 0);
         vl_forest_free(&repeated);
         vl_forest_free(&cpu);
         vl_forest_free(&gpu);
