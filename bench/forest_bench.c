@@ -253,16 +253,11 @@ int main(int argc, char **argv)
            dice_mean(map.data, truth, n, classes));
 
     /* GPU: variants of the kernels' shapes (environment switches read by the launchers), same bits */
-    static const char *const variants[][2] = {{"VL_EXP_FUSED128", NULL},
-                                              {"VL_EXP_TREES8", NULL},
-                                              {"VL_EXP_EIGEN_INLINE", NULL},
-                                              {"VL_EXP_EIGEN_INLINE", "VL_EXP_FUSED128"},
-                                              {"VL_EXP_FUSED192", NULL},
-                                              {"VL_EXP_EIGEN_INLINE", "VL_EXP_FUSED192"},
-                                              {"VL_EXP_LINE8", NULL},
-                                              {"VL_EXP_STREAMED", NULL},
-                                              {"VL_EXP_STREAMED", "VL_EXP_FUSED192"}};
-    for (int k = 0; gpu && k < 9; k++) {
+    static const char *const variants[][2] = {{"VL_EXP_LINE16", NULL},
+                                              {"VL_EXP_ROW192", NULL},
+                                              {"VL_EXP_SHARED_FOREST", NULL},
+                                              {"VL_EXP_ROW192", "VL_EXP_LINE16"}};
+    for (int k = 0; gpu && k < (int)(sizeof variants / sizeof variants[0]); k++) {
         for (int e = 0; e < 2; e++)
             if (variants[k][e])
                 setenv(variants[k][e], "1", 1);
@@ -275,12 +270,9 @@ int main(int argc, char **argv)
                variants[k][1] ? variants[k][1] : "", t_variant,
                memcmp(variant_map.data, map.data, (size_t)n) == 0 ? "same bits as" : "DIFFERENT from");
         vl_volume_free(&variant_map);
-        unsetenv("VL_EXP_FUSED128");
-        unsetenv("VL_EXP_TREES8");
-        unsetenv("VL_EXP_EIGEN_INLINE");
-        unsetenv("VL_EXP_FUSED192");
-        unsetenv("VL_EXP_LINE8");
-        unsetenv("VL_EXP_STREAMED");
+        for (int e = 0; e < 2; e++)
+            if (variants[k][e])
+                unsetenv(variants[k][e]);
     }
     /* again, the first prediction's time after the variants (the device warm) */
     {

@@ -67,10 +67,8 @@ static void gpu_equals(const vl_forest *forest, const vl_volume *ct, vl_forest_o
 static void predictions_equal(const vl_forest *forest, const vl_volume *ct, vl_forest_options options, int dims,
                               const char *what, int variants)
 {
-    static const char *const switches[][2] = {{"VL_EXP_STREAMED", NULL},     {"VL_EXP_STREAMED", "VL_EXP_FUSED192"},
-                                               {"VL_EXP_EIGEN_INLINE", NULL}, {"VL_EXP_FUSED128", NULL},
-                                               {"VL_EXP_FUSED192", NULL},     {"VL_EXP_LINE8", NULL},
-                                               {"VL_EXP_TREES8", NULL}};
+    static const char *const switches[][2] = {{"VL_EXP_LINE16", NULL}, {"VL_EXP_ROW192", NULL},
+                                               {"VL_EXP_SHARED_FOREST", NULL}};
     vl_volume p_cpu[4], m_cpu;
     options.device.kind = VL_DEVICE_CPU;
     CHECK(vl_forest_predict(forest, ct, &options, p_cpu, &m_cpu, NULL) == VL_OK, "%dD CPU prediction", dims);

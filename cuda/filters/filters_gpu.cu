@@ -67,11 +67,15 @@ __device__ __forceinline__ int reflect(int i, int n)
 }
 
 /* Outputs per thread: along y or z (registers), along x (odd, so that a warp's reads of the shared row, that many
- * words apart, fall in 32 different banks; a block's segment covers a 512-voxel row). */
-const int LINE_OUTPUTS = 16;
+ * words apart, fall in 32 different banks; a block's segment covers a 512-voxel row). The fused x pass gives each
+ * of more threads fewer outputs: the same segment, three times the threads of a block, whose shared memory (six
+ * input rows and ten derivatives a voxel) limits how many blocks a multiprocessor holds. */
+const int LINE_OUTPUTS = 8;
 const int ROW_OUTPUTS = 9;
 const int ROW_THREADS = 64;
 const int ROW_SEGMENT = ROW_THREADS * ROW_OUTPUTS;
+const int FUSED_OUTPUTS = 3;
+const int FUSED_THREADS = ROW_SEGMENT / FUSED_OUTPUTS;
 const int MAX_ORDERS = 3;
 
 /* Up to three results of one pass: the same input and axis, one set of taps each. */
@@ -192,7 +196,7 @@ __global__ void __launch_bounds__(128) line_pass_kernel(const float *__restrict_
 /* A pass along x: a block stages a segment of a row (and the reflected taps around it) in shared memory; thread t
  * computes ROW_OUTPUTS neighbouring outputs from it into shared memory, and the block writes the segment's
  * outputs with neighbouring threads on neighbouring voxels. */
-template <int NOUT>
+template <int NOUT, int ROW_THREADS, int ROW_OUTPUTS>
 __global__ void __launch_bounds__(ROW_THREADS) row_pass_kernel(const float *__restrict__ in, dbox in_box,
                                                                pass_outputs outs, dbox out_box, int r, int n_axis)
 {
@@ -306,37 +310,45 @@ cudaError_t pass(const tile_context &cx, const dfield &in, int axis, const dtaps
         const int64_t work = size_of(out_box, 1) * size_of(out_box, 2) *
                              ((size_of(out_box, 0) + ROW_SEGMENT - 1) / ROW_SEGMENT);
         const unsigned blocks = (unsigned)(work < (1 << 20) ? work : (1 << 20));
-        switch (count) {
-        case 1: row_pass_kernel<1><<<blocks, ROW_THREADS, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
-        case 2: row_pass_kernel<2><<<blocks, ROW_THREADS, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
-        default: row_pass_kernel<3><<<blocks, ROW_THREADS, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
+        if (getenv("VL_EXP_ROW192")) {
+            switch (count) {
+            case 1: row_pass_kernel<1, 192, 3><<<blocks, 192, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
+            case 2: row_pass_kernel<2, 192, 3><<<blocks, 192, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
+            default: row_pass_kernel<3, 192, 3><<<blocks, 192, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
+            }
+        } else {
+            switch (count) {
+            case 1: row_pass_kernel<1, ROW_THREADS, ROW_OUTPUTS><<<blocks, ROW_THREADS, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
+            case 2: row_pass_kernel<2, ROW_THREADS, ROW_OUTPUTS><<<blocks, ROW_THREADS, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
+            default: row_pass_kernel<3, ROW_THREADS, ROW_OUTPUTS><<<blocks, ROW_THREADS, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
+            }
         }
     } else {
         const size_t shared = sizeof(float) * (size_t)(count * T);
         const int other = 3 - axis;
-        const int K = getenv("VL_EXP_LINE8") ? 8 : LINE_OUTPUTS;
+        const int K = getenv("VL_EXP_LINE16") ? 16 : LINE_OUTPUTS;
         const int64_t lines = (size_of(out_box, axis) + K - 1) / K * size_of(out_box, other);
         const dim3 block(32, 4);
         const dim3 grid((unsigned)((size_of(out_box, 0) + 31) / 32), (unsigned)((lines + 3) / 4 < 65535 ? (lines + 3) / 4 : 65535));
-        if (K == 8) {
+        if (K == 16) {
             switch (count) {
             case 1:
                 if (axis == 1)
-                    line_pass_kernel<1, 8, 1><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+                    line_pass_kernel<1, 16, 1><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
                 else
-                    line_pass_kernel<1, 8, 2><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+                    line_pass_kernel<1, 16, 2><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
                 break;
             case 2:
                 if (axis == 1)
-                    line_pass_kernel<2, 8, 1><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+                    line_pass_kernel<2, 16, 1><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
                 else
-                    line_pass_kernel<2, 8, 2><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+                    line_pass_kernel<2, 16, 2><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
                 break;
             default:
                 if (axis == 1)
-                    line_pass_kernel<3, 8, 1><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+                    line_pass_kernel<3, 16, 1><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
                 else
-                    line_pass_kernel<3, 8, 2><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+                    line_pass_kernel<3, 16, 2><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
                 break;
             }
         } else {
@@ -458,8 +470,7 @@ struct combine_args {
 };
 
 /* Voxel i's channels from its derivatives v (VL_D_* slots). */
-__device__ __forceinline__ void combine_voxel(const combine_args &a, int64_t i, const float *v,
-                                              const float *tensor = NULL)
+__device__ __forceinline__ void combine_voxel(const combine_args &a, int64_t i, const float *v)
 {
     float t[6], e[3];
     float *o = a.out + i;
@@ -483,7 +494,7 @@ __device__ __forceinline__ void combine_voxel(const combine_args &a, int64_t i, 
     if (a.families & VL_FAMILY_STRUCTURE) {
 #pragma unroll
         for (int p = 0; p < 6; p++)
-            t[p] = tensor ? tensor[p] : a.tensor[p] ? a.tensor[p][i] : 0;
+            t[p] = a.tensor[p] ? a.tensor[p][i] : 0;
         vl_voxel_structure(a.dims, t, e);
         for (int c = 0; c < a.dims; c++)
             *o = e[c], o += a.channel_stride;
@@ -533,18 +544,18 @@ __global__ void combine_kernel(combine_args a)
 /* The last pass (along x) of every derivative fused with the per-voxel steps, when a sigma needs all of them:
  * the inputs are the y-pass results of the (z, y) order pairs (0,0) (0,1) (0,2) (1,0) (1,1) (2,0) in 3D, the first
  * passes of y orders 0, 1, 2 in 2D, all on the box grown along x; a block stages a row segment of each in shared
- * memory, each thread computes its ROW_OUTPUTS voxels' derivatives (the same chains as row_pass_kernel) into
+ * memory, each thread computes its FUSED_OUTPUTS voxels' derivatives (the same chains as row_pass_kernel) into
  * shared memory, then the block takes the per-voxel steps, one voxel per thread, and writes the channels. The
  * derivatives never go to global memory. */
 struct fused_inputs {
     const float *v[6];
 };
 
-template <int DIMS, int THREADS, int OUTPUTS>
-__global__ void __launch_bounds__(THREADS) row_combine_kernel(fused_inputs in, dbox in_box, pass_outputs x_taps,
+template <int DIMS>
+__global__ void __launch_bounds__(FUSED_THREADS) row_combine_kernel(fused_inputs in, dbox in_box, pass_outputs x_taps,
                                                                   combine_args a, dbox out_box, int r, int n_axis)
 {
-    const int inputs = DIMS == 3 ? 6 : 3, SEGMENT = THREADS * OUTPUTS;
+    const int inputs = DIMS == 3 ? 6 : 3, THREADS = FUSED_THREADS, OUTPUTS = FUSED_OUTPUTS, SEGMENT = ROW_SEGMENT;
     extern __shared__ float shared[];
     const int T = 2 * r + 1, pitch = SEGMENT + 2 * r;
     /* taps of x orders 0, 1, 2; a row segment of each input; the segment's derivatives, slot after slot */
@@ -624,115 +635,6 @@ __global__ void __launch_bounds__(THREADS) row_combine_kernel(fused_inputs in, d
                            ? derivative[k * SEGMENT + i]
                            : 0;
             combine_voxel(a, base + i, v);
-        }
-    }
-}
-
-/* As row_combine_kernel, with the structure tensor's last smoothing pass too, and the eigenvalues of both
- * families: the inputs (the six y-pass results of the derivatives, then the structure tensor's entries after
- * their y pass, in 2D three and three) are staged in shared memory one row segment at a time, each input's x
- * passes go to its slots (VL_D_* for the derivatives, VL_D_COUNT + p for entry p), then the block takes the
- * per-voxel steps; neither the derivatives nor the tensor's entries go to global memory. */
-struct tensor_inputs {
-    const float *v[6]; /* xx, xy, xz, yy, yz, zz (2D: 0, 1, 3); all NULL when the structure family is unwanted */
-};
-
-template <int DIMS, int THREADS, int OUTPUTS>
-__global__ void __launch_bounds__(THREADS) row_steps_kernel(fused_inputs in, tensor_inputs tin, dbox in_box,
-                                                            pass_outputs x_taps, combine_args a, dbox out_box, int r,
-                                                            int n_axis)
-{
-    const int SEGMENT = THREADS * OUTPUTS;
-    extern __shared__ float shared[];
-    const int T = 2 * r + 1;
-    /* taps of x orders 0, 1, 2; one input's row segment; the segment's results, slot after slot */
-    float *taps = shared, *row = shared + 3 * T, *slot = row + SEGMENT + 2 * r;
-    load_taps(taps, x_taps, 3, T);
-    const int sx = (int)size_of(out_box, 0), sy = (int)size_of(out_box, 1);
-    const int segments = (sx + SEGMENT - 1) / SEGMENT;
-    const int64_t lines = (int64_t)sy * size_of(out_box, 2);
-    const int64_t in_sx = size_of(in_box, 0), in_sy = size_of(in_box, 1);
-    const int in_lo = (int)in_box.lo[0];
-    const int tensor = tin.v[0] != NULL;
-    for (int64_t work = blockIdx.x; work < lines * segments; work += gridDim.x) {
-        const int seg = (int)(work % segments);
-        const int64_t line = work / segments;
-        const int64_t y = out_box.lo[1] + line % sy, z = out_box.lo[2] + line / sy;
-        const int x0 = (int)out_box.lo[0] + seg * SEGMENT;
-        const int span = sx - seg * SEGMENT < SEGMENT ? sx - seg * SEGMENT : SEGMENT;
-        const int64_t row_offset = (y - in_box.lo[1]) * in_sx + (z - in_box.lo[2]) * in_sx * in_sy;
-        const int first = threadIdx.x * OUTPUTS;
-        const int count = span - first < OUTPUTS ? span - first : OUTPUTS;
-        const int last = count - 1 + 2 * r;
-        /* input k's row segment staged, its x orders' results to their slots (few registers live at a time) */
-        auto run = [&](const float *input, auto &acc, const int *slots) {
-            __syncthreads(); /* the previous input's reads are done (and the taps are in place) */
-            for (int i = threadIdx.x; i < span + 2 * r; i += THREADS)
-                row[i] = input[row_offset + reflect(x0 - r + i, n_axis) - in_lo];
-            __syncthreads();
-            if (first >= span)
-                return;
-            const float *mine = row + first;
-            auto value = [&](int idx) { return mine[idx < last ? idx : last]; };
-            correlate(taps, T, value, acc);
-#pragma unroll
-            for (int o = 0; o < (int)(sizeof acc / sizeof acc[0]); o++)
-#pragma unroll
-                for (int j = 0; j < OUTPUTS; j++)
-                    if (j < count)
-                        slot[slots[o] * SEGMENT + first + j] = acc[o][j];
-        };
-        static const int s00[3] = {VL_D_SMOOTH, VL_D_X, VL_D_XX}, s01[2] = {VL_D_X + 1, VL_D_XY},
-                         s02[1] = {VL_D_XX + 1}, s10[2] = {VL_D_X + 2, VL_D_XZ}, s11[1] = {VL_D_YZ},
-                         s20[1] = {VL_D_XX + 2};
-        {
-            float acc[3][OUTPUTS];
-            run(in.v[0], acc, s00);
-        }
-        {
-            float acc[2][OUTPUTS];
-            run(in.v[1], acc, s01);
-        }
-        {
-            float acc[1][OUTPUTS];
-            run(in.v[2], acc, s02);
-        }
-        if (DIMS == 3) {
-            {
-                float acc[2][OUTPUTS];
-                run(in.v[3], acc, s10);
-            }
-            {
-                float acc[1][OUTPUTS];
-                run(in.v[4], acc, s11);
-            }
-            {
-                float acc[1][OUTPUTS];
-                run(in.v[5], acc, s20);
-            }
-        }
-        if (tensor)
-            for (int p = 0; p < 6; p++) {
-                if (!tin.v[p])
-                    continue;
-                const int slots[1] = {VL_D_COUNT + p};
-                float acc[1][OUTPUTS];
-                run(tin.v[p], acc, slots);
-            }
-        __syncthreads();
-        /* the per-voxel steps, neighbouring threads on neighbouring voxels (coalesced reads and writes) */
-        const int64_t base = (x0 - out_box.lo[0]) + (y - out_box.lo[1]) * sx + (z - out_box.lo[2]) * (int64_t)sx * sy;
-        for (int i = threadIdx.x; i < span; i += THREADS) {
-            float v[VL_D_COUNT], t[6];
-#pragma unroll
-            for (int k = 0; k < VL_D_COUNT; k++)
-                v[k] = DIMS == 3 || (k != VL_D_X + 2 && k != VL_D_XX + 2 && k != VL_D_XZ && k != VL_D_YZ)
-                           ? slot[k * SEGMENT + i]
-                           : 0;
-#pragma unroll
-            for (int p = 0; p < 6; p++)
-                t[p] = tensor && tin.v[p] ? slot[(VL_D_COUNT + p) * SEGMENT + i] : 0;
-            combine_voxel(a, base + i, v, t);
         }
     }
 }
@@ -965,10 +867,9 @@ void keep_gradients(const tile_context &cx, int s, dfield g[3])
 }
 
 /* The structure tensor's entries on `box` (2D: slots 0, 1, 3) from the inner gradients g on `grown`: the first
- * pass of the outer smoothing forms the products as it reads (product_pass_kernel), the other passes follow;
- * without x_pass, the last pass (along x) is left to row_steps_kernel and the entries are on `box` grown along x. */
+ * pass of the outer smoothing forms the products as it reads (product_pass_kernel), the other passes follow. */
 cudaError_t structure_tensor(const tile_context &cx, const dtaps_set &ts, const dbox &grown, const dbox &box,
-                             const dfield g[3], dfield tensor[6], int x_pass)
+                             const dfield g[3], dfield tensor[6])
 {
     const vl_gpu_filters *f = cx.f;
     const int dims = f->bank.dims;
@@ -1008,14 +909,7 @@ cudaError_t structure_tensor(const tile_context &cx, const dtaps_set &ts, const 
         if (!first[p].v)
             continue;
         dfield *out = &tensor[p];
-        if (!x_pass && dims == 2) {
-            tensor[p] = first[p];
-            first[p].v = NULL;
-            continue;
-        }
-        if (!x_pass) {
-            e = pass(cx, first[p], ax[1], ts, order0, 1, &out, grow_after(cx, box, ts, 1));
-        } else if (dims == 2) {
+        if (dims == 2) {
             e = pass(cx, first[p], ax[1], ts, order0, 1, &out, box);
         } else {
             dfield *mid = &second;
@@ -1055,15 +949,10 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
     /* every derivative of the dimension needed: the last pass fused with the per-voxel steps, when its shared
      * memory fits */
     const int r = ts.k[0][0].radius;
-    const int wide = dims == 3 && getenv("VL_EXP_FUSED128") != NULL;
-    const int narrow = dims == 3 && !wide && getenv("VL_EXP_FUSED192") != NULL;
-    const int segment = wide ? 128 * 5 : ROW_SEGMENT;
     const size_t fused_shared =
-        sizeof(float) * (size_t)(3 * (2 * r + 1) + (dims == 3 ? 6 : 3) * (segment + 2 * r) + VL_D_COUNT * segment);
-    const size_t streamed_shared = sizeof(float) * (size_t)(3 * (2 * r + 1) + ROW_SEGMENT + 2 * r + (VL_D_COUNT + 6) * ROW_SEGMENT);
+        sizeof(float) * (size_t)(3 * (2 * r + 1) + (dims == 3 ? 6 : 3) * (ROW_SEGMENT + 2 * r) + VL_D_COUNT * ROW_SEGMENT);
     const int fused = need[VL_D_SMOOTH] && need[VL_D_X] && need[VL_D_XX] && need[VL_D_XY] &&
                       fused_shared <= 48 * 1024;
-    const int streamed = fused && getenv("VL_EXP_STREAMED") != NULL && streamed_shared <= 48 * 1024;
     dfield d[VL_D_COUNT] = {}, smooth = {}, g[3] = {}, tensor[6] = {}, inputs[6] = {}, hessian[6] = {};
     wanted w[VL_D_COUNT];
     int count = 0;
@@ -1083,7 +972,7 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
         /* inner gradients over the box grown by the outer radius, products, outer smoothing of each */
         const dbox grown = grow(box, ts.radius, f->n);
         TRY(inner_gradients(cx, s, grown, g));
-        TRY(structure_tensor(cx, ts, grown, box, g, tensor, !streamed));
+        TRY(structure_tensor(cx, ts, grown, box, g, tensor));
         keep_gradients(cx, s, g);
     }
     args.dog = smooth.v;
@@ -1101,9 +990,8 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
             if (families & family)
                 c += family == VL_FAMILY_STRUCTURE || family == VL_FAMILY_HESSIAN ? dims : 1;
         }
-        const int inline_eigen = streamed || getenv("VL_EXP_EIGEN_INLINE") != NULL;
         for (int p = 0; p < 6; p++)
-            if (!inline_eigen && pair[p][0] < dims && pair[p][1] < dims) {
+            if (pair[p][0] < dims && pair[p][1] < dims) {
                 TRY(field_alloc(cx, &hessian[p], box));
                 args.hessian[p] = hessian[p].v;
             }
@@ -1114,40 +1002,17 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
             fi.v[k] = inputs[k].v;
         for (int o = 0; o < 3; o++)
             x_taps.taps[o] = ts.k[0][o].k;
-        const int64_t work = size_of(box, 1) * size_of(box, 2) * ((size_of(box, 0) + segment - 1) / segment);
+        const int64_t work = size_of(box, 1) * size_of(box, 2) * ((size_of(box, 0) + ROW_SEGMENT - 1) / ROW_SEGMENT);
         const unsigned blocks = (unsigned)(work < (1 << 20) ? work : (1 << 20));
-        if (streamed) {
-            tensor_inputs ti = {};
-            for (int p = 0; p < 6; p++)
-                ti.v[p] = tensor[p].v;
-            const int64_t rows = size_of(box, 1) * size_of(box, 2) * ((size_of(box, 0) + ROW_SEGMENT - 1) / ROW_SEGMENT);
-            const unsigned grid = (unsigned)(rows < (1 << 20) ? rows : (1 << 20));
-            if (narrow)
-                row_steps_kernel<3, 192, 3><<<grid, 192, streamed_shared, cx.stream>>>(fi, ti, inputs[0].box, x_taps,
-                                                                                     args, box, r, (int)f->n[0]);
-            else if (dims == 3)
-                row_steps_kernel<3, ROW_THREADS, ROW_OUTPUTS><<<grid, ROW_THREADS, streamed_shared, cx.stream>>>(
-                    fi, ti, inputs[0].box, x_taps, args, box, r, (int)f->n[0]);
-            else
-                row_steps_kernel<2, ROW_THREADS, ROW_OUTPUTS><<<grid, ROW_THREADS, streamed_shared, cx.stream>>>(
-                    fi, ti, inputs[0].box, x_taps, args, box, r, (int)f->n[0]);
-        } else if (dims == 3 && wide)
-            row_combine_kernel<3, 128, 5><<<blocks, 128, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args,
-                                                                                  box, r, (int)f->n[0]);
-        else if (narrow)
-            row_combine_kernel<3, 192, 3><<<blocks, 192, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args,
-                                                                                  box, r, (int)f->n[0]);
-        else if (dims == 3)
-            row_combine_kernel<3, ROW_THREADS, ROW_OUTPUTS><<<blocks, ROW_THREADS, fused_shared, cx.stream>>>(
-                fi, inputs[0].box, x_taps, args, box, r, (int)f->n[0]);
+        if (dims == 3)
+            row_combine_kernel<3><<<blocks, FUSED_THREADS, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args,
+                                                                                   box, r, (int)f->n[0]);
         else
-            row_combine_kernel<2, ROW_THREADS, ROW_OUTPUTS><<<blocks, ROW_THREADS, fused_shared, cx.stream>>>(
-                fi, inputs[0].box, x_taps, args, box, r, (int)f->n[0]);
+            row_combine_kernel<2><<<blocks, FUSED_THREADS, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args,
+                                                                                   box, r, (int)f->n[0]);
         TRY(cudaGetLastError());
-        if (!inline_eigen) {
-            eigen_kernel<<<blocks_for(voxels), 256, 0, cx.stream>>>(args);
-            TRY(cudaGetLastError());
-        }
+        eigen_kernel<<<blocks_for(voxels), 256, 0, cx.stream>>>(args);
+        TRY(cudaGetLastError());
     } else {
         for (int i = 0; i < VL_D_COUNT; i++)
             if (need[i]) {
