@@ -209,6 +209,20 @@ int main(int argc, char **argv)
     printf("voxlabel train   %-3s %d trees, %lld samples: %.3f s; out-of-bag accuracy %.4f, test accuracy %.4f\n",
            vl_device_kind_name(outcome.used), trees, (long long)n_train, t_train, forest.oob_accuracy,
            (double)right / (double)n_test);
+    {
+        int used = 0;
+        int64_t inner = 0;
+        for (int f = 0; f < F; f++) {
+            int tested = 0;
+            for (int64_t k = 0; k < forest.tree_node_start[forest.tree_count]; k++)
+                tested |= forest.nodes[k].feature == f;
+            used += tested;
+        }
+        for (int64_t k = 0; k < forest.tree_node_start[forest.tree_count]; k++)
+            inner += forest.nodes[k].feature >= 0;
+        printf("model            %lld nodes (%lld inner) in %d trees; %d of %d features tested\n",
+               (long long)forest.tree_node_start[forest.tree_count], (long long)inner, forest.tree_count, used, F);
+    }
     /* Bytes a level-wise trainer moves per tree, from the samples' mean depth (first 10 trees): every level reads
      * its live in-bag samples (about 0.632 n of them in a bootstrap) once per candidate. The GPU trainer reads per
      * live sample and candidate an 8-byte entry and a 2-byte bin (and 10 + 8 bytes to partition it); the floor
@@ -238,18 +252,36 @@ int main(int argc, char **argv)
            vl_device_kind_name(outcome.used), t_predict, n / t_predict / 1e6,
            dice_mean(map.data, truth, n, classes));
 
-    /* GPU: the small sigmas' passes on groups of planes (their intermediates stay in the L2 cache), same bits */
-    for (int planes = 4; gpu && planes <= 16; planes *= 2) {
-        vl_forest_options grouped = options;
-        grouped.gpu_pass_planes = planes;
-        vl_volume grouped_map;
+    /* GPU: variants of the kernels' shapes (environment switches read by the launchers), same bits */
+    static const char *const variants[][2] = {{"VL_EXP_LINE16", NULL},
+                                              {"VL_EXP_ROW192", NULL},
+                                              {"VL_EXP_SHARED_FOREST", NULL},
+                                              {"VL_EXP_ROW192", "VL_EXP_LINE16"}};
+    for (int k = 0; gpu && k < (int)(sizeof variants / sizeof variants[0]); k++) {
+        for (int e = 0; e < 2; e++)
+            if (variants[k][e])
+                setenv(variants[k][e], "1", 1);
+        vl_volume variant_map;
         t0 = now();
-        if (vl_forest_predict(&forest, &ct, &grouped, NULL, &grouped_map, NULL) != VL_OK)
-            return fail("grouped prediction");
-        const double t_grouped = now() - t0;
-        printf("voxlabel predict gpu passes in groups of >= %d planes: %.3f s (%s the class map above)\n", planes,
-               t_grouped, memcmp(grouped_map.data, map.data, (size_t)n) == 0 ? "same bits as" : "DIFFERENT from");
-        vl_volume_free(&grouped_map);
+        if (vl_forest_predict(&forest, &ct, &options, NULL, &variant_map, NULL) != VL_OK)
+            return fail("variant prediction");
+        const double t_variant = now() - t0;
+        printf("voxlabel predict gpu variant %s %s: %.3f s (%s the class map above)\n", variants[k][0],
+               variants[k][1] ? variants[k][1] : "", t_variant,
+               memcmp(variant_map.data, map.data, (size_t)n) == 0 ? "same bits as" : "DIFFERENT from");
+        vl_volume_free(&variant_map);
+        for (int e = 0; e < 2; e++)
+            if (variants[k][e])
+                unsetenv(variants[k][e]);
+    }
+    /* again, the first prediction's time after the variants (the device warm) */
+    {
+        vl_volume again;
+        t0 = now();
+        if (vl_forest_predict(&forest, &ct, &options, NULL, &again, NULL) != VL_OK)
+            return fail("prediction again");
+        printf("voxlabel predict gpu whole volume again: %.3f s\n", now() - t0);
+        vl_volume_free(&again);
     }
 
     /* the filters' share: the same prediction with a one-tree forest */
@@ -265,7 +297,7 @@ int main(int argc, char **argv)
     t0 = now();
     if (vl_forest_predict(&stump, &ct, &one_tree, NULL, &stump_map, NULL) != VL_OK)
         return fail("one-tree prediction");
-    printf("voxlabel predict %-3s the same with a 1-tree forest (filters, transfers and 1 tree): %.3f s\n",
+    printf("voxlabel predict %-3s the same with a 1-tree forest (the channels it tests, transfers and 1 tree): %.3f s\n",
            vl_device_kind_name(outcome.used), now() - t0);
     vl_volume_free(&stump_map);
     vl_forest_free(&stump);

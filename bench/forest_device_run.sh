@@ -8,6 +8,8 @@
 #              bytes per kernel and per tree (bench/forest_ncu_summary.py); not a default stage
 #   kernels    ncu on the kernels of the first prediction of forest_bench 512x512x32 (one slab of whole planes, 100
 #              trees): launches, time and DRAM bytes per kernel (bench/forest_ncu_summary.py); not a default stage
+#   stalls     ncu sections (speed of light, occupancy, warp states) on the largest sigma's kernels and the tree walk
+#              of forest_bench 512x512x32; not a default stage
 #   bench      forest_bench 512x512x600, 61 features, 100 trees on the GPU (R5), peak device memory sampled by
 #              nvidia-smi every 50 ms, the time to read the CT as a DICOM series (written by voxlabel, read back
 #              by voxlabel's reader), beside scikit-learn on the same samples with all cores (bench/forest_peers.py)
@@ -28,7 +30,7 @@ log=$out/forest.log
 status=0
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee -a "$log"
 
-step_dir=$out step_show="FAIL|ERROR|error|passed|failed|voxlabel|scikit|cpu reference|peak|max |training data|start-up"
+step_dir=$out step_show="FAIL|ERROR|error|passed|failed|voxlabel|scikit|cpu reference|peak|max |training data|start-up|model "
 . "$here/device_step.sh"
 
 for stage in $stages; do
@@ -59,6 +61,17 @@ for stage in $stages; do
         python3 "$here/forest_ncu_summary.py" "$out/ncu_predict.out" 100 widen_kernel | grep -v "^training kernels" |
             tee -a "$log"
         rm -rf "$out"/kernel_samples_*
+        ;;
+    stalls)
+        # ncu sections on the kernels of the largest sigma and the tree walk (one 512x512x32 slab, launches 145 to
+        # 173 of the first prediction): speed of light, occupancy, launch, warp states and the rules' advice
+        step ncu_stalls 200 ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
+            --section WarpStateStats --launch-skip 145 --launch-count 29 \
+            --kernel-name regex:"pass_kernel|combine_kernel|eigen_kernel|predict_kernel|offset_kernel|widen_kernel" \
+            "$bin/forest_bench" 512 512 32 100 gpu 32 "$out/stall_samples"
+        grep -E "^  [a-z_<>0-9]+.*\(|Duration|Achieved Occupancy|Registers Per|Compute \(SM\) Throughput|Memory Throughput|Warp Cycles Per Issued|[Ss]tall|Block Limit|Theoretical Occupancy" \
+            "$out/ncu_stalls.out" | cut -c1-240 | tee -a "$log"
+        rm -rf "$out"/stall_samples_*
         ;;
     bench)
         nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 50 > "$out/memory.csv" &

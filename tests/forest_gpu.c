@@ -4,6 +4,7 @@
  *             to the device in small chunks;
  *   prediction: the same forest's probabilities and class maps equal the CPU's; 2D and 3D banks with offset
  *               features. */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,102 @@ static int forests_equal(const vl_forest *a, const vl_forest *b)
            memcmp(a->tree_node_start, b->tree_node_start, sizeof(int64_t) * (size_t)(a->tree_count + 1)) == 0 &&
            memcmp(a->nodes, b->nodes, sizeof(vl_forest_node) * (size_t)nodes) == 0 &&
            memcmp(a->leaf_values, b->leaf_values, sizeof(float) * (size_t)(leaves * a->class_count)) == 0;
+}
+
+/* `forest` on the GPU against the CPU's probabilities p_cpu and class map m_cpu: bit for bit equal. */
+static void gpu_equals(const vl_forest *forest, const vl_volume *ct, vl_forest_options options, const vl_volume *p_cpu,
+                       const vl_volume *m_cpu, int dims, const char *what)
+{
+    vl_volume p_gpu[4], m_gpu;
+    vl_device_outcome outcome;
+    options.device.kind = VL_DEVICE_GPU;
+    CHECK(vl_forest_predict(forest, ct, &options, p_gpu, &m_gpu, &outcome) == VL_OK &&
+              outcome.used == VL_DEVICE_GPU,
+          "%dD GPU prediction (%s)", dims, what);
+    double worst = 0;
+    int64_t differing = 0, probabilities_differing = 0;
+    const int C = forest->class_count;
+    for (int64_t i = 0; i < vl_volume_voxels(ct); i++) {
+        int voxel_differs = 0;
+        for (int c = 0; c < C; c++) {
+            const float a = ((float *)p_cpu[c].data)[i], b = ((float *)p_gpu[c].data)[i];
+            voxel_differs |= memcmp(&a, &b, sizeof a) != 0;
+            if (fabs((double)a - b) > worst)
+                worst = fabs((double)a - b);
+        }
+        probabilities_differing += voxel_differs;
+        differing += ((uint8_t *)m_cpu->data)[i] != ((uint8_t *)m_gpu.data)[i];
+    }
+    printf("%dD: %d %s, %lld nodes, probabilities differ at %lld voxels (max |p_gpu - p_cpu| %.3g), class maps at "
+           "%lld\n",
+           dims, forest->tree_count, what, (long long)forest->tree_node_start[forest->tree_count],
+           (long long)probabilities_differing, worst, (long long)differing);
+    CHECK(probabilities_differing == 0, "%dD (%s): probabilities differ at %lld voxels, by up to %.3g", dims, what,
+          (long long)probabilities_differing, worst);
+    CHECK(differing == 0, "%dD (%s): classes differ at %lld voxels", dims, what, (long long)differing);
+    for (int c = 0; c < C; c++)
+        vl_volume_free(&p_gpu[c]);
+    vl_volume_free(&m_gpu);
+}
+
+/* `forest` on the CPU and the GPU: probabilities and class maps bit for bit equal; with `variants`, also under
+ * each of the launchers' environment switches (VL_EXP_*: other kernel shapes and fusions, the same bits). */
+static void predictions_equal(const vl_forest *forest, const vl_volume *ct, vl_forest_options options, int dims,
+                              const char *what, int variants)
+{
+    static const char *const switches[][2] = {{"VL_EXP_LINE16", NULL}, {"VL_EXP_ROW192", NULL},
+                                               {"VL_EXP_SHARED_FOREST", NULL}};
+    vl_volume p_cpu[4], m_cpu;
+    options.device.kind = VL_DEVICE_CPU;
+    CHECK(vl_forest_predict(forest, ct, &options, p_cpu, &m_cpu, NULL) == VL_OK, "%dD CPU prediction", dims);
+    gpu_equals(forest, ct, options, p_cpu, &m_cpu, dims, what);
+    for (int k = 0; variants && k < (int)(sizeof switches / sizeof switches[0]); k++) {
+        char label[128];
+        snprintf(label, sizeof label, "%s with %s %s", what, switches[k][0], switches[k][1] ? switches[k][1] : "");
+        for (int e = 0; e < 2; e++)
+            if (switches[k][e])
+                setenv(switches[k][e], "1", 1);
+        gpu_equals(forest, ct, options, p_cpu, &m_cpu, dims, label);
+        for (int e = 0; e < 2; e++)
+            if (switches[k][e])
+                unsetenv(switches[k][e]);
+    }
+    for (int c = 0; c < forest->class_count; c++)
+        vl_volume_free(&p_cpu[c]);
+    vl_volume_free(&m_cpu);
+}
+
+/* `forest`'s trees `times` over, in order, as a forest of their own (out freed with vl_forest_free); 0 when out of
+ * memory. */
+static int forest_repeat(const vl_forest *forest, int times, vl_forest *out)
+{
+    const int T = forest->tree_count, C = forest->class_count;
+    const int64_t nodes = forest->tree_node_start[T], leaves = forest->tree_leaf_start[T];
+    memset(out, 0, sizeof *out);
+    out->bank = forest->bank;
+    out->feature_count = forest->feature_count;
+    out->class_count = C;
+    out->tree_count = T * times;
+    out->oob_accuracy = -1;
+    out->tree_node_start = malloc(sizeof(int64_t) * (size_t)(T * times + 1));
+    out->tree_leaf_start = malloc(sizeof(int64_t) * (size_t)(T * times + 1));
+    out->nodes = malloc(sizeof(vl_forest_node) * (size_t)(nodes * times));
+    out->leaf_values = malloc(sizeof(float) * (size_t)(leaves * C * times));
+    if (!out->tree_node_start || !out->tree_leaf_start || !out->nodes || !out->leaf_values) {
+        vl_forest_free(out);
+        return 0;
+    }
+    for (int k = 0; k < times; k++) {
+        memcpy(out->nodes + k * nodes, forest->nodes, sizeof(vl_forest_node) * (size_t)nodes);
+        memcpy(out->leaf_values + k * leaves * C, forest->leaf_values, sizeof(float) * (size_t)(leaves * C));
+        for (int t = 0; t < T; t++) {
+            out->tree_node_start[k * T + t] = k * nodes + forest->tree_node_start[t];
+            out->tree_leaf_start[k * T + t] = k * leaves + forest->tree_leaf_start[t];
+        }
+    }
+    out->tree_node_start[T * times] = nodes * times;
+    out->tree_leaf_start[T * times] = leaves * times;
+    return 1;
 }
 
 int main(int argc, char **argv)
@@ -111,40 +208,16 @@ int main(int argc, char **argv)
         CHECK(cpu.oob_accuracy == gpu.oob_accuracy, "%dD: out-of-bag accuracy %.6f vs %.6f", dims, cpu.oob_accuracy,
               gpu.oob_accuracy);
 
-        vl_volume p_cpu[4], p_gpu[4], m_cpu, m_gpu;
-        options.device.kind = VL_DEVICE_CPU;
-        CHECK(vl_forest_predict(&cpu, &ct, &options, p_cpu, &m_cpu, NULL) == VL_OK, "%dD CPU prediction", dims);
-        options.device.kind = VL_DEVICE_GPU;
         options.tile = quick ? 32 : 96;
         options.gpu_pass_planes = quick ? 4 : 8; /* the small sigmas' passes in groups of planes */
-        CHECK(vl_forest_predict(&cpu, &ct, &options, p_gpu, &m_gpu, &outcome) == VL_OK &&
-                  outcome.used == VL_DEVICE_GPU,
-              "%dD GPU prediction", dims);
-        double worst = 0;
-        int64_t differing = 0, probabilities_differing = 0;
-        const int C = cpu.class_count;
-        for (int64_t i = 0; i < vl_volume_voxels(&ct); i++) {
-            int voxel_differs = 0;
-            for (int c = 0; c < C; c++) {
-                const float a = ((float *)p_cpu[c].data)[i], b = ((float *)p_gpu[c].data)[i];
-                voxel_differs |= memcmp(&a, &b, sizeof a) != 0;
-                if (fabs((double)a - b) > worst)
-                    worst = fabs((double)a - b);
-            }
-            probabilities_differing += voxel_differs;
-            differing += ((uint8_t *)m_cpu.data)[i] != ((uint8_t *)m_gpu.data)[i];
-        }
-        printf("%dD: %d trees, probabilities differ at %lld voxels (max |p_gpu - p_cpu| %.3g), class maps at %lld\n",
-               dims, cpu.tree_count, (long long)probabilities_differing, worst, (long long)differing);
-        CHECK(probabilities_differing == 0, "%dD: probabilities differ at %lld voxels, by up to %.3g", dims,
-              (long long)probabilities_differing, worst);
-        CHECK(differing == 0, "%dD: classes differ at %lld voxels", dims, (long long)differing);
-        for (int c = 0; c < C; c++) {
-            vl_volume_free(&p_cpu[c]);
-            vl_volume_free(&p_gpu[c]);
-        }
-        vl_volume_free(&m_cpu);
-        vl_volume_free(&m_gpu);
+        predictions_equal(&cpu, &ct, options, dims, "trees", 1);
+        /* the same trees repeated, more nodes than the GPU keeps in shared memory: its walk reads them from global
+         * memory */
+        vl_forest repeated;
+        CHECK(forest_repeat(&cpu, 20000 / (int)cpu.tree_node_start[cpu.tree_count] + 1, &repeated),
+              "%dD: repeating the trees", dims);
+        predictions_equal(&repeated, &ct, options, dims, "trees (repeated)", 0);
+        vl_forest_free(&repeated);
         vl_forest_free(&cpu);
         vl_forest_free(&gpu);
         vl_forest_free(&streamed);

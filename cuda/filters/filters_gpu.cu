@@ -67,11 +67,15 @@ __device__ __forceinline__ int reflect(int i, int n)
 }
 
 /* Outputs per thread: along y or z (registers), along x (odd, so that a warp's reads of the shared row, that many
- * words apart, fall in 32 different banks; a block's segment covers a 512-voxel row). */
-const int LINE_OUTPUTS = 16;
+ * words apart, fall in 32 different banks; a block's segment covers a 512-voxel row). The fused x pass gives each
+ * of more threads fewer outputs: the same segment, three times the threads of a block, whose shared memory (six
+ * input rows and ten derivatives a voxel) limits how many blocks a multiprocessor holds. */
+const int LINE_OUTPUTS = 8;
 const int ROW_OUTPUTS = 9;
 const int ROW_THREADS = 64;
 const int ROW_SEGMENT = ROW_THREADS * ROW_OUTPUTS;
+const int FUSED_OUTPUTS = 3;
+const int FUSED_THREADS = ROW_SEGMENT / FUSED_OUTPUTS;
 const int MAX_ORDERS = 3;
 
 /* Up to three results of one pass: the same input and axis, one set of taps each. */
@@ -136,9 +140,9 @@ __device__ void load_taps(float *taps, const pass_outputs &outs, int count, int 
 }
 
 /* A pass along y or z (axis 1 or 2): thread (x, line) computes LINE_OUTPUTS neighbouring outputs of its line. */
-template <int NOUT>
+template <int NOUT, int LINE_OUTPUTS, int axis>
 __global__ void __launch_bounds__(128) line_pass_kernel(const float *__restrict__ in, dbox in_box, pass_outputs outs,
-                                                        dbox out_box, int axis, int r, int n_axis)
+                                                        dbox out_box, int r, int n_axis)
 {
     extern __shared__ float taps[];
     const int T = 2 * r + 1;
@@ -190,14 +194,15 @@ __global__ void __launch_bounds__(128) line_pass_kernel(const float *__restrict_
 }
 
 /* A pass along x: a block stages a segment of a row (and the reflected taps around it) in shared memory; thread t
- * computes ROW_OUTPUTS neighbouring outputs from it. */
-template <int NOUT>
+ * computes ROW_OUTPUTS neighbouring outputs from it into shared memory, and the block writes the segment's
+ * outputs with neighbouring threads on neighbouring voxels. */
+template <int NOUT, int ROW_THREADS, int ROW_OUTPUTS>
 __global__ void __launch_bounds__(ROW_THREADS) row_pass_kernel(const float *__restrict__ in, dbox in_box,
                                                                pass_outputs outs, dbox out_box, int r, int n_axis)
 {
     extern __shared__ float shared[];
     const int T = 2 * r + 1;
-    float *taps = shared, *row = shared + NOUT * T;
+    float *taps = shared, *row = shared + NOUT * T, *result = row + ROW_SEGMENT + 2 * r;
     load_taps(taps, outs, NOUT, T);
     const int sx = (int)size_of(out_box, 0), sy = (int)size_of(out_box, 1);
     const int segments = (sx + ROW_SEGMENT - 1) / ROW_SEGMENT;
@@ -216,22 +221,26 @@ __global__ void __launch_bounds__(ROW_THREADS) row_pass_kernel(const float *__re
             row[i] = src[reflect(x0 - r + i, n_axis) - in_lo];
         __syncthreads();
         const int first = threadIdx.x * ROW_OUTPUTS;
-        if (first >= span)
-            continue;
-        const int count = span - first < ROW_OUTPUTS ? span - first : ROW_OUTPUTS;
-        const int last = count - 1 + 2 * r;
-        const float *mine = row + first;
-        auto value = [&](int idx) { return mine[idx < last ? idx : last]; };
-        float acc[NOUT][ROW_OUTPUTS];
-        correlate<NOUT, ROW_OUTPUTS>(taps, T, value, acc);
-        const int64_t target = (x0 - out_box.lo[0] + first) + (y - out_box.lo[1]) * sx +
-                               (z - out_box.lo[2]) * (int64_t)sx * sy;
+        if (first < span) {
+            const int count = span - first < ROW_OUTPUTS ? span - first : ROW_OUTPUTS;
+            const int last = count - 1 + 2 * r;
+            const float *mine = row + first;
+            auto value = [&](int idx) { return mine[idx < last ? idx : last]; };
+            float acc[NOUT][ROW_OUTPUTS];
+            correlate<NOUT, ROW_OUTPUTS>(taps, T, value, acc);
+#pragma unroll
+            for (int o = 0; o < NOUT; o++)
+#pragma unroll
+                for (int j = 0; j < ROW_OUTPUTS; j++)
+                    if (j < count)
+                        result[o * ROW_SEGMENT + first + j] = acc[o][j];
+        }
+        __syncthreads();
+        const int64_t target = (x0 - out_box.lo[0]) + (y - out_box.lo[1]) * sx + (z - out_box.lo[2]) * (int64_t)sx * sy;
 #pragma unroll
         for (int o = 0; o < NOUT; o++)
-#pragma unroll
-            for (int j = 0; j < ROW_OUTPUTS; j++)
-                if (j < count)
-                    outs.v[o][target + j] = acc[o][j];
+            for (int i = threadIdx.x; i < span; i += ROW_THREADS)
+                outs.v[o][target + i] = result[o * ROW_SEGMENT + i];
     }
 }
 
@@ -256,6 +265,9 @@ struct vl_gpu_filters {
      * the outer z radius; the next box along z takes the planes they share from here instead of recomputing
      * them (a plane's values do not depend on the box) */
     dfield *gradients;
+    /* vl_gpu_filters_select: per sigma the families none of whose channels is wanted, per offset 1 when unwanted */
+    unsigned unwanted[VL_FILTER_MAX_SIGMAS];
+    uint8_t offset_unwanted[VL_FILTER_MAX_OFFSETS];
 };
 
 namespace {
@@ -294,25 +306,72 @@ cudaError_t pass(const tile_context &cx, const dfield &in, int axis, const dtaps
     const int r = ts.k[axis][orders[0]].radius, T = 2 * r + 1;
     const int n_axis = (int)cx.f->n[axis];
     if (axis == 0) {
-        const size_t shared = sizeof(float) * (size_t)(count * T + ROW_SEGMENT + 2 * r);
+        const size_t shared = sizeof(float) * (size_t)(count * T + ROW_SEGMENT + 2 * r + count * ROW_SEGMENT);
         const int64_t work = size_of(out_box, 1) * size_of(out_box, 2) *
                              ((size_of(out_box, 0) + ROW_SEGMENT - 1) / ROW_SEGMENT);
         const unsigned blocks = (unsigned)(work < (1 << 20) ? work : (1 << 20));
-        switch (count) {
-        case 1: row_pass_kernel<1><<<blocks, ROW_THREADS, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
-        case 2: row_pass_kernel<2><<<blocks, ROW_THREADS, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
-        default: row_pass_kernel<3><<<blocks, ROW_THREADS, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
+        if (getenv("VL_EXP_ROW192")) {
+            switch (count) {
+            case 1: row_pass_kernel<1, 192, 3><<<blocks, 192, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
+            case 2: row_pass_kernel<2, 192, 3><<<blocks, 192, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
+            default: row_pass_kernel<3, 192, 3><<<blocks, 192, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
+            }
+        } else {
+            switch (count) {
+            case 1: row_pass_kernel<1, ROW_THREADS, ROW_OUTPUTS><<<blocks, ROW_THREADS, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
+            case 2: row_pass_kernel<2, ROW_THREADS, ROW_OUTPUTS><<<blocks, ROW_THREADS, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
+            default: row_pass_kernel<3, ROW_THREADS, ROW_OUTPUTS><<<blocks, ROW_THREADS, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
+            }
         }
     } else {
         const size_t shared = sizeof(float) * (size_t)(count * T);
         const int other = 3 - axis;
-        const int64_t lines = (size_of(out_box, axis) + LINE_OUTPUTS - 1) / LINE_OUTPUTS * size_of(out_box, other);
+        const int K = getenv("VL_EXP_LINE16") ? 16 : LINE_OUTPUTS;
+        const int64_t lines = (size_of(out_box, axis) + K - 1) / K * size_of(out_box, other);
         const dim3 block(32, 4);
         const dim3 grid((unsigned)((size_of(out_box, 0) + 31) / 32), (unsigned)((lines + 3) / 4 < 65535 ? (lines + 3) / 4 : 65535));
-        switch (count) {
-        case 1: line_pass_kernel<1><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, axis, r, n_axis); break;
-        case 2: line_pass_kernel<2><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, axis, r, n_axis); break;
-        default: line_pass_kernel<3><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, axis, r, n_axis); break;
+        if (K == 16) {
+            switch (count) {
+            case 1:
+                if (axis == 1)
+                    line_pass_kernel<1, 16, 1><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+                else
+                    line_pass_kernel<1, 16, 2><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+                break;
+            case 2:
+                if (axis == 1)
+                    line_pass_kernel<2, 16, 1><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+                else
+                    line_pass_kernel<2, 16, 2><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+                break;
+            default:
+                if (axis == 1)
+                    line_pass_kernel<3, 16, 1><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+                else
+                    line_pass_kernel<3, 16, 2><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+                break;
+            }
+        } else {
+            switch (count) {
+            case 1:
+                if (axis == 1)
+                    line_pass_kernel<1, LINE_OUTPUTS, 1><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+                else
+                    line_pass_kernel<1, LINE_OUTPUTS, 2><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+                break;
+            case 2:
+                if (axis == 1)
+                    line_pass_kernel<2, LINE_OUTPUTS, 1><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+                else
+                    line_pass_kernel<2, LINE_OUTPUTS, 2><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+                break;
+            default:
+                if (axis == 1)
+                    line_pass_kernel<3, LINE_OUTPUTS, 1><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+                else
+                    line_pass_kernel<3, LINE_OUTPUTS, 2><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+                break;
+            }
         }
     }
     return cudaGetLastError();
@@ -395,8 +454,8 @@ cudaError_t derivatives(const tile_context &cx, const dfield &in, const dbox &ou
 /* The per-voxel steps of one sigma (filter_voxel.h), every family's channels written at once. */
 struct combine_args {
     const float *d[VL_D_COUNT];
-    const float *dog;       /* G(dog_ratio sigma) * I */
-    const float *tensor[6]; /* smoothed products xx, xy, xz, yy, yz, zz */
+    const float *dog;       /* G(dog_ratio sigma) * I; NULL when the DoG channel is unwanted (written 0) */
+    const float *tensor[6]; /* smoothed products xx, xy, xz, yy, yz, zz; NULL when unwanted (eigenvalues of 0) */
     vl_filter_scales scales;
     unsigned families;
     int dims;
@@ -422,7 +481,7 @@ __device__ __forceinline__ void combine_voxel(const combine_args &a, int64_t i, 
     if (a.families & VL_FAMILY_GRADIENT)
         *o = vl_voxel_gradient(&a.scales, a.dims, v + VL_D_X), o += a.channel_stride;
     if (a.families & VL_FAMILY_DOG)
-        *o = vl_fsub(v[VL_D_SMOOTH], a.dog[i]), o += a.channel_stride;
+        *o = a.dog ? vl_fsub(v[VL_D_SMOOTH], a.dog[i]) : 0, o += a.channel_stride;
     if (a.hessian[0]) {
         if (a.families & VL_FAMILY_HESSIAN) {
             vl_voxel_hessian_entries(&a.scales, a.dims, v, t);
@@ -485,7 +544,7 @@ __global__ void combine_kernel(combine_args a)
 /* The last pass (along x) of every derivative fused with the per-voxel steps, when a sigma needs all of them:
  * the inputs are the y-pass results of the (z, y) order pairs (0,0) (0,1) (0,2) (1,0) (1,1) (2,0) in 3D, the first
  * passes of y orders 0, 1, 2 in 2D, all on the box grown along x; a block stages a row segment of each in shared
- * memory, each thread computes its ROW_OUTPUTS voxels' derivatives (the same chains as row_pass_kernel) into
+ * memory, each thread computes its FUSED_OUTPUTS voxels' derivatives (the same chains as row_pass_kernel) into
  * shared memory, then the block takes the per-voxel steps, one voxel per thread, and writes the channels. The
  * derivatives never go to global memory. */
 struct fused_inputs {
@@ -493,17 +552,17 @@ struct fused_inputs {
 };
 
 template <int DIMS>
-__global__ void __launch_bounds__(ROW_THREADS) row_combine_kernel(fused_inputs in, dbox in_box, pass_outputs x_taps,
+__global__ void __launch_bounds__(FUSED_THREADS) row_combine_kernel(fused_inputs in, dbox in_box, pass_outputs x_taps,
                                                                   combine_args a, dbox out_box, int r, int n_axis)
 {
-    const int inputs = DIMS == 3 ? 6 : 3;
+    const int inputs = DIMS == 3 ? 6 : 3, THREADS = FUSED_THREADS, OUTPUTS = FUSED_OUTPUTS, SEGMENT = ROW_SEGMENT;
     extern __shared__ float shared[];
-    const int T = 2 * r + 1, pitch = ROW_SEGMENT + 2 * r;
+    const int T = 2 * r + 1, pitch = SEGMENT + 2 * r;
     /* taps of x orders 0, 1, 2; a row segment of each input; the segment's derivatives, slot after slot */
     float *taps = shared, *rows = shared + 3 * T, *derivative = rows + inputs * pitch;
     load_taps(taps, x_taps, 3, T);
     const int sx = (int)size_of(out_box, 0), sy = (int)size_of(out_box, 1);
-    const int segments = (sx + ROW_SEGMENT - 1) / ROW_SEGMENT;
+    const int segments = (sx + SEGMENT - 1) / SEGMENT;
     const int64_t lines = (int64_t)sy * size_of(out_box, 2);
     const int64_t in_sx = size_of(in_box, 0), in_sy = size_of(in_box, 1);
     const int in_lo = (int)in_box.lo[0];
@@ -511,17 +570,17 @@ __global__ void __launch_bounds__(ROW_THREADS) row_combine_kernel(fused_inputs i
         const int seg = (int)(work % segments);
         const int64_t line = work / segments;
         const int64_t y = out_box.lo[1] + line % sy, z = out_box.lo[2] + line / sy;
-        const int x0 = (int)out_box.lo[0] + seg * ROW_SEGMENT;
-        const int span = sx - seg * ROW_SEGMENT < ROW_SEGMENT ? sx - seg * ROW_SEGMENT : ROW_SEGMENT;
+        const int x0 = (int)out_box.lo[0] + seg * SEGMENT;
+        const int span = sx - seg * SEGMENT < SEGMENT ? sx - seg * SEGMENT : SEGMENT;
         const int64_t row_offset = (y - in_box.lo[1]) * in_sx + (z - in_box.lo[2]) * in_sx * in_sy;
         __syncthreads(); /* the previous segment's reads are done (and the taps are in place) */
         for (int k = 0; k < inputs; k++)
-            for (int i = threadIdx.x; i < span + 2 * r; i += ROW_THREADS)
+            for (int i = threadIdx.x; i < span + 2 * r; i += THREADS)
                 rows[k * pitch + i] = in.v[k][row_offset + reflect(x0 - r + i, n_axis) - in_lo];
         __syncthreads();
-        const int first = threadIdx.x * ROW_OUTPUTS;
+        const int first = threadIdx.x * OUTPUTS;
         if (first < span) {
-            const int count = span - first < ROW_OUTPUTS ? span - first : ROW_OUTPUTS;
+            const int count = span - first < OUTPUTS ? span - first : OUTPUTS;
             const int last = count - 1 + 2 * r;
             /* each input's x orders, their results stored in slots at once (few registers live at a time) */
             auto run = [&](int input, auto &acc, const int *slots) {
@@ -531,36 +590,36 @@ __global__ void __launch_bounds__(ROW_THREADS) row_combine_kernel(fused_inputs i
 #pragma unroll
                 for (int o = 0; o < (int)(sizeof acc / sizeof acc[0]); o++)
 #pragma unroll
-                    for (int j = 0; j < ROW_OUTPUTS; j++)
+                    for (int j = 0; j < OUTPUTS; j++)
                         if (j < count)
-                            derivative[slots[o] * ROW_SEGMENT + first + j] = acc[o][j];
+                            derivative[slots[o] * SEGMENT + first + j] = acc[o][j];
             };
             static const int s00[3] = {VL_D_SMOOTH, VL_D_X, VL_D_XX}, s01[2] = {VL_D_X + 1, VL_D_XY},
                              s02[1] = {VL_D_XX + 1}, s10[2] = {VL_D_X + 2, VL_D_XZ}, s11[1] = {VL_D_YZ},
                              s20[1] = {VL_D_XX + 2};
             {
-                float acc[3][ROW_OUTPUTS];
+                float acc[3][OUTPUTS];
                 run(0, acc, s00);
             }
             {
-                float acc[2][ROW_OUTPUTS];
+                float acc[2][OUTPUTS];
                 run(1, acc, s01);
             }
             {
-                float acc[1][ROW_OUTPUTS];
+                float acc[1][OUTPUTS];
                 run(2, acc, s02);
             }
             if (DIMS == 3) {
                 {
-                    float acc[2][ROW_OUTPUTS];
+                    float acc[2][OUTPUTS];
                     run(3, acc, s10);
                 }
                 {
-                    float acc[1][ROW_OUTPUTS];
+                    float acc[1][OUTPUTS];
                     run(4, acc, s11);
                 }
                 {
-                    float acc[1][ROW_OUTPUTS];
+                    float acc[1][OUTPUTS];
                     run(5, acc, s20);
                 }
             }
@@ -568,12 +627,12 @@ __global__ void __launch_bounds__(ROW_THREADS) row_combine_kernel(fused_inputs i
         __syncthreads();
         /* the per-voxel steps, neighbouring threads on neighbouring voxels (coalesced reads and writes) */
         const int64_t base = (x0 - out_box.lo[0]) + (y - out_box.lo[1]) * sx + (z - out_box.lo[2]) * (int64_t)sx * sy;
-        for (int i = threadIdx.x; i < span; i += ROW_THREADS) {
+        for (int i = threadIdx.x; i < span; i += THREADS) {
             float v[VL_D_COUNT];
 #pragma unroll
             for (int k = 0; k < VL_D_COUNT; k++)
                 v[k] = DIMS == 3 || (k != VL_D_X + 2 && k != VL_D_XX + 2 && k != VL_D_XZ && k != VL_D_YZ)
-                           ? derivative[k * ROW_SEGMENT + i]
+                           ? derivative[k * SEGMENT + i]
                            : 0;
             combine_voxel(a, base + i, v);
         }
@@ -905,11 +964,11 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
     args.voxels = voxels;
     args.channel_stride = channel_stride;
     args.out = channels + (int64_t)*channel * channel_stride;
-    if (families & VL_FAMILY_DOG) {
+    if (families & ~f->unwanted[s] & VL_FAMILY_DOG) {
         const wanted one = {{0, 0, 0}, &smooth};
         TRY(derivatives(cx, f->image, box, dog, &one, 1));
     }
-    if (families & VL_FAMILY_STRUCTURE) {
+    if (families & ~f->unwanted[s] & VL_FAMILY_STRUCTURE) {
         /* inner gradients over the box grown by the outer radius, products, outer smoothing of each */
         const dbox grown = grow(box, ts.radius, f->n);
         TRY(inner_gradients(cx, s, grown, g));
@@ -946,10 +1005,10 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
         const int64_t work = size_of(box, 1) * size_of(box, 2) * ((size_of(box, 0) + ROW_SEGMENT - 1) / ROW_SEGMENT);
         const unsigned blocks = (unsigned)(work < (1 << 20) ? work : (1 << 20));
         if (dims == 3)
-            row_combine_kernel<3><<<blocks, ROW_THREADS, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args,
+            row_combine_kernel<3><<<blocks, FUSED_THREADS, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args,
                                                                                    box, r, (int)f->n[0]);
         else
-            row_combine_kernel<2><<<blocks, ROW_THREADS, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args,
+            row_combine_kernel<2><<<blocks, FUSED_THREADS, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args,
                                                                                    box, r, (int)f->n[0]);
         TRY(cudaGetLastError());
         eigen_kernel<<<blocks_for(voxels), 256, 0, cx.stream>>>(args);
@@ -1114,6 +1173,27 @@ void vl_gpu_filters_destroy(vl_gpu_filters *f)
     free(f);
 }
 
+void vl_gpu_filters_select(vl_gpu_filters *f, const uint8_t *wanted)
+{
+    int channel = 0;
+    for (int s = 0; s < f->bank.sigma_count; s++) {
+        f->unwanted[s] = 0;
+        for (unsigned family = 1; family <= VL_FAMILY_HESSIAN; family <<= 1) {
+            if (!(f->bank.families[s] & family))
+                continue;
+            const int count = family == VL_FAMILY_STRUCTURE || family == VL_FAMILY_HESSIAN ? f->bank.dims : 1;
+            int any = 0;
+            for (int c = 0; c < count; c++)
+                any |= wanted[channel + c] != 0;
+            if (!any)
+                f->unwanted[s] |= family;
+            channel += count;
+        }
+    }
+    for (int k = 0; k < f->bank.offset_count; k++)
+        f->offset_unwanted[k] = wanted[channel + k] == 0;
+}
+
 vl_status vl_gpu_filters_box(vl_gpu_filters *f, const vl_box *box, float *channels, cudaStream_t stream,
                              int pass_planes)
 {
@@ -1122,6 +1202,12 @@ vl_status vl_gpu_filters_box(vl_gpu_filters *f, const vl_box *box, float *channe
     const int64_t voxels = voxels_of(b), plane = size_of(b, 0) * size_of(b, 1);
     int channel = 0;
     for (int s = 0; s < f->bank.sigma_count; s++) {
+        if ((f->bank.families[s] & ~f->unwanted[s]) == 0) {
+            for (unsigned family = 1; family <= VL_FAMILY_HESSIAN; family <<= 1)
+                if (f->bank.families[s] & family)
+                    channel += family == VL_FAMILY_STRUCTURE || family == VL_FAMILY_HESSIAN ? f->bank.dims : 1;
+            continue;
+        }
         /* a sigma's passes run on groups of planes (0: the whole box): at least 4 outer z radii, so that the
          * structure tensor's inner gradient (computed on the group grown by that radius) is not computed over and
          * over */
@@ -1141,6 +1227,8 @@ vl_status vl_gpu_filters_box(vl_gpu_filters *f, const vl_box *box, float *channe
     }
     for (int k = 0; k < f->bank.offset_count; k++) {
         const int32_t *o = f->bank.offsets[k];
+        if (f->offset_unwanted[k])
+            continue;
         offset_kernel<<<blocks_for(voxels), 256, 0, stream>>>(f->image.v, f->n[0], f->n[1], f->n[2], b, o[0], o[1],
                                                               o[2], o[3], o[4], o[5],
                                                               channels + (int64_t)(channel + k) * voxels);

@@ -14,6 +14,11 @@ typedef struct vl_gpu_filters vl_gpu_filters;
 /* Uploads the image (as float32) and the bank's taps for its spacing. */
 vl_status vl_gpu_filters_create(const vl_volume *image, const vl_filter_bank *bank, vl_gpu_filters **filters);
 void vl_gpu_filters_destroy(vl_gpu_filters *filters);
+/* Only the channels with wanted[c] != 0 need be right from now on (one flag per channel): a sigma none of whose
+ * channels is wanted is skipped, and so are the DoG's smoothing and the structure tensor where none of their
+ * channels is wanted, and unwanted offset features; the other channels of a computed sigma are still written
+ * (unwanted ones may hold any value). */
+void vl_gpu_filters_select(vl_gpu_filters *filters, const uint8_t *wanted);
 /* Every channel on `box` into channels_device (float32, channel after channel, x fastest over the box). Each
  * sigma's passes run on groups of at least `pass_planes` z planes (and at least 4 of its z radii; 0: the whole
  * box at once); the channels are the same bits whatever the grouping. */

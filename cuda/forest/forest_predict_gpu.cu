@@ -1,6 +1,9 @@
 /* GPU prediction: the forest on the device, then slab by slab (whole x rows and y columns, as many z planes as the
  * feature budget allows) the slab's channels (cuda/filters, never the whole feature volume) and one thread per
- * voxel down every tree, as vl_forest_eval does on the CPU (the same float sums in tree order, the same argmax). A
+ * voxel down every tree, as vl_forest_eval does on the CPU (the same float sums in tree order, the same argmax).
+ * Only the channels that the trees test are computed (vl_gpu_filters_select). The trees go to the device packed
+ * 8 bytes a node, siblings side by side, and each block copies them to shared
+ * memory when they fit, so that a tree level waits on one global read (the voxel's channel) and one shared one. A
  * slab's results come back to one of two pinned host buffers and the host copies them into place while the device
  * works on the next slab; only the outputs asked for come back. */
 #include <stdlib.h>
@@ -15,21 +18,50 @@ namespace {
 
 /* Classes whose sums a thread keeps in registers; more classes sum in the output buffer. */
 const int REGISTER_CLASSES = 8;
-/* Trees a thread walks at once: independent chains of loads, so one voxel's descent waits on memory less. */
-const int TREES_AT_ONCE = 4;
 /* Device memory for a slab's channels (float32); the filters' intermediates of a slab take about as much again. */
 const int64_t FEATURE_BUDGET = (int64_t)2 << 30;
+/* Trees a thread walks at once: independent chains of loads, so one voxel's descent waits on memory less. */
+const int TREES_AT_ONCE = 4;
+/* Threads of a prediction block reading the forest from global memory (through the read-only cache), nine blocks
+ * a multiprocessor (the walk waits on memory: many threads hide it); with the forest copied to shared memory, two
+ * blocks of SHARED_THREADS share a multiprocessor and each copies it once. */
+const int PREDICT_THREADS = 128;
+const int SHARED_THREADS = 512;
+const size_t SHARED_FOREST_BYTES = 96 * 1024;
 
-__device__ __forceinline__ int4 load_node(const vl_forest_node *node)
+/* A node packed in 8 bytes for the walk: x the threshold's bits; y the feature in the low FEATURE_BITS
+ * (LEAF_FEATURE for a leaf) and above them, for an inner node, the index in its tree of its children (left, right
+ * = left + 1: the trees are laid out again so that siblings are neighbours), for a leaf its leaf index. */
+const int FEATURE_BITS = 9;
+const uint32_t LEAF_FEATURE = (1u << FEATURE_BITS) - 1;
+const int64_t PACKED_INDEX_LIMIT = (int64_t)1 << (32 - FEATURE_BITS);
+static_assert(VL_FILTER_MAX_CHANNELS < (int)LEAF_FEATURE, "a feature index must fit below LEAF_FEATURE");
+/* A slab's channels fit FEATURE_BUDGET, so a channel's offset from a voxel's first one fits 32 bits. */
+static_assert(FEATURE_BUDGET / sizeof(float) < ((int64_t)1 << 32), "channel offsets must fit 32 bits");
+
+template <bool SHARED>
+__device__ __forceinline__ uint2 node_at(const uint2 *forest, uint32_t k)
 {
-    return __ldg(reinterpret_cast<const int4 *>(node)); /* feature, threshold bits, left, right */
+    return SHARED ? forest[k] : __ldg(forest + k);
 }
 
-__global__ void predict_kernel(const vl_forest_node *nodes, const int64_t *tree_node_start, const float *leaf_values,
-                               const int64_t *tree_leaf_start, int trees, int classes, const float *channels,
-                               int64_t voxels, float *probabilities, uint8_t *class_map)
+template <bool SHARED>
+__global__ void __launch_bounds__(SHARED ? SHARED_THREADS : PREDICT_THREADS, SHARED ? 2 : 9)
+    predict_kernel(const uint2 *packed, const uint32_t *tree_start, int nodes, const float *leaf_values,
+                   const int64_t *tree_leaf_start, int trees, int classes, const float *channels, int64_t voxels,
+                   float *probabilities, uint8_t *class_map)
 {
+    extern __shared__ uint2 shared_forest[];
+    const uint2 *forest = packed;
+    if (SHARED) {
+        for (int k = threadIdx.x; k < nodes; k += blockDim.x)
+            shared_forest[k] = packed[k];
+        __syncthreads();
+        forest = shared_forest;
+    }
+    const uint32_t stride = (uint32_t)voxels; /* from one channel to the next */
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < voxels; i += (int64_t)gridDim.x * blockDim.x) {
+        const float *mine = channels + i;
         float sum[REGISTER_CLASSES];
 #pragma unroll
         for (int c = 0; c < REGISTER_CLASSES; c++)
@@ -37,22 +69,25 @@ __global__ void predict_kernel(const vl_forest_node *nodes, const int64_t *tree_
         for (int c = REGISTER_CLASSES; c < classes; c++)
             probabilities[c * voxels + i] = 0;
         for (int t0 = 0; t0 < trees; t0 += TREES_AT_ONCE) {
-            const vl_forest_node *tree[TREES_AT_ONCE];
-            int4 node[TREES_AT_ONCE];
+            uint32_t root[TREES_AT_ONCE];
+            uint2 node[TREES_AT_ONCE];
 #pragma unroll
             for (int u = 0; u < TREES_AT_ONCE; u++) {
-                tree[u] = nodes + tree_node_start[t0 + u < trees ? t0 + u : t0];
-                node[u] = load_node(tree[u]);
+                root[u] = __ldg(tree_start + (t0 + u < trees ? t0 + u : t0));
+                node[u] = node_at<SHARED>(forest, root[u]);
             }
             for (;;) {
                 int walking = 0;
 #pragma unroll
-                for (int u = 0; u < TREES_AT_ONCE; u++)
-                    if (node[u].x >= 0) {
-                        const float v = channels[(int64_t)node[u].x * voxels + i];
-                        node[u] = load_node(tree[u] + (v <= __int_as_float(node[u].y) ? node[u].z : node[u].w));
+                for (int u = 0; u < TREES_AT_ONCE; u++) {
+                    const uint32_t feature = node[u].y & LEAF_FEATURE;
+                    if (feature != LEAF_FEATURE) {
+                        const float v = mine[feature * stride];
+                        node[u] = node_at<SHARED>(forest, root[u] + (node[u].y >> FEATURE_BITS) +
+                                                              (v <= __uint_as_float(node[u].x) ? 0 : 1));
                         walking = 1;
                     }
+                }
                 if (!walking)
                     break;
             }
@@ -61,13 +96,13 @@ __global__ void predict_kernel(const vl_forest_node *nodes, const int64_t *tree_
             for (int u = 0; u < TREES_AT_ONCE; u++) {
                 if (t0 + u >= trees)
                     break;
-                const float *leaf = leaf_values + (tree_leaf_start[t0 + u] + node[u].z) * classes;
+                const float *leaf = leaf_values + (__ldg(tree_leaf_start + t0 + u) + (node[u].y >> FEATURE_BITS)) * classes;
 #pragma unroll
                 for (int c = 0; c < REGISTER_CLASSES; c++)
                     if (c < classes)
-                        sum[c] += leaf[c];
+                        sum[c] += __ldg(leaf + c);
                 for (int c = REGISTER_CLASSES; c < classes; c++)
-                    probabilities[c * voxels + i] += leaf[c];
+                    probabilities[c * voxels + i] += __ldg(leaf + c);
             }
         }
         /* the same float operations as vl_forest_eval and vl_forest_argmax: sums in tree order, then / trees */
@@ -94,37 +129,82 @@ __global__ void predict_kernel(const vl_forest_node *nodes, const int64_t *tree_
 }
 
 struct device_forest {
-    vl_forest_node *nodes;
-    int64_t *tree_node_start, *tree_leaf_start;
+    uint2 *packed;
+    uint32_t *tree_start;
+    int64_t *tree_leaf_start;
     float *leaf_values;
+    int64_t nodes;
 };
 
 void device_forest_free(device_forest *d)
 {
-    cudaFree(d->nodes);
-    cudaFree(d->tree_node_start);
+    cudaFree(d->packed);
+    cudaFree(d->tree_start);
     cudaFree(d->tree_leaf_start);
     cudaFree(d->leaf_values);
 }
 
-cudaError_t device_forest_upload(const vl_forest *f, device_forest *d)
+/* The forest's trees packed (see FEATURE_BITS) breadth first from each root, so that the children of a node are
+ * neighbours; 0 when a tree is not a tree (a node reached twice, a child out of range) or exceeds the packing. */
+int forest_pack(const vl_forest *f, uint2 *packed, uint32_t *tree_start, int32_t *order)
+{
+    for (int t = 0; t < f->tree_count; t++) {
+        const vl_forest_node *tree = f->nodes + f->tree_node_start[t];
+        const int64_t count = f->tree_node_start[t + 1] - f->tree_node_start[t];
+        if (count < 1 || count >= PACKED_INDEX_LIMIT)
+            return 0;
+        uint2 *out = packed + f->tree_node_start[t];
+        tree_start[t] = (uint32_t)f->tree_node_start[t];
+        /* order[k]: the old index of new node k; a node's children get the next two new indices */
+        int64_t placed = 1;
+        order[0] = 0;
+        for (int64_t k = 0; k < placed; k++) {
+            const vl_forest_node *n = &tree[order[k]];
+            if (n->feature < 0) {
+                if (n->left < 0 || n->left >= PACKED_INDEX_LIMIT)
+                    return 0;
+                out[k] = make_uint2(0, ((uint32_t)n->left << FEATURE_BITS) | LEAF_FEATURE);
+                continue;
+            }
+            if (n->feature >= (int32_t)LEAF_FEATURE || n->left < 0 || n->left >= count || n->right < 0 ||
+                n->right >= count || placed + 2 > count)
+                return 0;
+            uint32_t bits;
+            memcpy(&bits, &n->threshold, sizeof bits);
+            out[k] = make_uint2(bits, ((uint32_t)placed << FEATURE_BITS) | (uint32_t)n->feature);
+            order[placed++] = n->left;
+            order[placed++] = n->right;
+        }
+    }
+    tree_start[f->tree_count] = (uint32_t)f->tree_node_start[f->tree_count];
+    return 1;
+}
+
+cudaError_t device_forest_upload(const vl_forest *f, device_forest *d, int *packable)
 {
     memset(d, 0, sizeof *d);
     const int64_t nodes = f->tree_node_start[f->tree_count], leaves = f->tree_leaf_start[f->tree_count];
-    const size_t sizes[4] = {sizeof(vl_forest_node) * (size_t)nodes, sizeof(int64_t) * (size_t)(f->tree_count + 1),
+    d->nodes = nodes;
+    uint2 *packed = (uint2 *)malloc(sizeof(uint2) * (size_t)nodes + 1);
+    uint32_t *tree_start = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)(f->tree_count + 1));
+    int32_t *order = (int32_t *)malloc(sizeof(int32_t) * (size_t)nodes + 1);
+    cudaError_t error = packed && tree_start && order ? cudaSuccess : cudaErrorMemoryAllocation;
+    *packable = error == cudaSuccess && nodes < ((int64_t)1 << 32) && forest_pack(f, packed, tree_start, order);
+    const size_t sizes[4] = {sizeof(uint2) * (size_t)nodes, sizeof(uint32_t) * (size_t)(f->tree_count + 1),
                              sizeof(int64_t) * (size_t)(f->tree_count + 1),
                              sizeof(float) * (size_t)(leaves * f->class_count)};
-    void **targets[4] = {(void **)&d->nodes, (void **)&d->tree_node_start, (void **)&d->tree_leaf_start,
+    void **targets[4] = {(void **)&d->packed, (void **)&d->tree_start, (void **)&d->tree_leaf_start,
                          (void **)&d->leaf_values};
-    const void *sources[4] = {f->nodes, f->tree_node_start, f->tree_leaf_start, f->leaf_values};
-    for (int k = 0; k < 4; k++) {
-        cudaError_t error = cudaMalloc(targets[k], sizes[k]);
+    const void *sources[4] = {packed, tree_start, f->tree_leaf_start, f->leaf_values};
+    for (int k = 0; k < 4 && error == cudaSuccess && *packable; k++) {
+        error = cudaMalloc(targets[k], sizes[k]);
         if (error == cudaSuccess)
             error = cudaMemcpy(*targets[k], sources[k], sizes[k], cudaMemcpyHostToDevice);
-        if (error != cudaSuccess)
-            return error;
     }
-    return cudaSuccess;
+    free(packed);
+    free(tree_start);
+    free(order);
+    return error;
 }
 
 } // namespace
@@ -164,8 +244,17 @@ vl_status vl_forest_predict_gpu(vl_forest_prediction *p)
         error = cudaDeviceGetDefaultMemPool(&pool, device);
     if (error == cudaSuccess)
         error = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+    int packable = 0, sms = 0;
     if (error == cudaSuccess)
-        error = device_forest_upload(forest, &d);
+        error = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    if (error == cudaSuccess)
+        error = device_forest_upload(forest, &d, &packable);
+    const int shared_nodes = getenv("VL_EXP_SHARED_FOREST") && (size_t)d.nodes * sizeof(uint2) <= SHARED_FOREST_BYTES
+                                 ? (int)d.nodes
+                                 : 0;
+    if (error == cudaSuccess && shared_nodes > 0)
+        error = cudaFuncSetAttribute(predict_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     (int)(sizeof(uint2) * (size_t)shared_nodes));
     if (error == cudaSuccess)
         error = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
     if (error == cudaSuccess)
@@ -186,8 +275,21 @@ vl_status vl_forest_predict_gpu(vl_forest_prediction *p)
         status = vl_cuda_failure(error, "forest prediction buffers");
         goto done;
     }
+    if (!packable) {
+        status = vl_fail(VL_ERR_INPUT, "forest prediction: a tree of the model is malformed or has more than %lld "
+                         "nodes", (long long)PACKED_INDEX_LIMIT - 1);
+        goto done;
+    }
     if ((status = vl_gpu_filters_create(image, &forest->bank, &filters)) != VL_OK)
         goto done;
+    {
+        /* only the channels the trees test */
+        uint8_t tested[VL_FILTER_MAX_CHANNELS] = {0};
+        for (int64_t k = 0; k < forest->tree_node_start[forest->tree_count]; k++)
+            if (forest->nodes[k].feature >= 0 && forest->nodes[k].feature < F)
+                tested[forest->nodes[k].feature] = 1;
+        vl_gpu_filters_select(filters, tested);
+    }
     for (int64_t t = 0; t <= total_tiles; t++) {
         const int b = (int)(t & 1);
         const int64_t n[3] = {image->nx, image->ny, image->nz};
@@ -203,10 +305,18 @@ vl_status vl_forest_predict_gpu(vl_forest_prediction *p)
             const int64_t voxels = (box->hi[0] - box->lo[0]) * (box->hi[1] - box->lo[1]) * (box->hi[2] - box->lo[2]);
             if ((status = vl_gpu_filters_box(filters, box, channels, stream, p->options->gpu_pass_planes)) != VL_OK)
                 goto done;
-            int64_t blocks = (voxels + 127) / 128;
-            predict_kernel<<<(unsigned)(blocks > 65535 * 16 ? 65535 * 16 : blocks), 128, 0, stream>>>(
-                d.nodes, d.tree_node_start, d.leaf_values, d.tree_leaf_start, forest->tree_count, C, channels, voxels,
-                probabilities, class_map);
+            if (shared_nodes > 0) {
+                const int64_t blocks = (voxels + SHARED_THREADS - 1) / SHARED_THREADS;
+                const unsigned grid = (unsigned)(blocks < 2 * (int64_t)sms ? blocks : 2 * (int64_t)sms);
+                predict_kernel<true><<<grid, SHARED_THREADS, sizeof(uint2) * (size_t)shared_nodes, stream>>>(
+                    d.packed, d.tree_start, shared_nodes, d.leaf_values, d.tree_leaf_start, forest->tree_count, C,
+                    channels, voxels, probabilities, class_map);
+            } else {
+                const int64_t blocks = (voxels + PREDICT_THREADS - 1) / PREDICT_THREADS;
+                predict_kernel<false><<<(unsigned)(blocks > 65535 * 16 ? 65535 * 16 : blocks), PREDICT_THREADS, 0,
+                                        stream>>>(d.packed, d.tree_start, 0, d.leaf_values, d.tree_leaf_start,
+                                                  forest->tree_count, C, channels, voxels, probabilities, class_map);
+            }
             error = cudaGetLastError();
             if (error == cudaSuccess && p->probabilities)
                 error = cudaMemcpyAsync(host_probabilities[b], probabilities, sizeof(float) * (size_t)(voxels * C),

@@ -169,32 +169,11 @@ __global__ void __launch_bounds__(THREADS)
     }
     vl_split_score top = {S, N};
     int top_bin = -1;
-    unsigned long long NL = 0;
-    for (int c = 0; c < C; c++)
-        NL += left[c];
-    uint32_t running[MAX_CLASSES];
+    unsigned long long running[MAX_CLASSES];
     for (int c = 0; c < C; c++)
         running[c] = left[c];
-    for (int b = first_bin; b < first_bin + BINS_PER_THREAD && b + 1 < bins; b++) {
-        for (int c = 0; c < C; c++) {
-            running[c] += histogram[b * C + c];
-            NL += histogram[b * C + c];
-        }
-        const unsigned long long NR = N - NL;
-        if (NL < (unsigned long long)min_leaf || NR < (unsigned long long)min_leaf)
-            continue;
-        vl_u128 SL = 0, SR = 0;
-        for (int c = 0; c < C; c++) {
-            const unsigned long long r = totals[c] - running[c];
-            SL += (vl_u128)running[c] * running[c];
-            SR += (vl_u128)r * r;
-        }
-        const vl_split_score score = {SL * NR + SR * NL, (vl_u128)NL * NR};
-        if (vl_split_better(score, top)) {
-            top = score;
-            top_bin = b;
-        }
-    }
+    vl_forest_scan_bins(histogram, first_bin, first_bin + BINS_PER_THREAD, bins, C, totals, N, min_leaf, running, &top,
+                        &top_bin);
     reduce_score[tid] = top;
     reduce_bin[tid] = top_bin;
     __syncthreads();

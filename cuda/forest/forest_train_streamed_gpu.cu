@@ -75,27 +75,7 @@ __global__ void search_kernel(const uint32_t *histogram, int slot_lo, int slot_h
         }
         vl_split_score top = {S, N};
         int top_bin = -1;
-        unsigned long long NL = 0;
-        for (int b = 0; b + 1 < bins; b++) {
-            for (int c = 0; c < class_count; c++) {
-                l[c] += h[b * class_count + c];
-                NL += h[b * class_count + c];
-            }
-            const unsigned long long NR = N - NL;
-            if (NL < (unsigned long long)min_leaf || NR < (unsigned long long)min_leaf)
-                continue;
-            vl_u128 SL = 0, SR = 0;
-            for (int c = 0; c < class_count; c++) {
-                const unsigned long long r = tot[c] - l[c];
-                SL += (vl_u128)l[c] * l[c];
-                SR += (vl_u128)r * r;
-            }
-            const vl_split_score score = {SL * NR + SR * NL, (vl_u128)NL * NR};
-            if (vl_split_better(score, top)) {
-                top = score;
-                top_bin = b;
-            }
-        }
+        vl_forest_scan_bins(h, 0, bins, bins, class_count, tot, N, min_leaf, l, &top, &top_bin);
         if (top_bin >= 0)
             top_bin = vl_forest_centre_bin(top_bin, bins, edges + (int64_t)f * (B - 1), h, class_count);
         best_split out = {top_bin, (unsigned long long)top.num, (unsigned long long)(top.num >> 64),

@@ -1,7 +1,8 @@
-/* Internal: eigenvalues of symmetric 2x2 and 3x3 matrices in float32, sorted descending, bit for bit the same on
- * the CPU and the GPU. Plain C that nvcc also compiles for the device (VL_HOST_DEVICE). Only +, -, x, / and sqrt
- * are used, each of which IEEE 754 rounds correctly on both sides, every step through the vl_f* helpers below (on
- * the device the explicit round-to-nearest intrinsics, which nvcc never fuses into FMAs), and no transcendental
+/* Internal: eigenvalues of symmetric 2x2 (float32) and 3x3 (float32 in and out, double inside) matrices, sorted
+ * descending, bit for bit the same on the CPU and the GPU. Plain C that nvcc also compiles for the device
+ * (VL_HOST_DEVICE). Only +, -, x, / and sqrt are used, each of which IEEE 754 rounds correctly on both sides,
+ * every step through the vl_f* and vl_d* helpers below (on the device the explicit round-to-nearest intrinsics,
+ * which nvcc never fuses into FMAs), and no transcendental
  * function (the C library's and CUDA's acos or cos may differ by an ulp, and an ulp on a split threshold sends a
  * voxel down another branch). The files that include this header are also compiled without FMA contraction on
  * both sides (CMakeLists.txt: -ffp-contract=off for src/filters, --fmad=false for cuda/filters). */
@@ -15,41 +16,24 @@
 #define VL_HOST_DEVICE
 #endif
 
-static inline VL_HOST_DEVICE float vl_fmul(float a, float b)
-{
+/* vl_fmul, vl_fadd, vl_fsub, vl_fdiv (float) and vl_dmul, vl_dadd, vl_dsub, vl_ddiv (double): one operation,
+ * rounded to nearest once; on the device the explicit intrinsic, which nvcc never contracts into an FMA. */
 #ifdef __CUDA_ARCH__
-    return __fmul_rn(a, b);
+#define VL_ROUNDED_OP(type, name, op, intrinsic) \
+    static inline VL_HOST_DEVICE type name(type a, type b) { return intrinsic(a, b); }
 #else
-    return a * b;
+#define VL_ROUNDED_OP(type, name, op, intrinsic) \
+    static inline VL_HOST_DEVICE type name(type a, type b) { return a op b; }
 #endif
-}
-
-static inline VL_HOST_DEVICE float vl_fadd(float a, float b)
-{
-#ifdef __CUDA_ARCH__
-    return __fadd_rn(a, b);
-#else
-    return a + b;
-#endif
-}
-
-static inline VL_HOST_DEVICE float vl_fsub(float a, float b)
-{
-#ifdef __CUDA_ARCH__
-    return __fsub_rn(a, b);
-#else
-    return a - b;
-#endif
-}
-
-static inline VL_HOST_DEVICE float vl_fdiv(float a, float b)
-{
-#ifdef __CUDA_ARCH__
-    return __fdiv_rn(a, b);
-#else
-    return a / b;
-#endif
-}
+VL_ROUNDED_OP(float, vl_fmul, *, __fmul_rn)
+VL_ROUNDED_OP(float, vl_fadd, +, __fadd_rn)
+VL_ROUNDED_OP(float, vl_fsub, -, __fsub_rn)
+VL_ROUNDED_OP(float, vl_fdiv, /, __fdiv_rn)
+VL_ROUNDED_OP(double, vl_dmul, *, __dmul_rn)
+VL_ROUNDED_OP(double, vl_dadd, +, __dadd_rn)
+VL_ROUNDED_OP(double, vl_dsub, -, __dsub_rn)
+VL_ROUNDED_OP(double, vl_ddiv, /, __ddiv_rn)
+#undef VL_ROUNDED_OP
 
 static inline VL_HOST_DEVICE float vl_fsqrt(float a)
 {
@@ -57,6 +41,15 @@ static inline VL_HOST_DEVICE float vl_fsqrt(float a)
     return __fsqrt_rn(a);
 #else
     return sqrtf(a);
+#endif
+}
+
+static inline VL_HOST_DEVICE double vl_dsqrt(double a)
+{
+#ifdef __CUDA_ARCH__
+    return __dsqrt_rn(a);
+#else
+    return sqrt(a);
 #endif
 }
 
@@ -69,59 +62,62 @@ static inline VL_HOST_DEVICE void vl_eigen2(float a, float b, float c, float out
     out[1] = vl_fsub(mean, radius);
 }
 
-/* A cyclic Jacobi sweep of a 3x3 matrix converges quadratically; it ends far sooner (every off-diagonal entry
- * exactly 0), this only bounds the loop. */
-#define VL_JACOBI_MAX_SWEEPS 32
+/* Newton steps for the largest root of 4 c^3 - 3 c = r, r in [0, 1] (c = cos(acos(r) / 3) in [cos 30deg, 1]):
+ * from the chord through its ends (at most 0.007 off), each step squares the error times at most 2, so the fourth
+ * is at double rounding. The cubic's slope there is at least 6: the root is well conditioned in r. */
+#define VL_EIGEN3_NEWTON_STEPS 4
 
-/* One Jacobi rotation in the (p, q) plane that makes a_pq zero; a_rp and a_rq are the entries of the third row r.
- * t = tan of the angle is the smaller root of t^2 + 2 theta t - 1 = 0 with theta = (a_qq - a_pp) / 2 a_pq. */
-static inline VL_HOST_DEVICE void vl_jacobi_rotate(float *app, float *aqq, float *apq, float *arp, float *arq)
-{
-    if (*apq == 0)
-        return;
-    const float g = vl_fmul(100, fabsf(*apq));
-    if (vl_fadd(fabsf(*app), g) == fabsf(*app) && vl_fadd(fabsf(*aqq), g) == fabsf(*aqq)) {
-        *apq = 0; /* below an ulp of both diagonal entries: the rotation would not change them */
-        return;
-    }
-    const float h = vl_fsub(*aqq, *app);
-    float t;
-    if (vl_fadd(fabsf(h), g) == fabsf(h)) {
-        t = vl_fdiv(*apq, h); /* theta^2 would overflow; t = 1 / 2 theta to working precision */
-    } else {
-        const float theta = vl_fdiv(vl_fmul(0.5f, h), *apq);
-        t = vl_fdiv(1, vl_fadd(fabsf(theta), vl_fsqrt(vl_fadd(vl_fmul(theta, theta), 1))));
-        if (theta < 0)
-            t = -t;
-    }
-    const float c = vl_fdiv(1, vl_fsqrt(vl_fadd(vl_fmul(t, t), 1))), s = vl_fmul(t, c);
-    const float tau = vl_fdiv(s, vl_fadd(1, c)), shift = vl_fmul(t, *apq);
-    *app = vl_fsub(*app, shift);
-    *aqq = vl_fadd(*aqq, shift);
-    *apq = 0;
-    const float rp = *arp, rq = *arq;
-    *arp = vl_fsub(rp, vl_fmul(s, vl_fadd(rq, vl_fmul(rp, tau))));
-    *arq = vl_fadd(rq, vl_fmul(s, vl_fsub(rp, vl_fmul(rq, tau))));
-}
-
-/* [[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]: cyclic Jacobi rotations until every off-diagonal entry is 0 (each
- * test reads values both backends compute identically, so both stop after the same rotation). Accurate relative
- * to the matrix norm, also for repeated eigenvalues. */
+/* [[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]] in closed form, in double: with q the mean of the diagonal and
+ * p^2 = |A - qI|^2 / 6 (Frobenius norm), the eigenvalues are
+ * q + p b for the roots b of b^3 - 3 b = 2 r, r = det(A - qI) / 2 p^3, i.e. b = 2 c, -c +- sqrt(3) s with c the
+ * largest root of 4 c^3 - 3 c = |r| (Newton, no trigonometric function), s = sqrt(1 - c^2), negated for r < 0.
+ * The float32 entries are exact in double, squares and products cannot overflow or underflow there, and the
+ * double result is within a few double ulps of the norm before it is rounded to float32 once: accurate to about
+ * an ulp of the norm, repeated eigenvalues included (c away from the cubic's double root at 1/2). */
 static inline VL_HOST_DEVICE void vl_eigen3(float xx, float xy, float xz, float yy, float yz, float zz, float out[3])
 {
-    float d0 = xx, d1 = yy, d2 = zz, a01 = xy, a02 = xz, a12 = yz;
-    for (int sweep = 0; sweep < VL_JACOBI_MAX_SWEEPS && (a01 != 0 || a02 != 0 || a12 != 0); sweep++) {
-        vl_jacobi_rotate(&d0, &d1, &a01, &a02, &a12); /* (0, 1); row 2 holds a20, a21 */
-        vl_jacobi_rotate(&d0, &d2, &a02, &a01, &a12); /* (0, 2); row 1 holds a10, a12 */
-        vl_jacobi_rotate(&d1, &d2, &a12, &a01, &a02); /* (1, 2); row 0 holds a01, a02 */
+    const double off = vl_dadd(vl_dadd(vl_dmul(xy, xy), vl_dmul(xz, xz)), vl_dmul(yz, yz));
+    if (off == 0) {
+        float d0 = xx, d1 = yy, d2 = zz, t;
+        if (d0 < d1) { t = d0; d0 = d1; d1 = t; }
+        if (d1 < d2) { t = d1; d1 = d2; d2 = t; }
+        if (d0 < d1) { t = d0; d0 = d1; d1 = t; }
+        out[0] = d0;
+        out[1] = d1;
+        out[2] = d2;
+        return;
     }
-    float t;
-    if (d0 < d1) { t = d0; d0 = d1; d1 = t; }
-    if (d1 < d2) { t = d1; d1 = d2; d2 = t; }
-    if (d0 < d1) { t = d0; d0 = d1; d1 = t; }
-    out[0] = d0;
-    out[1] = d1;
-    out[2] = d2;
+    const double q = vl_dmul(vl_dadd(vl_dadd(xx, yy), zz), 1.0 / 3.0);
+    const double a = vl_dsub(xx, q), b = vl_dsub(yy, q), c = vl_dsub(zz, q);
+    const double p2 = vl_dmul(vl_dadd(vl_dadd(vl_dadd(vl_dmul(a, a), vl_dmul(b, b)), vl_dmul(c, c)), vl_dmul(2, off)),
+                              1.0 / 6.0);
+    const double p = vl_dsqrt(p2);
+    /* det(A - qI) by the first row */
+    const double det = vl_dadd(vl_dsub(vl_dmul(a, vl_dsub(vl_dmul(b, c), vl_dmul(yz, yz))),
+                                       vl_dmul(xy, vl_dsub(vl_dmul(xy, c), vl_dmul(yz, xz)))),
+                               vl_dmul(xz, vl_dsub(vl_dmul(xy, yz), vl_dmul(b, xz))));
+    double r = vl_ddiv(det, vl_dmul(vl_dmul(2, p2), p));
+    const int negative = r < 0;
+    r = fabs(r);
+    if (r > 1)
+        r = 1;
+    double root = vl_dadd(0.8660254037844386, vl_dmul(0.1339745962155614, r));
+    for (int k = 0; k < VL_EIGEN3_NEWTON_STEPS; k++) {
+        const double square = vl_dmul(root, root);
+        const double f = vl_dsub(vl_dmul(root, vl_dsub(vl_dmul(4, square), 3)), r);
+        root = vl_dsub(root, vl_ddiv(f, vl_dsub(vl_dmul(12, square), 3)));
+    }
+    const double s = vl_dmul(1.7320508075688772, vl_dsqrt(vl_dmul(vl_dsub(1, root), vl_dadd(1, root))));
+    double b0 = vl_dmul(2, root), b1 = vl_dsub(s, root), b2 = vl_dsub(vl_dsub(0, root), s);
+    if (negative) {
+        const double t = b0;
+        b0 = vl_dsub(0, b2);
+        b1 = vl_dsub(0, b1);
+        b2 = vl_dsub(0, t);
+    }
+    out[0] = (float)vl_dadd(q, vl_dmul(p, b0));
+    out[1] = (float)vl_dadd(q, vl_dmul(p, b1));
+    out[2] = (float)vl_dadd(q, vl_dmul(p, b2));
 }
 
 #endif

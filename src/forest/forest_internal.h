@@ -40,6 +40,39 @@ static inline VL_FOREST_HD int vl_split_better(vl_split_score a, vl_split_score 
     return a.num * b.den > b.num * a.den;
 }
 
+/* The cut points after bins first .. end - 1 of a node's class histogram (bins x C; none after the last bin),
+ * each scored when both sides keep at least min_leaf: left[c] holds the node's class counts before bin `first`
+ * and goes along with the scan; *top and *top_bin keep the best so far (a later bin only when strictly better). */
+static inline VL_FOREST_HD void vl_forest_scan_bins(const uint32_t *histogram, int first, int end, int bins, int C,
+                                                    const unsigned long long *totals, unsigned long long N,
+                                                    int min_leaf, unsigned long long *left, vl_split_score *top,
+                                                    int *top_bin)
+{
+    unsigned long long NL = 0;
+    for (int c = 0; c < C; c++)
+        NL += left[c];
+    for (int b = first; b < end && b + 1 < bins; b++) {
+        for (int c = 0; c < C; c++) {
+            left[c] += histogram[b * C + c];
+            NL += histogram[b * C + c];
+        }
+        const unsigned long long NR = N - NL;
+        if (NL < (unsigned long long)min_leaf || NR < (unsigned long long)min_leaf)
+            continue;
+        vl_u128 SL = 0, SR = 0;
+        for (int c = 0; c < C; c++) {
+            const unsigned long long r = totals[c] - left[c];
+            SL += (vl_u128)left[c] * left[c];
+            SR += (vl_u128)r * r;
+        }
+        const vl_split_score score = {SL * NR + SR * NL, (vl_u128)NL * NR};
+        if (vl_split_better(score, *top)) {
+            *top = score;
+            *top_bin = b;
+        }
+    }
+}
+
 /* Every split bin from `bin` up to the node's next non-empty bin makes the same partition: the threshold is
  * the one of those edges nearest the middle of the gap between the node's samples (as scikit-learn puts it
  * halfway between the node's neighbouring values). `occupied(b)` is non-zero when bin b holds node samples. */

@@ -49,11 +49,11 @@ static int grow_tree(const vl_forest_binned *data, const vl_forest_plan *plan, u
     if (!queue_push(s, &tail, (pending){0, in_bag, 0}))
         return 0;
     double totals_d[VL_FOREST_MAX_CLASSES];
-    uint64_t totals[VL_FOREST_MAX_CLASSES];
+    unsigned long long totals[VL_FOREST_MAX_CLASSES];
     while (head < tail) {
         const uint32_t node_id = (uint32_t)head;
         const pending p = s->queue[head++];
-        memset(totals, 0, sizeof(uint64_t) * (size_t)C);
+        memset(totals, 0, sizeof totals[0] * (size_t)C);
         for (int64_t k = p.begin; k < p.end; k++) {
             const int64_t i = s->order[k];
             totals[data->classes_of[i]] += s->weights[i];
@@ -81,28 +81,12 @@ static int grow_tree(const vl_forest_binned *data, const vl_forest_plan *plan, u
                     const int64_t i = s->order[j];
                     s->histogram[data->bins[i * F + f] * C + data->classes_of[i]] += s->weights[i];
                 }
-                uint64_t left[VL_FOREST_MAX_CLASSES] = {0};
-                uint64_t NL = 0;
-                for (int b = 0; b + 1 < bins; b++) {
-                    for (int c = 0; c < C; c++) {
-                        left[c] += s->histogram[b * C + c];
-                        NL += s->histogram[b * C + c];
-                    }
-                    const uint64_t NR = N - NL;
-                    if (NL < (uint64_t)plan->min_leaf || NR < (uint64_t)plan->min_leaf)
-                        continue;
-                    vl_u128 SL = 0, SR = 0;
-                    for (int c = 0; c < C; c++) {
-                        const uint64_t r = totals[c] - left[c];
-                        SL += (vl_u128)left[c] * left[c];
-                        SR += (vl_u128)r * r;
-                    }
-                    const vl_split_score score = {SL * NR + SR * NL, (vl_u128)NL * NR};
-                    if (vl_split_better(score, best)) {
-                        best = score;
-                        best_feature = f;
-                        best_bin = b;
-                    }
+                unsigned long long left[VL_FOREST_MAX_CLASSES] = {0};
+                int bin = -1;
+                vl_forest_scan_bins(s->histogram, 0, bins, bins, C, totals, N, plan->min_leaf, left, &best, &bin);
+                if (bin >= 0) {
+                    best_feature = f;
+                    best_bin = bin;
                 }
                 if (best_feature == f)
                     best_bin = vl_forest_centre_bin(best_bin, bins, data->edges + (int64_t)f * (VL_FOREST_MAX_BINS - 1),
