@@ -252,38 +252,6 @@ int main(int argc, char **argv)
            vl_device_kind_name(outcome.used), t_predict, n / t_predict / 1e6,
            dice_mean(map.data, truth, n, classes));
 
-    /* GPU: variants of the kernels' shapes (environment switches read by the launchers), same bits */
-    static const char *const variants[][2] = {{"VL_EXP_LINE16", NULL},
-                                              {"VL_EXP_ROW192", NULL},
-                                              {"VL_EXP_SHARED_FOREST", NULL},
-                                              {"VL_EXP_ROW192", "VL_EXP_LINE16"}};
-    for (int k = 0; gpu && k < (int)(sizeof variants / sizeof variants[0]); k++) {
-        for (int e = 0; e < 2; e++)
-            if (variants[k][e])
-                setenv(variants[k][e], "1", 1);
-        vl_volume variant_map;
-        t0 = now();
-        if (vl_forest_predict(&forest, &ct, &options, NULL, &variant_map, NULL) != VL_OK)
-            return fail("variant prediction");
-        const double t_variant = now() - t0;
-        printf("voxlabel predict gpu variant %s %s: %.3f s (%s the class map above)\n", variants[k][0],
-               variants[k][1] ? variants[k][1] : "", t_variant,
-               memcmp(variant_map.data, map.data, (size_t)n) == 0 ? "same bits as" : "DIFFERENT from");
-        vl_volume_free(&variant_map);
-        for (int e = 0; e < 2; e++)
-            if (variants[k][e])
-                unsetenv(variants[k][e]);
-    }
-    /* again, the first prediction's time after the variants (the device warm) */
-    {
-        vl_volume again;
-        t0 = now();
-        if (vl_forest_predict(&forest, &ct, &options, NULL, &again, NULL) != VL_OK)
-            return fail("prediction again");
-        printf("voxlabel predict gpu whole volume again: %.3f s\n", now() - t0);
-        vl_volume_free(&again);
-    }
-
     /* the filters' share: the same prediction with a one-tree forest */
     vl_forest_options one_tree = options;
     one_tree.trees = 1;

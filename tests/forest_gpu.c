@@ -4,7 +4,6 @@
  *             to the device in small chunks;
  *   prediction: the same forest's probabilities and class maps equal the CPU's; 2D and 3D banks with offset
  *               features. */
-#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,28 +61,14 @@ static void gpu_equals(const vl_forest *forest, const vl_volume *ct, vl_forest_o
     vl_volume_free(&m_gpu);
 }
 
-/* `forest` on the CPU and the GPU: probabilities and class maps bit for bit equal; with `variants`, also under
- * each of the launchers' environment switches (VL_EXP_*: other kernel shapes and fusions, the same bits). */
+/* `forest` on the CPU and the GPU: probabilities and class maps bit for bit equal. */
 static void predictions_equal(const vl_forest *forest, const vl_volume *ct, vl_forest_options options, int dims,
-                              const char *what, int variants)
+                              const char *what)
 {
-    static const char *const switches[][2] = {{"VL_EXP_LINE16", NULL}, {"VL_EXP_ROW192", NULL},
-                                               {"VL_EXP_SHARED_FOREST", NULL}};
     vl_volume p_cpu[4], m_cpu;
     options.device.kind = VL_DEVICE_CPU;
     CHECK(vl_forest_predict(forest, ct, &options, p_cpu, &m_cpu, NULL) == VL_OK, "%dD CPU prediction", dims);
     gpu_equals(forest, ct, options, p_cpu, &m_cpu, dims, what);
-    for (int k = 0; variants && k < (int)(sizeof switches / sizeof switches[0]); k++) {
-        char label[128];
-        snprintf(label, sizeof label, "%s with %s %s", what, switches[k][0], switches[k][1] ? switches[k][1] : "");
-        for (int e = 0; e < 2; e++)
-            if (switches[k][e])
-                setenv(switches[k][e], "1", 1);
-        gpu_equals(forest, ct, options, p_cpu, &m_cpu, dims, label);
-        for (int e = 0; e < 2; e++)
-            if (switches[k][e])
-                unsetenv(switches[k][e]);
-    }
     for (int c = 0; c < forest->class_count; c++)
         vl_volume_free(&p_cpu[c]);
     vl_volume_free(&m_cpu);
@@ -210,13 +195,12 @@ int main(int argc, char **argv)
 
         options.tile = quick ? 32 : 96;
         options.gpu_pass_planes = quick ? 4 : 8; /* the small sigmas' passes in groups of planes */
-        predictions_equal(&cpu, &ct, options, dims, "trees", 1);
-        /* the same trees repeated, more nodes than the GPU keeps in shared memory: its walk reads them from global
-         * memory */
+        predictions_equal(&cpu, &ct, options, dims, "trees");
+        /* the same trees repeated past 20000 nodes: a forest whose nodes outgrow the read-only cache */
         vl_forest repeated;
         CHECK(forest_repeat(&cpu, 20000 / (int)cpu.tree_node_start[cpu.tree_count] + 1, &repeated),
               "%dD: repeating the trees", dims);
-        predictions_equal(&repeated, &ct, options, dims, "trees (repeated)", 0);
+        predictions_equal(&repeated, &ct, options, dims, "trees (repeated)");
         vl_forest_free(&repeated);
         vl_forest_free(&cpu);
         vl_forest_free(&gpu);

@@ -140,7 +140,7 @@ __device__ void load_taps(float *taps, const pass_outputs &outs, int count, int 
 }
 
 /* A pass along y or z (axis 1 or 2): thread (x, line) computes LINE_OUTPUTS neighbouring outputs of its line. */
-template <int NOUT, int LINE_OUTPUTS, int axis>
+template <int NOUT, int axis>
 __global__ void __launch_bounds__(128) line_pass_kernel(const float *__restrict__ in, dbox in_box, pass_outputs outs,
                                                         dbox out_box, int r, int n_axis)
 {
@@ -196,7 +196,7 @@ __global__ void __launch_bounds__(128) line_pass_kernel(const float *__restrict_
 /* A pass along x: a block stages a segment of a row (and the reflected taps around it) in shared memory; thread t
  * computes ROW_OUTPUTS neighbouring outputs from it into shared memory, and the block writes the segment's
  * outputs with neighbouring threads on neighbouring voxels. */
-template <int NOUT, int ROW_THREADS, int ROW_OUTPUTS>
+template <int NOUT>
 __global__ void __launch_bounds__(ROW_THREADS) row_pass_kernel(const float *__restrict__ in, dbox in_box,
                                                                pass_outputs outs, dbox out_box, int r, int n_axis)
 {
@@ -290,6 +290,17 @@ void field_free(const tile_context &cx, dfield *f)
     f->v = NULL;
 }
 
+/* line_pass_kernel<NOUT> along y (axis 1) or z (axis 2). */
+template <int NOUT>
+void line_pass(const tile_context &cx, dim3 grid, dim3 block, size_t shared, const dfield &in, const pass_outputs &po,
+               const dbox &out_box, int axis, int r, int n_axis)
+{
+    if (axis == 1)
+        line_pass_kernel<NOUT, 1><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+    else
+        line_pass_kernel<NOUT, 2><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
+}
+
 /* outs[i] = in filtered along `axis` by ts's taps of orders[i], i < count, on out_box (the outputs allocated here). */
 cudaError_t pass(const tile_context &cx, const dfield &in, int axis, const dtaps_set &ts, const int *orders, int count,
                  dfield *const *outs, const dbox &out_box)
@@ -310,68 +321,21 @@ cudaError_t pass(const tile_context &cx, const dfield &in, int axis, const dtaps
         const int64_t work = size_of(out_box, 1) * size_of(out_box, 2) *
                              ((size_of(out_box, 0) + ROW_SEGMENT - 1) / ROW_SEGMENT);
         const unsigned blocks = (unsigned)(work < (1 << 20) ? work : (1 << 20));
-        if (getenv("VL_EXP_ROW192")) {
-            switch (count) {
-            case 1: row_pass_kernel<1, 192, 3><<<blocks, 192, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
-            case 2: row_pass_kernel<2, 192, 3><<<blocks, 192, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
-            default: row_pass_kernel<3, 192, 3><<<blocks, 192, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
-            }
-        } else {
-            switch (count) {
-            case 1: row_pass_kernel<1, ROW_THREADS, ROW_OUTPUTS><<<blocks, ROW_THREADS, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
-            case 2: row_pass_kernel<2, ROW_THREADS, ROW_OUTPUTS><<<blocks, ROW_THREADS, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
-            default: row_pass_kernel<3, ROW_THREADS, ROW_OUTPUTS><<<blocks, ROW_THREADS, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
-            }
+        switch (count) {
+        case 1: row_pass_kernel<1><<<blocks, ROW_THREADS, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
+        case 2: row_pass_kernel<2><<<blocks, ROW_THREADS, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
+        default: row_pass_kernel<3><<<blocks, ROW_THREADS, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
         }
     } else {
         const size_t shared = sizeof(float) * (size_t)(count * T);
         const int other = 3 - axis;
-        const int K = getenv("VL_EXP_LINE16") ? 16 : LINE_OUTPUTS;
-        const int64_t lines = (size_of(out_box, axis) + K - 1) / K * size_of(out_box, other);
+        const int64_t lines = (size_of(out_box, axis) + LINE_OUTPUTS - 1) / LINE_OUTPUTS * size_of(out_box, other);
         const dim3 block(32, 4);
         const dim3 grid((unsigned)((size_of(out_box, 0) + 31) / 32), (unsigned)((lines + 3) / 4 < 65535 ? (lines + 3) / 4 : 65535));
-        if (K == 16) {
-            switch (count) {
-            case 1:
-                if (axis == 1)
-                    line_pass_kernel<1, 16, 1><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
-                else
-                    line_pass_kernel<1, 16, 2><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
-                break;
-            case 2:
-                if (axis == 1)
-                    line_pass_kernel<2, 16, 1><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
-                else
-                    line_pass_kernel<2, 16, 2><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
-                break;
-            default:
-                if (axis == 1)
-                    line_pass_kernel<3, 16, 1><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
-                else
-                    line_pass_kernel<3, 16, 2><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
-                break;
-            }
-        } else {
-            switch (count) {
-            case 1:
-                if (axis == 1)
-                    line_pass_kernel<1, LINE_OUTPUTS, 1><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
-                else
-                    line_pass_kernel<1, LINE_OUTPUTS, 2><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
-                break;
-            case 2:
-                if (axis == 1)
-                    line_pass_kernel<2, LINE_OUTPUTS, 1><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
-                else
-                    line_pass_kernel<2, LINE_OUTPUTS, 2><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
-                break;
-            default:
-                if (axis == 1)
-                    line_pass_kernel<3, LINE_OUTPUTS, 1><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
-                else
-                    line_pass_kernel<3, LINE_OUTPUTS, 2><<<grid, block, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis);
-                break;
-            }
+        switch (count) {
+        case 1: line_pass<1>(cx, grid, block, shared, in, po, out_box, axis, r, n_axis); break;
+        case 2: line_pass<2>(cx, grid, block, shared, in, po, out_box, axis, r, n_axis); break;
+        default: line_pass<3>(cx, grid, block, shared, in, po, out_box, axis, r, n_axis); break;
         }
     }
     return cudaGetLastError();

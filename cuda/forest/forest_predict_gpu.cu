@@ -2,10 +2,9 @@
  * feature budget allows) the slab's channels (cuda/filters, never the whole feature volume) and one thread per
  * voxel down every tree, as vl_forest_eval does on the CPU (the same float sums in tree order, the same argmax).
  * Only the channels that the trees test are computed (vl_gpu_filters_select). The trees go to the device packed
- * 8 bytes a node, siblings side by side, and each block copies them to shared
- * memory when they fit, so that a tree level waits on one global read (the voxel's channel) and one shared one. A
- * slab's results come back to one of two pinned host buffers and the host copies them into place while the device
- * works on the next slab; only the outputs asked for come back. */
+ * 8 bytes a node, siblings side by side, read through the read-only cache. A slab's results come back to one of
+ * two pinned host buffers and the host copies them into place while the device works on the next slab; only the
+ * outputs asked for come back. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,12 +21,8 @@ const int REGISTER_CLASSES = 8;
 const int64_t FEATURE_BUDGET = (int64_t)2 << 30;
 /* Trees a thread walks at once: independent chains of loads, so one voxel's descent waits on memory less. */
 const int TREES_AT_ONCE = 4;
-/* Threads of a prediction block reading the forest from global memory (through the read-only cache), nine blocks
- * a multiprocessor (the walk waits on memory: many threads hide it); with the forest copied to shared memory, two
- * blocks of SHARED_THREADS share a multiprocessor and each copies it once. */
+/* Threads of a prediction block, nine blocks a multiprocessor (the walk waits on memory: many threads hide it). */
 const int PREDICT_THREADS = 128;
-const int SHARED_THREADS = 512;
-const size_t SHARED_FOREST_BYTES = 96 * 1024;
 
 /* A node packed in 8 bytes for the walk: x the threshold's bits; y the feature in the low FEATURE_BITS
  * (LEAF_FEATURE for a leaf) and above them, for an inner node, the index in its tree of its children (left, right
@@ -39,26 +34,11 @@ static_assert(VL_FILTER_MAX_CHANNELS < (int)LEAF_FEATURE, "a feature index must 
 /* A slab's channels fit FEATURE_BUDGET, so a channel's offset from a voxel's first one fits 32 bits. */
 static_assert(FEATURE_BUDGET / sizeof(float) < ((int64_t)1 << 32), "channel offsets must fit 32 bits");
 
-template <bool SHARED>
-__device__ __forceinline__ uint2 node_at(const uint2 *forest, uint32_t k)
-{
-    return SHARED ? forest[k] : __ldg(forest + k);
-}
-
-template <bool SHARED>
-__global__ void __launch_bounds__(SHARED ? SHARED_THREADS : PREDICT_THREADS, SHARED ? 2 : 9)
-    predict_kernel(const uint2 *packed, const uint32_t *tree_start, int nodes, const float *leaf_values,
+__global__ void __launch_bounds__(PREDICT_THREADS, 9)
+    predict_kernel(const uint2 *forest, const uint32_t *tree_start, const float *leaf_values,
                    const int64_t *tree_leaf_start, int trees, int classes, const float *channels, int64_t voxels,
                    float *probabilities, uint8_t *class_map)
 {
-    extern __shared__ uint2 shared_forest[];
-    const uint2 *forest = packed;
-    if (SHARED) {
-        for (int k = threadIdx.x; k < nodes; k += blockDim.x)
-            shared_forest[k] = packed[k];
-        __syncthreads();
-        forest = shared_forest;
-    }
     const uint32_t stride = (uint32_t)voxels; /* from one channel to the next */
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < voxels; i += (int64_t)gridDim.x * blockDim.x) {
         const float *mine = channels + i;
@@ -74,7 +54,7 @@ __global__ void __launch_bounds__(SHARED ? SHARED_THREADS : PREDICT_THREADS, SHA
 #pragma unroll
             for (int u = 0; u < TREES_AT_ONCE; u++) {
                 root[u] = __ldg(tree_start + (t0 + u < trees ? t0 + u : t0));
-                node[u] = node_at<SHARED>(forest, root[u]);
+                node[u] = __ldg(forest + root[u]);
             }
             for (;;) {
                 int walking = 0;
@@ -83,8 +63,8 @@ __global__ void __launch_bounds__(SHARED ? SHARED_THREADS : PREDICT_THREADS, SHA
                     const uint32_t feature = node[u].y & LEAF_FEATURE;
                     if (feature != LEAF_FEATURE) {
                         const float v = mine[feature * stride];
-                        node[u] = node_at<SHARED>(forest, root[u] + (node[u].y >> FEATURE_BITS) +
-                                                              (v <= __uint_as_float(node[u].x) ? 0 : 1));
+                        node[u] = __ldg(forest + root[u] + (node[u].y >> FEATURE_BITS) +
+                                        (v <= __uint_as_float(node[u].x) ? 0 : 1));
                         walking = 1;
                     }
                 }
@@ -244,17 +224,9 @@ vl_status vl_forest_predict_gpu(vl_forest_prediction *p)
         error = cudaDeviceGetDefaultMemPool(&pool, device);
     if (error == cudaSuccess)
         error = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
-    int packable = 0, sms = 0;
-    if (error == cudaSuccess)
-        error = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    int packable = 0;
     if (error == cudaSuccess)
         error = device_forest_upload(forest, &d, &packable);
-    const int shared_nodes = getenv("VL_EXP_SHARED_FOREST") && (size_t)d.nodes * sizeof(uint2) <= SHARED_FOREST_BYTES
-                                 ? (int)d.nodes
-                                 : 0;
-    if (error == cudaSuccess && shared_nodes > 0)
-        error = cudaFuncSetAttribute(predict_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     (int)(sizeof(uint2) * (size_t)shared_nodes));
     if (error == cudaSuccess)
         error = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
     if (error == cudaSuccess)
@@ -305,18 +277,10 @@ vl_status vl_forest_predict_gpu(vl_forest_prediction *p)
             const int64_t voxels = (box->hi[0] - box->lo[0]) * (box->hi[1] - box->lo[1]) * (box->hi[2] - box->lo[2]);
             if ((status = vl_gpu_filters_box(filters, box, channels, stream, p->options->gpu_pass_planes)) != VL_OK)
                 goto done;
-            if (shared_nodes > 0) {
-                const int64_t blocks = (voxels + SHARED_THREADS - 1) / SHARED_THREADS;
-                const unsigned grid = (unsigned)(blocks < 2 * (int64_t)sms ? blocks : 2 * (int64_t)sms);
-                predict_kernel<true><<<grid, SHARED_THREADS, sizeof(uint2) * (size_t)shared_nodes, stream>>>(
-                    d.packed, d.tree_start, shared_nodes, d.leaf_values, d.tree_leaf_start, forest->tree_count, C,
-                    channels, voxels, probabilities, class_map);
-            } else {
-                const int64_t blocks = (voxels + PREDICT_THREADS - 1) / PREDICT_THREADS;
-                predict_kernel<false><<<(unsigned)(blocks > 65535 * 16 ? 65535 * 16 : blocks), PREDICT_THREADS, 0,
-                                        stream>>>(d.packed, d.tree_start, 0, d.leaf_values, d.tree_leaf_start,
-                                                  forest->tree_count, C, channels, voxels, probabilities, class_map);
-            }
+            const int64_t blocks = (voxels + PREDICT_THREADS - 1) / PREDICT_THREADS;
+            predict_kernel<<<(unsigned)(blocks > 65535 * 16 ? 65535 * 16 : blocks), PREDICT_THREADS, 0, stream>>>(
+                d.packed, d.tree_start, d.leaf_values, d.tree_leaf_start, forest->tree_count, C, channels, voxels,
+                probabilities, class_map);
             error = cudaGetLastError();
             if (error == cudaSuccess && p->probabilities)
                 error = cudaMemcpyAsync(host_probabilities[b], probabilities, sizeof(float) * (size_t)(voxels * C),
