@@ -7,13 +7,7 @@
 #include <time.h>
 
 #include "voxlabel/label.h"
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
+#include "bench_clock.h"
 
 static int compare_double(const void *a, const void *b)
 {

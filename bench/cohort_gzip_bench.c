@@ -19,15 +19,9 @@
 
 #include "voxlabel/io.h"
 #include "voxlabel/threads.h"
+#include "bench_clock.h"
 
 enum { chunk_bytes = 1 << 20 };
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 static size_t zlib_chunks(const unsigned char *data, size_t bytes, int level, int strategy, unsigned char *out,
                           size_t capacity)

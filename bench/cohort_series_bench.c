@@ -22,13 +22,7 @@
 #include "voxlabel/stats.h"
 #include "voxlabel/threads.h"
 #include "voxlabel/threshold.h"
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+#include "bench_clock.h"
 
 static int fail(const char *what)
 {

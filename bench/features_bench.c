@@ -13,6 +13,7 @@
 
 #include "voxlabel/features.h"
 #include "voxlabel/threads.h"
+#include "bench_clock.h"
 
 static uint64_t state = 0x2545f4914f6cdd1dull;
 
@@ -49,13 +50,6 @@ static void phantom_slice(uint8_t *out, int64_t w, int64_t h, int64_t z)
     for (int64_t i = 0; i < w * h; i++)
         out[i] = (uint8_t)(acc[i] < 0 ? 0 : acc[i] > 255 ? 255 : acc[i]);
     free(acc);
-}
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 static int by_value(const void *a, const void *b)

@@ -19,6 +19,7 @@
 #include "graphcut/maxflow_internal.h"
 #include "voxlabel/background.h"
 #include "voxlabel/graphcut.h"
+#include "bench_clock.h"
 
 static uint64_t state = 0x9e3779b97f4a7c15ull;
 static double uniform(void)
@@ -31,13 +32,6 @@ static double uniform(void)
 static double gaussian(void)
 {
     return sqrt(-2.0 * log(uniform() + 1e-300)) * cos(6.283185307179586 * uniform());
-}
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 static int compare_double(const void *a, const void *b)

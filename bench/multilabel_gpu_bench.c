@@ -18,6 +18,7 @@
 #include "label/ccl_gpu.h"
 #include "label/ccl_multilabel_gpu.h"
 #include "voxlabel/label.h"
+#include "bench_clock.h"
 
 enum { kWarmup = 3, kEndToEndRuns = 5 };
 
@@ -25,13 +26,6 @@ static int compare_floats(const void *a, const void *b)
 {
     const float x = *(const float *)a, y = *(const float *)b;
     return (x > y) - (x < y);
-}
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
 static void fail(const char *what)

@@ -16,13 +16,7 @@
 #include "voxlabel/label.h"
 #include "voxlabel/phantom.h"
 #include "voxlabel/stats.h"
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+#include "bench_clock.h"
 
 static int compare_double(const void *a, const void *b)
 {
