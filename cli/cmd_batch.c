@@ -283,6 +283,11 @@ int cmd_batch(int argc, char **argv)
     args.label_argv[args.label_argc++] = root;
     args.label_argv[args.label_argc++] = "-o";
     args.label_argv[args.label_argc++] = out;
+    /* Discovery finds CT series, never class maps, so the class-map mode has nothing to label here. */
+    for (int i = 0; i < args.label_argc; i++)
+        if (strcmp(args.label_argv[i], "--multilabel") == 0)
+            return cli_error(CLI_EXIT_USAGE, "--multilabel: batch labels CT series; label each class map with "
+                                             "'voxlabel label CLASSMAP --multilabel'");
     label_arguments *label = label_arguments_parse(args.label_argc, args.label_argv, &code);
     if (!label)
         return code;

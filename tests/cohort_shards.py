@@ -1,7 +1,7 @@
 """voxlabel batch --shard I/N for every I, run by GNU parallel as docs/cohorts.md shows (or one after another
 where parallel is not installed), then --merge: the union of the shards equals the unsharded run, byte for byte
 (seconds aside), and so does --jobs 2 --prefetch 2. A missing shard, or shards of other label options, make
---merge fail.
+--merge fail. The class-map mode (--multilabel) is refused before anything is written.
 usage: cohort_shards.py VOXLABEL WORKDIR"""
 import os
 import shutil
@@ -57,6 +57,11 @@ def main():
     shutil.copy(os.path.join(sharded, "cohort-shard-3-of-3.csv"), mixed)
     merged = run(voxlabel, "batch", "--merge", mixed)
     check(merged.returncode == 3 and "other label options" in merged.stderr, "mixed options refused: " + merged.stderr)
+
+    classes = os.path.join(work, "classes")
+    refused = run(voxlabel, "batch", root, "-o", classes, "--multilabel")
+    check(refused.returncode == 2 and "label each class map with" in refused.stderr and not os.path.exists(classes),
+          "--multilabel refused with nothing written: " + refused.stderr)
 
     jobs = os.path.join(work, "jobs")
     result = run(voxlabel, "batch", root, "-o", jobs, "--preset", "bone", "--jobs", "2", "--prefetch", "2")
