@@ -139,6 +139,54 @@ __device__ void load_taps(float *taps, const pass_outputs &outs, int count, int 
         taps[i] = outs.taps[i / T][i % T];
 }
 
+/* The geometry of a pass along y or z (axis 1 or 2): thread (x, line) computes `outputs` neighbouring outputs of
+ * one line; lines are the output box's rows along the pass axis, cut into chunks. Strides are those of the pass
+ * axis (step) and of the other one (other), in the input box and in the output box. */
+struct line_geometry {
+    int sx, len, chunks, lines, in_lo, in_hi, out_lo;
+    int64_t in_step, in_other, out_step, out_other, other_offset, x_offset;
+};
+
+__device__ __forceinline__ line_geometry line_geometry_of(const dbox &in_box, const dbox &out_box, int axis,
+                                                          int outputs)
+{
+    const int other = 3 - axis;
+    line_geometry g;
+    g.sx = (int)size_of(out_box, 0);
+    g.len = (int)size_of(out_box, axis);
+    const int64_t in_plane = size_of(in_box, 0) * size_of(in_box, 1), out_plane = (int64_t)g.sx * size_of(out_box, 1);
+    g.in_step = axis == 1 ? size_of(in_box, 0) : in_plane;
+    g.in_other = axis == 1 ? in_plane : size_of(in_box, 0);
+    g.out_step = axis == 1 ? g.sx : out_plane;
+    g.out_other = axis == 1 ? out_plane : g.sx;
+    g.chunks = (g.len + outputs - 1) / outputs;
+    g.lines = g.chunks * (int)size_of(out_box, other);
+    g.in_lo = (int)in_box.lo[axis];
+    g.in_hi = (int)in_box.hi[axis];
+    g.out_lo = (int)out_box.lo[axis];
+    g.other_offset = out_box.lo[other] - in_box.lo[other];
+    g.x_offset = out_box.lo[0] - in_box.lo[0];
+    return g;
+}
+
+/* One chunk of a line: its first output p0 along the axis, how many outputs it has (the last chunk may be short),
+ * where its line starts in the input (base) and where its first output goes (target). */
+struct line_chunk {
+    int p0, count;
+    int64_t base, target;
+};
+
+__device__ __forceinline__ line_chunk line_chunk_of(const line_geometry &g, int x, int line, int outputs)
+{
+    const int chunk = line % g.chunks, ob = line / g.chunks;
+    line_chunk c;
+    c.p0 = g.out_lo + chunk * outputs;
+    c.count = g.len - chunk * outputs < outputs ? g.len - chunk * outputs : outputs;
+    c.base = g.x_offset + x + (g.other_offset + ob) * g.in_other;
+    c.target = x + (int64_t)ob * g.out_other + (int64_t)(c.p0 - g.out_lo) * g.out_step;
+    return c;
+}
+
 /* A pass along y or z (axis 1 or 2): thread (x, line) computes LINE_OUTPUTS neighbouring outputs of its line. */
 template <int NOUT, int axis>
 __global__ void __launch_bounds__(128) line_pass_kernel(const float *__restrict__ in, dbox in_box, pass_outputs outs,
@@ -148,49 +196,60 @@ __global__ void __launch_bounds__(128) line_pass_kernel(const float *__restrict_
     const int T = 2 * r + 1;
     load_taps(taps, outs, NOUT, T);
     __syncthreads();
-    const int other = 3 - axis;
-    const int sx = (int)size_of(out_box, 0), len = (int)size_of(out_box, axis), so = (int)size_of(out_box, other);
+    const line_geometry g = line_geometry_of(in_box, out_box, axis, LINE_OUTPUTS);
     const int x = blockIdx.x * blockDim.x + threadIdx.x;
-    if (x >= sx)
+    if (x >= g.sx)
         return;
-    const int64_t in_plane = size_of(in_box, 0) * size_of(in_box, 1), out_plane = (int64_t)sx * size_of(out_box, 1);
-    /* strides of the pass axis and of the other one, in the input and the output */
-    const int64_t in_step = axis == 1 ? size_of(in_box, 0) : in_plane, in_other = axis == 1 ? in_plane : size_of(in_box, 0);
-    const int64_t out_step = axis == 1 ? sx : out_plane, out_other = axis == 1 ? out_plane : sx;
-    const int chunks = (len + LINE_OUTPUTS - 1) / LINE_OUTPUTS;
-    const int lines = chunks * so;
-    const int in_lo = (int)in_box.lo[axis], in_hi = (int)in_box.hi[axis], out_lo = (int)out_box.lo[axis];
-    const int64_t other_offset = out_box.lo[other] - in_box.lo[other];
-    for (int line = blockIdx.y * blockDim.y + threadIdx.y; line < lines; line += gridDim.y * blockDim.y) {
-        const int chunk = line % chunks, ob = line / chunks;
-        const int p0 = out_lo + chunk * LINE_OUTPUTS;
-        const int count = len - chunk * LINE_OUTPUTS < LINE_OUTPUTS ? len - chunk * LINE_OUTPUTS : LINE_OUTPUTS;
-        const int64_t base = (out_box.lo[0] + x - in_box.lo[0]) + (other_offset + ob) * in_other;
-        const float *src = in + base;
-        const int64_t step = in_step;
-        const int last = count - 1 + 2 * r; /* the last index a real output reads */
+    for (int line = blockIdx.y * blockDim.y + threadIdx.y; line < g.lines; line += gridDim.y * blockDim.y) {
+        const line_chunk c = line_chunk_of(g, x, line, LINE_OUTPUTS);
+        const float *src = in + c.base;
+        const int64_t step = g.in_step;
+        const int last = c.count - 1 + 2 * r; /* the last index a real output reads */
         float acc[NOUT][LINE_OUTPUTS];
-        if (p0 - r >= in_lo && p0 + LINE_OUTPUTS - 1 + r < in_hi) {
+        if (c.p0 - r >= g.in_lo && c.p0 + LINE_OUTPUTS - 1 + r < g.in_hi) {
             /* every read inside the input box: no reflection */
-            const float *first = src + (int64_t)(p0 - r - in_lo) * step;
+            const float *first = src + (int64_t)(c.p0 - r - g.in_lo) * step;
             auto value = [&](int idx) { return __ldg(first + (int64_t)(idx < last ? idx : last) * step); };
             correlate<NOUT, LINE_OUTPUTS>(taps, T, value, acc);
         } else {
             auto value = [&](int idx) {
-                int q = p0 - r + (idx < last ? idx : last);
+                int q = c.p0 - r + (idx < last ? idx : last);
                 q = reflect(q, n_axis);
-                return __ldg(src + (int64_t)(q - in_lo) * step);
+                return __ldg(src + (int64_t)(q - g.in_lo) * step);
             };
             correlate<NOUT, LINE_OUTPUTS>(taps, T, value, acc);
         }
-        const int64_t target = x + (int64_t)ob * out_other + (int64_t)(p0 - out_lo) * out_step;
 #pragma unroll
         for (int o = 0; o < NOUT; o++)
 #pragma unroll
             for (int j = 0; j < LINE_OUTPUTS; j++)
-                if (j < count)
-                    outs.v[o][target + j * out_step] = acc[o][j];
+                if (j < c.count)
+                    outs.v[o][c.target + j * g.out_step] = acc[o][j];
     }
+}
+
+/* One work item of a pass along x: work item `work` is segment work % segments (of `segment` outputs; the last
+ * one of a row may be shorter) of output row work / segments. in_row is where the row starts in the input box,
+ * out_first where the segment's first output goes in the output box. */
+struct row_segment {
+    int x0, span;
+    int64_t in_row, out_first;
+};
+
+__device__ __forceinline__ row_segment row_segment_of(const dbox &in_box, const dbox &out_box, int64_t work,
+                                                      int segments, int segment)
+{
+    const int sx = (int)size_of(out_box, 0), sy = (int)size_of(out_box, 1);
+    const int seg = (int)(work % segments);
+    const int64_t line = work / segments;
+    const int64_t y = out_box.lo[1] + line % sy, z = out_box.lo[2] + line / sy;
+    const int64_t in_sx = size_of(in_box, 0), in_sy = size_of(in_box, 1);
+    row_segment w;
+    w.x0 = (int)out_box.lo[0] + seg * segment;
+    w.span = sx - seg * segment < segment ? sx - seg * segment : segment;
+    w.in_row = (y - in_box.lo[1]) * in_sx + (z - in_box.lo[2]) * in_sx * in_sy;
+    w.out_first = (int64_t)seg * segment + line * sx;
+    return w;
 }
 
 /* A pass along x: a block stages a segment of a row (and the reflected taps around it) in shared memory; thread t
@@ -207,15 +266,11 @@ __global__ void __launch_bounds__(ROW_THREADS) row_pass_kernel(const float *__re
     const int sx = (int)size_of(out_box, 0), sy = (int)size_of(out_box, 1);
     const int segments = (sx + ROW_SEGMENT - 1) / ROW_SEGMENT;
     const int64_t rows = (int64_t)sy * size_of(out_box, 2);
-    const int64_t in_sx = size_of(in_box, 0), in_sy = size_of(in_box, 1);
     const int in_lo = (int)in_box.lo[0];
     for (int64_t work = blockIdx.x; work < rows * segments; work += gridDim.x) {
-        const int seg = (int)(work % segments);
-        const int64_t line = work / segments;
-        const int64_t y = out_box.lo[1] + line % sy, z = out_box.lo[2] + line / sy;
-        const int x0 = (int)out_box.lo[0] + seg * ROW_SEGMENT;
-        const int span = sx - seg * ROW_SEGMENT < ROW_SEGMENT ? sx - seg * ROW_SEGMENT : ROW_SEGMENT;
-        const float *src = in + (y - in_box.lo[1]) * in_sx + (z - in_box.lo[2]) * in_sx * in_sy;
+        const row_segment w = row_segment_of(in_box, out_box, work, segments, ROW_SEGMENT);
+        const int x0 = w.x0, span = w.span;
+        const float *src = in + w.in_row;
         __syncthreads(); /* the previous segment's reads are done (and the taps are in place) */
         for (int i = threadIdx.x; i < span + 2 * r; i += ROW_THREADS)
             row[i] = src[reflect(x0 - r + i, n_axis) - in_lo];
@@ -236,7 +291,7 @@ __global__ void __launch_bounds__(ROW_THREADS) row_pass_kernel(const float *__re
                         result[o * ROW_SEGMENT + first + j] = acc[o][j];
         }
         __syncthreads();
-        const int64_t target = (x0 - out_box.lo[0]) + (y - out_box.lo[1]) * sx + (z - out_box.lo[2]) * (int64_t)sx * sy;
+        const int64_t target = w.out_first;
 #pragma unroll
         for (int o = 0; o < NOUT; o++)
             for (int i = threadIdx.x; i < span; i += ROW_THREADS)
@@ -528,15 +583,11 @@ __global__ void __launch_bounds__(FUSED_THREADS) row_combine_kernel(fused_inputs
     const int sx = (int)size_of(out_box, 0), sy = (int)size_of(out_box, 1);
     const int segments = (sx + SEGMENT - 1) / SEGMENT;
     const int64_t lines = (int64_t)sy * size_of(out_box, 2);
-    const int64_t in_sx = size_of(in_box, 0), in_sy = size_of(in_box, 1);
     const int in_lo = (int)in_box.lo[0];
     for (int64_t work = blockIdx.x; work < lines * segments; work += gridDim.x) {
-        const int seg = (int)(work % segments);
-        const int64_t line = work / segments;
-        const int64_t y = out_box.lo[1] + line % sy, z = out_box.lo[2] + line / sy;
-        const int x0 = (int)out_box.lo[0] + seg * SEGMENT;
-        const int span = sx - seg * SEGMENT < SEGMENT ? sx - seg * SEGMENT : SEGMENT;
-        const int64_t row_offset = (y - in_box.lo[1]) * in_sx + (z - in_box.lo[2]) * in_sx * in_sy;
+        const row_segment w = row_segment_of(in_box, out_box, work, segments, SEGMENT);
+        const int x0 = w.x0, span = w.span;
+        const int64_t row_offset = w.in_row;
         __syncthreads(); /* the previous segment's reads are done (and the taps are in place) */
         for (int k = 0; k < inputs; k++)
             for (int i = threadIdx.x; i < span + 2 * r; i += THREADS)
@@ -590,7 +641,7 @@ __global__ void __launch_bounds__(FUSED_THREADS) row_combine_kernel(fused_inputs
         }
         __syncthreads();
         /* the per-voxel steps, neighbouring threads on neighbouring voxels (coalesced reads and writes) */
-        const int64_t base = (x0 - out_box.lo[0]) + (y - out_box.lo[1]) * sx + (z - out_box.lo[2]) * (int64_t)sx * sy;
+        const int64_t base = w.out_first;
         for (int i = threadIdx.x; i < span; i += THREADS) {
             float v[VL_D_COUNT];
 #pragma unroll
@@ -629,32 +680,21 @@ __global__ void __launch_bounds__(128) product_pass_kernel(product_args a, dbox 
     for (int i = threadIdx.x + blockDim.x * threadIdx.y; i < T; i += blockDim.x * blockDim.y)
         taps[i] = taps_global[i];
     __syncthreads();
-    const int other = 3 - axis;
-    const int sx = (int)size_of(out_box, 0), len = (int)size_of(out_box, axis), so = (int)size_of(out_box, other);
+    const line_geometry g = line_geometry_of(in_box, out_box, axis, K);
     const int x = blockIdx.x * blockDim.x + threadIdx.x;
-    if (x >= sx)
+    if (x >= g.sx)
         return;
-    const int64_t in_plane = size_of(in_box, 0) * size_of(in_box, 1), out_plane = (int64_t)sx * size_of(out_box, 1);
-    const int64_t in_step = axis == 1 ? size_of(in_box, 0) : in_plane, in_other = axis == 1 ? in_plane : size_of(in_box, 0);
-    const int64_t out_step = axis == 1 ? sx : out_plane, out_other = axis == 1 ? out_plane : sx;
-    const int chunks = (len + K - 1) / K;
-    const int lines = chunks * so;
-    const int in_lo = (int)in_box.lo[axis], out_lo = (int)out_box.lo[axis];
-    const int64_t other_offset = out_box.lo[other] - in_box.lo[other];
     float scale[P];
 #pragma unroll
     for (int p = 0; p < P; p++)
         scale[p] = a.per_mm2[slot[p]];
-    for (int line = blockIdx.y * blockDim.y + threadIdx.y; line < lines; line += gridDim.y * blockDim.y) {
-        const int chunk = line % chunks, ob = line / chunks;
-        const int p0 = out_lo + chunk * K;
-        const int count = len - chunk * K < K ? len - chunk * K : K;
-        const int64_t base = (out_box.lo[0] + x - in_box.lo[0]) + (other_offset + ob) * in_other;
-        const int last = count - 1 + 2 * r;
+    for (int line = blockIdx.y * blockDim.y + threadIdx.y; line < g.lines; line += gridDim.y * blockDim.y) {
+        const line_chunk c = line_chunk_of(g, x, line, K);
+        const int last = c.count - 1 + 2 * r;
         float win[P][2 * K], acc[P][K];
         auto load = [&](int idx, int at) {
-            const int q = reflect(p0 - r + (idx < last ? idx : last), n_axis);
-            const int64_t o = base + (int64_t)(q - in_lo) * in_step;
+            const int q = reflect(c.p0 - r + (idx < last ? idx : last), n_axis);
+            const int64_t o = c.base + (int64_t)(q - g.in_lo) * g.in_step;
             float g[DIMS];
 #pragma unroll
             for (int d = 0; d < DIMS; d++)
@@ -704,13 +744,12 @@ __global__ void __launch_bounds__(128) product_pass_kernel(product_args a, dbox 
                     for (int j = 0; j < K; j++)
                         acc[p][j] = __fmaf_rn(w, win[p][j + tt], acc[p][j]);
             }
-        const int64_t target = x + (int64_t)ob * out_other + (int64_t)(p0 - out_lo) * out_step;
 #pragma unroll
         for (int p = 0; p < P; p++)
 #pragma unroll
             for (int j = 0; j < K; j++)
-                if (j < count)
-                    a.out[slot[p]][target + j * out_step] = acc[p][j];
+                if (j < c.count)
+                    a.out[slot[p]][c.target + j * g.out_step] = acc[p][j];
     }
 }
 
