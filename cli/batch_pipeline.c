@@ -1,12 +1,14 @@
 #define _GNU_SOURCE /* open_memstream */
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
+#include "batch_blocks.h"
 #include "batch_cohort.h"
 #include "batch_events.h"
 #include "batch_pipeline.h"
@@ -21,6 +23,7 @@ typedef struct loaded_series {
     vl_status status;
     char error[1024];
     double read_seconds;
+    size_t voxel_bytes;             /* the size of the block holding the CT's voxels */
 } loaded_series;
 
 /* A series labelled and measured (or failed), waiting for the writer. */
@@ -46,13 +49,20 @@ typedef struct pipeline {
     finished_series *finished;
     int *slot_busy;                 /* per finished slot: taken by a series not yet written */
     batch_queue to_label, to_write;
+    batch_blocks blocks;            /* CT voxel blocks between series */
     struct timespec started;
     pthread_mutex_t lock;           /* guards slot_busy, taken and worst */
     size_t taken;                   /* series the writers have taken so far */
     int worst;                      /* the writers' largest exit code */
 } pipeline;
 
-static void load_series(const batch_work *work, size_t index, loaded_series *slot)
+/* The CT voxels of a series of the scan, as i16 (the reader's type for CT). */
+static size_t ct_bytes(const batch_series *series)
+{
+    return (size_t)series->info->columns * (size_t)series->info->rows * (size_t)series->info->slice_count * 2;
+}
+
+static void load_series(const batch_work *work, batch_blocks *blocks, size_t index, loaded_series *slot)
 {
     const batch_series *series = &work->list->items[index];
     const cli_input_options *input = label_arguments_input(work->arguments);
@@ -66,12 +76,21 @@ static void load_series(const batch_work *work, size_t index, loaded_series *slo
     slot->input.has_report = 1;
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
+    const batch_block block = batch_blocks_take(blocks, ct_bytes(series));
+    const uintptr_t given = (uintptr_t)block.data;
+    read.reuse = block.data; /* the read takes it over */
+    read.reuse_bytes = block.bytes;
     slot->status = vl_dicom_read_series_files((const char *const *)series->info->paths, series->info->path_count,
                                               series->source, &read, &slot->input.volume, &slot->input.report);
     slot->read_seconds = cli_seconds_since(&start);
     if (slot->status != VL_OK) {
         snprintf(slot->error, sizeof slot->error, "%s", vl_last_error());
         vl_volume_free(&slot->input.volume);
+    } else {
+        /* The voxels are in the block, or (too small: a float CT, a resampled one) in the reader's own. */
+        const vl_volume *ct = &slot->input.volume;
+        slot->voxel_bytes = (uintptr_t)ct->data == given ? block.bytes
+                                                         : (size_t)vl_volume_voxels(ct) * vl_dtype_size(ct->dtype);
     }
 }
 
@@ -81,7 +100,7 @@ static void *reader(void *argument)
     for (size_t next = 0; next < p->work->pending_count; next++) {
         batch_queue_reserve(&p->to_label);
         loaded_series *slot = &p->loaded[next % p->to_label.capacity];
-        load_series(p->work, p->work->pending[next], slot);
+        load_series(p->work, &p->blocks, p->work->pending[next], slot);
         batch_queue_push(&p->to_label, slot);
     }
     return NULL;
@@ -121,8 +140,8 @@ static char *collect_warnings(const batch_series *series, const cli_input *input
 
 /* Labels and measures one loaded series into `finished` (or records why it could not be read or labelled),
  * and frees the loaded CT. */
-static void compute(const batch_work *work, vl_series_engine *engine, loaded_series *loaded, size_t position,
-                    finished_series *finished)
+static void compute(const batch_work *work, vl_series_engine *engine, batch_blocks *blocks, loaded_series *loaded,
+                    size_t position, finished_series *finished)
 {
     const batch_series *series = &work->list->items[loaded->index];
     finished->index = loaded->index;
@@ -154,6 +173,8 @@ static void compute(const batch_work *work, vl_series_engine *engine, loaded_ser
         finished->code = label_run_compute(work->arguments, &finished->run, &finished->staged);
         if (finished->code)
             snprintf(finished->error, sizeof finished->error, "%s", cli_last_error());
+        batch_blocks_give(blocks, (batch_block){finished->run.spent_voxels, loaded->voxel_bytes});
+        finished->run.spent_voxels = NULL;
     }
     finished->run.input = NULL;
     cli_input_free(&loaded->input);
@@ -295,9 +316,15 @@ int batch_work_run(const batch_work *work)
     p.loaded = calloc(read_tokens, sizeof *p.loaded);
     p.finished = calloc(write_tokens, sizeof *p.finished);
     p.slot_busy = calloc(write_tokens, sizeof *p.slot_busy);
+    size_t largest_ct = 0;
+    for (size_t k = 0; k < work->pending_count; k++) {
+        const size_t bytes = ct_bytes(&work->list->items[work->pending[k]]);
+        largest_ct = bytes > largest_ct ? bytes : largest_ct;
+    }
     pthread_mutex_init(&p.lock, NULL);
+    const int have_blocks = batch_blocks_init(&p.blocks, read_tokens, largest_ct) == 0;
     const int have_read_queue =
-        p.loaded && p.finished && p.slot_busy && batch_queue_init(&p.to_label, read_tokens) == 0;
+        have_blocks && p.loaded && p.finished && p.slot_busy && batch_queue_init(&p.to_label, read_tokens) == 0;
     const int have_write_queue = have_read_queue && batch_queue_init(&p.to_write, write_tokens) == 0;
     pthread_t reader_thread, writer_threads[BATCH_MAX_WRITERS];
     if (!have_write_queue || pthread_create(&reader_thread, NULL, reader, &p) != 0) {
@@ -305,6 +332,8 @@ int batch_work_run(const batch_work *work)
             batch_queue_destroy(&p.to_write);
         if (have_read_queue)
             batch_queue_destroy(&p.to_label);
+        if (have_blocks)
+            batch_blocks_destroy(&p.blocks);
         pthread_mutex_destroy(&p.lock);
         free(p.loaded);
         free(p.finished);
@@ -328,7 +357,7 @@ int batch_work_run(const batch_work *work)
         if (write_behind)
             batch_queue_reserve(&p.to_write);
         finished_series *finished = write_behind ? take_slot(&p, write_tokens) : &p.finished[0];
-        compute(work, engine, loaded, position, finished);
+        compute(work, engine, &p.blocks, loaded, position, finished);
         if (write_behind) {
             batch_queue_release(&p.to_label);
             batch_queue_push(&p.to_write, finished);
@@ -347,6 +376,7 @@ int batch_work_run(const batch_work *work)
     pthread_join(reader_thread, NULL);
     batch_queue_destroy(&p.to_write);
     batch_queue_destroy(&p.to_label);
+    batch_blocks_destroy(&p.blocks);
     pthread_mutex_destroy(&p.lock);
     free(p.loaded);
     free(p.finished);

@@ -446,7 +446,10 @@ measured:;
         goto failed;
     }
     if (!args.preview) { /* the writers need the CT's header and report, not its voxels */
-        free(input.volume.data);
+        if (batch)
+            batch->spent_voxels = input.volume.data;
+        else
+            free(input.volume.data);
         input.volume.data = NULL;
     }
     staged->args = args;

@@ -184,9 +184,29 @@ bool rescale_varies(const vl_dicom_files &files, const vl_dicom_stack &stack)
     return false;
 }
 
-/* `listed`: read exactly these files (and `path` only names them), else everything under `path`. */
+/* An uninitialised volume, in `spare` (options.reuse, which the read owns) when it holds the voxels. */
+vl_status create_native(vl_volume *native, int64_t nx, int64_t ny, int64_t nz, vl_dtype dtype, void *&spare,
+                        size_t spare_bytes)
+{
+    if (spare && nx > 0 && ny > 0 && nz > 0 &&
+        (uint64_t)(nx * ny) <= spare_bytes / vl_dtype_size(dtype) / (uint64_t)nz) {
+        memset(native, 0, sizeof *native);
+        native->data = spare;
+        spare = nullptr;
+        native->nx = nx;
+        native->ny = ny;
+        native->nz = nz;
+        native->dtype = dtype;
+        vl_geometry_identity(&native->geometry);
+        return VL_OK;
+    }
+    return vl_volume_create_uninitialised(native, nx, ny, nz, dtype);
+}
+
+/* `listed`: read exactly these files (and `path` only names them), else everything under `path`. `spare`: the
+ * caller's block for the voxels (options.reuse), taken when it is large enough. */
 vl_status read_series(const char *path, const std::vector<std::string> *listed, const vl_dicom_read_options &options,
-                      vl_volume *hu, vl_dicom_report *report)
+                      void *&spare, vl_volume *hu, vl_dicom_report *report)
 {
     vl_dicom_files files;
     vl_status status = listed ? vl_dicom_discover_list(*listed, path, &options.progress, files)
@@ -256,7 +276,7 @@ vl_status read_series(const char *path, const std::vector<std::string> *listed, 
     std::atomic<int64_t> padded{0};
     std::atomic<bool> overflow{false};
     for (bool to_int16 = choose_int16(files, stack, options);; to_int16 = false) {
-        status = vl_volume_create_uninitialised(&native, nx, ny, nz, to_int16 ? VL_I16 : VL_F32);
+        status = create_native(&native, nx, ny, nz, to_int16 ? VL_I16 : VL_F32, spare, options.reuse_bytes);
         if (status != VL_OK)
             return status;
         native.geometry = stack.geometry;
@@ -279,7 +299,10 @@ vl_status read_series(const char *path, const std::vector<std::string> *listed, 
         }
         if (!overflow)
             break;
-        vl_volume_free(&native);
+        if (native.data == options.reuse) /* the block goes back for the f32 try, and is never freed meanwhile */
+            spare = native.data;
+        else
+            vl_volume_free(&native);
     }
     report->padded_voxels = padded;
     if (padded) {
@@ -365,6 +388,7 @@ static vl_status read_series_guarded(const char *path, const std::vector<std::st
         vl_dicom_read_options_default(&defaults);
         options = &defaults;
     }
+    void *spare = options->reuse; /* owned here from now on */
     vl_dicom_report scratch;
     if (!report)
         report = &scratch;
@@ -373,16 +397,19 @@ static vl_status read_series_guarded(const char *path, const std::vector<std::st
     report->gantry_tilt_tag = NAN;
     report->window_center = report->window_width = NAN;
     memset(hu, 0, sizeof *hu);
-    if (!path || !*path)
-        return vl_fail(VL_ERR_ARGUMENT, "DICOM input: no path given");
     vl_status status;
-    try {
-        status = read_series(path, listed, *options, hu, report);
-    } catch (const std::bad_alloc &) {
-        status = vl_fail(VL_ERR_MEMORY, "%s: out of memory while reading the series", path);
-    } catch (const std::exception &error) {
-        status = vl_fail(VL_ERR_INPUT, "%s: %s", path, error.what());
+    if (!path || !*path) {
+        status = vl_fail(VL_ERR_ARGUMENT, "DICOM input: no path given");
+    } else {
+        try {
+            status = read_series(path, listed, *options, spare, hu, report);
+        } catch (const std::bad_alloc &) {
+            status = vl_fail(VL_ERR_MEMORY, "%s: out of memory while reading the series", path);
+        } catch (const std::exception &error) {
+            status = vl_fail(VL_ERR_INPUT, "%s: %s", path, error.what());
+        }
     }
+    free(spare);
     if (report == &scratch)
         vl_dicom_report_free(&scratch);
     return status;
@@ -402,6 +429,8 @@ extern "C" vl_status vl_dicom_read_series_files(const char *const *paths, size_t
         std::vector<std::string> listed(paths, paths + count);
         return read_series_guarded(what ? what : "DICOM series", &listed, options, hu, report);
     } catch (const std::bad_alloc &) {
+        if (options)
+            free(options->reuse);
         memset(hu, 0, sizeof *hu);
         if (report)
             memset(report, 0, sizeof *report);
