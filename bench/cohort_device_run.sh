@@ -48,6 +48,8 @@ export voxlabel bin here work=$(mktemp -d)
 log=$out/cohort.log step_dir=$out step_show="FAIL|ERROR SUMMARY|identical|differ|series/min|\| batch|\| label|\| peer|total/read|e2e|target|wall|writer|inflate|overhead|peers:" status=0
 . "$here/device_step.sh"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee -a "$log"
+echo "transparent huge pages: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2> /dev/null), defrag" \
+    "$(cat /sys/kernel/mm/transparent_hugepage/defrag 2> /dev/null)" | tee -a "$log"
 
 equal_check() { # the same small cohort on both devices, compared
     local root=$work/eq
