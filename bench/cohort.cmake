@@ -1,6 +1,5 @@
-# voxlabel batch (issue 20): the write stage's compressor (zlib, its run-length strategy, libdeflate and the
-# label-map encoder io/deflate_runs.c, then the parallel writer by thread count), one series' compute and write
-# phases (separate stages against the device-resident series); bench/cohort_bench.sh runs the cohort.
+# voxlabel batch (issue 20): the write stage's compressor (zlib, its run-length strategy and libdeflate, then the
+# parallel writer by thread count), one series' compute and write phases (separate stages against the device-resident
+# series); bench/cohort_bench.sh runs the cohort.
 vl_bench_exe(cohort_gzip_bench ${CMAKE_CURRENT_LIST_DIR}/cohort_gzip_bench.c)
-target_include_directories(cohort_gzip_bench PRIVATE ${PROJECT_SOURCE_DIR}/io)
 vl_bench_exe(cohort_series_bench ${CMAKE_CURRENT_LIST_DIR}/cohort_series_bench.c)

@@ -2,9 +2,8 @@
 /* The write stage's compressor, one core, on a volume file (labels.nii.gz, a CT .nii.gz, ...): every candidate
  * deflates the voxels in independent 1 MiB chunks, as io/gzip_parallel.c does, so the per-core speed holds for
  * any thread count.
- *   zlib L, zlib-rle      raw deflate, sync-flushed: one gzip member when joined (zlib L is what the writer
- *                         emits for other volumes; zlib-rle, Z_RLE, is the same at every level)
- *   runs                  io/deflate_runs.c, sync-flushed likewise: what the writer emits for label maps
+ *   zlib L, zlib-rle      raw deflate, sync-flushed: one gzip member when joined (what the writer emits;
+ *                         zlib-rle is its label-map strategy, Z_RLE, the same at every level)
  *   libdeflate L          a complete gzip member per chunk (libdeflate cannot end a chunk unfinished, so
  *                         joined chunks make a multi-member file)
  * Then the writer itself (vl_write_volume to a .nii.gz under WORK) at 1, 2, 4, ... threads up to all cores,
@@ -18,7 +17,6 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "deflate_runs.h"
 #include "voxlabel/io.h"
 #include "voxlabel/threads.h"
 #include "bench_clock.h"
@@ -60,21 +58,6 @@ static size_t libdeflate_chunks(const unsigned char *data, size_t bytes, int lev
     return total;
 }
 
-static size_t runs_chunks(const unsigned char *data, size_t bytes, unsigned period, unsigned char *out,
-                          size_t capacity)
-{
-    vl_deflate_runs scratch = {0};
-    size_t total = 0;
-    for (size_t first = 0; first < bytes; first += chunk_bytes) {
-        const size_t length = bytes - first < chunk_bytes ? bytes - first : chunk_bytes;
-        total += vl_deflate_runs_chunk(&scratch, NULL, 0, data + first, length, period, first + length == bytes, out,
-                                       capacity);
-        (void)libdeflate_crc32(0, data + first, length);
-    }
-    vl_deflate_runs_free(&scratch);
-    return total;
-}
-
 static void row(const char *name, int level, size_t bytes, size_t size, double seconds)
 {
     printf("%-12s %5d %10.1f %10.1f %8.4f\n", name, level, (double)bytes / 1e6 / seconds,
@@ -102,22 +85,20 @@ int main(int argc, char **argv)
     printf("%s: %lldx%lldx%lld %s, %.1f MB\n", argv[1], (long long)volume.nx, (long long)volume.ny,
            (long long)volume.nz, vl_dtype_name(volume.dtype), (double)bytes / 1e6);
     printf("%-12s %5s %10s %10s %8s\n", "compressor", "level", "MB/s", "ratio", "seconds");
-    for (int which = 0; which < 4; which++)
-        for (int l = 0; l < (which == 1 || which == 3 ? 1 : level_count); l++) {
-            const int level = which == 1 || which == 3 ? 1 : argc > 3 ? atoi(argv[3 + l]) : default_levels[l];
+    for (int which = 0; which < 3; which++)
+        for (int l = 0; l < (which == 1 ? 1 : level_count); l++) {
+            const int level = which == 1 ? 1 : argc > 3 ? atoi(argv[3 + l]) : default_levels[l];
             double best = 1e30;
             size_t size = 0;
             for (int repeat = 0; repeat < 3; repeat++) {
                 const double start = now();
-                size = which == 3   ? runs_chunks(volume.data, bytes, (unsigned)vl_dtype_size(volume.dtype), out,
-                                                  capacity)
-                       : which == 2 ? libdeflate_chunks(volume.data, bytes, level, out, capacity)
-                                    : zlib_chunks(volume.data, bytes, level, which ? Z_RLE : Z_DEFAULT_STRATEGY, out,
-                                                  capacity);
+                size = which == 2 ? libdeflate_chunks(volume.data, bytes, level, out, capacity)
+                                  : zlib_chunks(volume.data, bytes, level, which ? Z_RLE : Z_DEFAULT_STRATEGY, out,
+                                                capacity);
                 const double took = now() - start;
                 best = took < best ? took : best;
             }
-            row(which == 3 ? "runs" : which == 2 ? "libdeflate" : which ? "zlib-rle" : "zlib", level, bytes, size, best);
+            row(which == 2 ? "libdeflate" : which ? "zlib-rle" : "zlib", level, bytes, size, best);
         }
     free(out);
 
@@ -129,7 +110,7 @@ int main(int argc, char **argv)
     write.force = 1;
     write.is_label_map = volume.dtype == VL_U32 || volume.dtype == VL_U16 || volume.dtype == VL_U8;
     const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    printf("\nwriter (%s): threads, seconds, MB/s of voxels\n", write.is_label_map ? "label map, runs" : "zlib 1");
+    printf("\nwriter (%s): threads, seconds, MB/s of voxels\n", write.is_label_map ? "label map, zlib-rle" : "zlib 1");
     for (long threads = 1;; threads *= 2) {
         threads = threads < cores ? threads : cores;
         vl_set_thread_limit((int)threads);

@@ -9,8 +9,8 @@
  * adler32_combine). Workers take
  * chunks in turn from a counter and hand them to a ring of output slots that the thread finishing the oldest
  * chunk writes out in order, so any thread count gives the same bytes, and memory stays bounded by the ring.
- * Label maps go through io/deflate_runs.c: labels are long runs of one value, found eight bytes at a time as
- * matches at the element size's distance; other volumes through zlib's general match finder. */
+ * Label maps use zlib's run-length strategy: labels are long runs of one value, which it finds faster and
+ * stores smaller than the general match finder. */
 #include <errno.h>
 #include <libdeflate.h>
 #include <pthread.h>
@@ -19,7 +19,6 @@
 #include <string.h>
 
 #include "core/parallel.h"
-#include "deflate_runs.h"
 #include "voxlabel/atomic_file.h"
 #include "voxlabel/error.h"
 #include "volume_helpers.h"
@@ -43,7 +42,7 @@ typedef struct pgz_shared {
     vl_dtype dtype;
     size_t element;
     int64_t voxels, chunk_voxels, chunks;
-    int level, runs, zlib_wrapper; /* runs: a label map, through deflate_runs */
+    int level, strategy, zlib_wrapper;
     size_t capacity; /* of each slot: the worst case of the largest chunk */
     const vl_progress *progress;
     _Atomic int64_t next; /* the next chunk to compress */
@@ -62,7 +61,6 @@ typedef struct pgz_worker {
     pgz_shared *shared;
     z_stream stream;
     int ready;
-    vl_deflate_runs runs;
     unsigned char *converted; /* this worker's chunk in the disk type, when it differs from the volume's */
 } pgz_worker;
 
@@ -98,25 +96,19 @@ static int compress_chunk(pgz_worker *worker, int64_t chunk, pgz_slot *slot)
     }
     slot->input_bytes = prefix_bytes + voxel_bytes;
 
-    if (!slot->output && !(slot->output = malloc(z->capacity)))
-        return 0;
-    const int last = chunk == z->chunks - 1;
-    if (z->runs) {
-        slot->output_bytes = vl_deflate_runs_chunk(&worker->runs, prefix, prefix_bytes, voxels, voxel_bytes,
-                                                   (unsigned)z->element, last, slot->output, z->capacity);
-        return slot->output_bytes > 0;
-    }
     z_stream *stream = &worker->stream;
     if (!worker->ready) {
-        if (deflateInit2(stream, z->level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        if (deflateInit2(stream, z->level, Z_DEFLATED, -15, 8, z->strategy) != Z_OK)
             return 0;
         worker->ready = 1;
     } else if (deflateReset(stream) != Z_OK) {
         return 0;
     }
+    if (!slot->output && !(slot->output = malloc(z->capacity)))
+        return 0;
     stream->next_out = slot->output;
     stream->avail_out = (uInt)z->capacity;
-    const int flush = last ? Z_FINISH : Z_SYNC_FLUSH;
+    const int flush = chunk == z->chunks - 1 ? Z_FINISH : Z_SYNC_FLUSH;
     const int ok = (!prefix_bytes || deflate_piece(stream, prefix, prefix_bytes, Z_NO_FLUSH)) &&
                    deflate_piece(stream, voxels, voxel_bytes, flush);
     slot->output_bytes = z->capacity - stream->avail_out;
@@ -209,7 +201,7 @@ static vl_status write_volume(FILE *file, int zlib_wrapper, const void *prefix, 
         .element = vl_dtype_size(dtype),
         .voxels = vl_volume_voxels(volume),
         .level = options->compression_level >= 1 && options->compression_level <= 9 ? options->compression_level : 1,
-        .runs = options->is_label_map,
+        .strategy = options->is_label_map ? Z_RLE : Z_DEFAULT_STRATEGY,
         .zlib_wrapper = zlib_wrapper,
         .progress = &options->progress,
         .check = zlib_wrapper ? 1 : 0,
@@ -236,7 +228,7 @@ static vl_status write_volume(FILE *file, int zlib_wrapper, const void *prefix, 
     /* gzip member header: deflate, no name, no time, Unix. zlib header: deflate with a 32 KiB window, the level
      * class as zlib's deflate states it (informative only), no dictionary, the check bits. */
     static const unsigned char gzip_header[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
-    const unsigned level_class = z.runs || z.level < 2 ? 0 : z.level < 6 ? 1 : z.level == 6 ? 2 : 3;
+    const unsigned level_class = z.strategy >= Z_HUFFMAN_ONLY || z.level < 2 ? 0 : z.level < 6 ? 1 : z.level == 6 ? 2 : 3;
     unsigned char zlib_header[2] = {0x78, (unsigned char)(level_class << 6)};
     zlib_header[1] = (unsigned char)(zlib_header[1] + 31 - (0x78 * 256 + zlib_header[1]) % 31);
     vl_status status = failed ? vl_fail(VL_ERR_MEMORY, "%s: no memory for the gzip writer", path)
@@ -267,7 +259,6 @@ static vl_status write_volume(FILE *file, int zlib_wrapper, const void *prefix, 
     for (int t = 0; workers && t < threads; t++) {
         if (workers[t].ready)
             deflateEnd(&workers[t].stream);
-        vl_deflate_runs_free(&workers[t].runs);
         free(workers[t].converted);
     }
     for (int s = 0; z.slots && s < z.slot_count; s++)

@@ -80,7 +80,7 @@ int64_t vl_file_remaining_bytes(FILE *file);
 vl_status vl_check_deflate_claim(int64_t claimed, int64_t compressed, const char *path);
 /* Parallel gzip (io/gzip_parallel.c): appends `prefix` then the voxels as `dtype` to `file` as one gzip member,
  * compressed on every core; the bytes do not depend on the thread count. Level options->compression_level
- * (0 = 1); label maps (options->is_label_map) through io/deflate_runs.c. The FILE stays open. */
+ * (0 = 1); label maps (options->is_label_map) with zlib's run-length strategy. The FILE stays open. */
 vl_status vl_pgz_write_volume(FILE *file, const void *prefix, size_t prefix_bytes, const vl_volume *volume,
                               vl_dtype dtype, const vl_write_options *options, const char *path);
 /* The same deflate stream of the voxels as `dtype`, in a zlib wrapper (RFC 1950) instead: compressed MetaImage. */

@@ -10,12 +10,6 @@ vl_test_exe(io_roundtrip ${CMAKE_CURRENT_LIST_DIR}/io_roundtrip.c)
 add_test(NAME io_roundtrip COMMAND io_roundtrip ${CMAKE_CURRENT_BINARY_DIR}/io_roundtrip_work)
 set_tests_properties(io_roundtrip PROPERTIES LABELS unit)
 
-# The label-map deflate encoder (io/deflate_runs.c) against zlib's inflate.
-vl_test_exe(io_deflate_runs ${CMAKE_CURRENT_LIST_DIR}/io_deflate_runs.c)
-target_link_libraries(io_deflate_runs PRIVATE ZLIB::ZLIB)
-add_test(NAME io_deflate_runs COMMAND io_deflate_runs)
-set_tests_properties(io_deflate_runs PROPERTIES LABELS unit)
-
 vl_test_exe(io_volume_tool ${CMAKE_CURRENT_LIST_DIR}/io_volume_tool.c)
 add_test(NAME io_nifti_oracle
          COMMAND ${VL_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/io_nifti_oracle.py $<TARGET_FILE:io_volume_tool>
