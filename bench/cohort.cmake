@@ -2,4 +2,5 @@
 # parallel writer by thread count), one series' compute and write phases (separate stages against the device-resident
 # series); bench/cohort_bench.sh runs the cohort.
 vl_bench_exe(cohort_gzip_bench ${CMAKE_CURRENT_LIST_DIR}/cohort_gzip_bench.c)
+target_include_directories(cohort_gzip_bench PRIVATE ${PROJECT_SOURCE_DIR}/io) # volume_helpers.h: the writer's memLevel
 vl_bench_exe(cohort_series_bench ${CMAKE_CURRENT_LIST_DIR}/cohort_series_bench.c)
