@@ -23,7 +23,7 @@ typedef struct loaded_series {
     vl_status status;
     char error[1024];
     double read_seconds;
-    size_t voxel_bytes;             /* the size of the block holding the CT's voxels */
+    batch_block block;              /* the block holding the CT's voxels */
 } loaded_series;
 
 /* A series labelled and measured (or failed), waiting for the writer. */
@@ -39,6 +39,7 @@ typedef struct finished_series {
     int64_t size[3];
     double spacing[3];
     double read_seconds;
+    batch_block block;              /* the CT's block, handed back by the writer with --preview */
 } finished_series;
 
 /* reader -> labeller (loaded, `depth` + 1 tokens) -> writers (finished, `write_depth` + 1 tokens). Several
@@ -77,20 +78,22 @@ static void load_series(const batch_work *work, batch_blocks *blocks, size_t ind
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
     const batch_block block = batch_blocks_take(blocks, ct_bytes(series));
-    const uintptr_t given = (uintptr_t)block.data;
-    read.reuse = block.data; /* the read takes it over */
+    read.reuse = block.data;
     read.reuse_bytes = block.bytes;
     slot->status = vl_dicom_read_series_files((const char *const *)series->info->paths, series->info->path_count,
                                               series->source, &read, &slot->input.volume, &slot->input.report);
     slot->read_seconds = cli_seconds_since(&start);
+    const vl_volume *ct = &slot->input.volume;
+    if (slot->status == VL_OK && ct->data == block.data) {
+        slot->block = block;
+        return;
+    }
+    batch_blocks_give(blocks, block); /* unused: the read failed, or the CT is a float or resampled one */
     if (slot->status != VL_OK) {
         snprintf(slot->error, sizeof slot->error, "%s", vl_last_error());
         vl_volume_free(&slot->input.volume);
     } else {
-        /* The voxels are in the block, or (too small: a float CT, a resampled one) in the reader's own. */
-        const vl_volume *ct = &slot->input.volume;
-        slot->voxel_bytes = (uintptr_t)ct->data == given ? block.bytes
-                                                         : (size_t)vl_volume_voxels(ct) * vl_dtype_size(ct->dtype);
+        slot->block = (batch_block){ct->data, (size_t)vl_volume_voxels(ct) * vl_dtype_size(ct->dtype), 0};
     }
 }
 
@@ -140,6 +143,15 @@ static char *collect_warnings(const batch_series *series, const cli_input *input
 
 /* Labels and measures one loaded series into `finished` (or records why it could not be read or labelled),
  * and frees the loaded CT. */
+/* Gives the CT's block back to the pool once `spent` (what a run handed back) is its voxels. */
+static void give_back(batch_blocks *blocks, void *spent, batch_block block)
+{
+    if (spent == block.data)
+        batch_blocks_give(blocks, block);
+    else
+        free(spent); /* not a block: the run's own copy */
+}
+
 static void compute(const batch_work *work, vl_series_engine *engine, batch_blocks *blocks, loaded_series *loaded,
                     size_t position, finished_series *finished)
 {
@@ -155,6 +167,7 @@ static void compute(const batch_work *work, vl_series_engine *engine, batch_bloc
     finished->warnings = NULL;
     finished->has_size = 0;
     finished->read_seconds = loaded->read_seconds;
+    finished->block = loaded->block;
     snprintf(finished->directory, sizeof finished->directory, "%s/%s", work->out_directory, series->folder);
     if (batch_make_directories(finished->directory) != 0) {
         finished->code = cli_error(CLI_EXIT_OUTPUT, "%s: cannot create the series folder: %s", finished->directory,
@@ -173,16 +186,20 @@ static void compute(const batch_work *work, vl_series_engine *engine, batch_bloc
         finished->code = label_run_compute(work->arguments, &finished->run, &finished->staged);
         if (finished->code)
             snprintf(finished->error, sizeof finished->error, "%s", cli_last_error());
-        batch_blocks_give(blocks, (batch_block){finished->run.spent_voxels, loaded->voxel_bytes});
+        give_back(blocks, finished->run.spent_voxels, loaded->block);
         finished->run.spent_voxels = NULL;
     }
     finished->run.input = NULL;
+    /* Not handed to a run (the series folder could not be made): the CT's block goes back all the same. */
+    give_back(blocks, loaded->input.volume.data, loaded->block);
+    loaded->input.volume.data = NULL;
     cli_input_free(&loaded->input);
 }
 
 /* Writes a finished series' outputs, then its cohort row, event and progress line; returns 0 or the
  * failure's exit code. */
-static int finish(const batch_work *work, finished_series *finished, const struct timespec *started)
+static int finish(const batch_work *work, batch_blocks *blocks, finished_series *finished,
+                  const struct timespec *started)
 {
     const batch_series *series = &work->list->items[finished->index];
     const size_t position = finished->position;
@@ -195,6 +212,8 @@ static int finish(const batch_work *work, finished_series *finished, const struc
     if (finished->staged) {
         code = label_run_write(finished->staged, &run);
         finished->staged = NULL;
+        give_back(blocks, run.spent_voxels, finished->block); /* the CT a preview was drawn from */
+        run.spent_voxels = NULL;
         if (code) {
             snprintf(finished->error, sizeof finished->error, "%s", cli_last_error());
         } else if (run.components == 0 && warnings) {
@@ -281,7 +300,7 @@ static void *writer(void *argument)
         if (!more)
             return NULL;
         finished_series *finished = batch_queue_pop(&p->to_write);
-        const int code = finish(p->work, finished, &p->started);
+        const int code = finish(p->work, &p->blocks, finished, &p->started);
         pthread_mutex_lock(&p->lock);
         p->worst = code > p->worst ? code : p->worst;
         p->slot_busy[finished - p->finished] = 0;
@@ -321,8 +340,14 @@ int batch_work_run(const batch_work *work)
         const size_t bytes = ct_bytes(&work->list->items[work->pending[k]]);
         largest_ct = bytes > largest_ct ? bytes : largest_ct;
     }
+    /* The labelling thread's device buffers, kept for every series (without one, the stages run one by one); it
+     * also pins the CT blocks when the labels are made on a GPU. */
+    vl_series_engine *engine = NULL;
+    if (vl_series_engine_create(&engine) != VL_OK)
+        engine = NULL;
     pthread_mutex_init(&p.lock, NULL);
-    const int have_blocks = batch_blocks_init(&p.blocks, read_tokens, largest_ct) == 0;
+    const int have_blocks =
+        batch_blocks_init(&p.blocks, read_tokens, largest_ct, engine, label_arguments_device(work->arguments)) == 0;
     const int have_read_queue =
         have_blocks && p.loaded && p.finished && p.slot_busy && batch_queue_init(&p.to_label, read_tokens) == 0;
     const int have_write_queue = have_read_queue && batch_queue_init(&p.to_write, write_tokens) == 0;
@@ -334,6 +359,7 @@ int batch_work_run(const batch_work *work)
             batch_queue_destroy(&p.to_label);
         if (have_blocks)
             batch_blocks_destroy(&p.blocks);
+        vl_series_engine_free(engine);
         pthread_mutex_destroy(&p.lock);
         free(p.loaded);
         free(p.finished);
@@ -347,10 +373,6 @@ int batch_work_run(const batch_work *work)
     while (writers < wanted && pthread_create(&writer_threads[writers], NULL, writer, &p) == 0)
         writers++;
     const int write_behind = writers > 0;
-    /* The labelling thread's device buffers, kept for every series (without one, the stages run one by one). */
-    vl_series_engine *engine = NULL;
-    if (vl_series_engine_create(&engine) != VL_OK)
-        engine = NULL;
     int worst = 0;
     for (size_t position = 0; position < work->pending_count; position++) {
         loaded_series *loaded = batch_queue_pop(&p.to_label);
@@ -364,19 +386,19 @@ int batch_work_run(const batch_work *work)
         } else {
             /* Written before the read token goes back: with --prefetch 0 each series is read, labelled and
              * written alone. */
-            const int code = finish(work, finished, &p.started);
+            const int code = finish(work, &p.blocks, finished, &p.started);
             worst = code > worst ? code : worst;
             batch_queue_release(&p.to_label);
         }
     }
-    vl_series_engine_free(engine);
     for (int w = 0; w < writers; w++)
         pthread_join(writer_threads[w], NULL);
     worst = p.worst > worst ? p.worst : worst;
     pthread_join(reader_thread, NULL);
     batch_queue_destroy(&p.to_write);
     batch_queue_destroy(&p.to_label);
-    batch_blocks_destroy(&p.blocks);
+    batch_blocks_destroy(&p.blocks); /* unpinned through the engine, so before it goes */
+    vl_series_engine_free(engine);
     pthread_mutex_destroy(&p.lock);
     free(p.loaded);
     free(p.finished);

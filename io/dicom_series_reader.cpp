@@ -184,15 +184,14 @@ bool rescale_varies(const vl_dicom_files &files, const vl_dicom_stack &stack)
     return false;
 }
 
-/* An uninitialised volume, in `spare` (options.reuse, which the read owns) when it holds the voxels. */
-vl_status create_native(vl_volume *native, int64_t nx, int64_t ny, int64_t nz, vl_dtype dtype, void *&spare,
-                        size_t spare_bytes)
+/* An uninitialised volume, in the caller's block options.reuse when that holds the voxels. */
+vl_status create_native(vl_volume *native, int64_t nx, int64_t ny, int64_t nz, vl_dtype dtype,
+                        const vl_dicom_read_options &options)
 {
-    if (spare && nx > 0 && ny > 0 && nz > 0 &&
-        (uint64_t)(nx * ny) <= spare_bytes / vl_dtype_size(dtype) / (uint64_t)nz) {
+    if (options.reuse && nx > 0 && ny > 0 && nz > 0 &&
+        (uint64_t)(nx * ny) <= options.reuse_bytes / vl_dtype_size(dtype) / (uint64_t)nz) {
         memset(native, 0, sizeof *native);
-        native->data = spare;
-        spare = nullptr;
+        native->data = options.reuse;
         native->nx = nx;
         native->ny = ny;
         native->nz = nz;
@@ -203,10 +202,18 @@ vl_status create_native(vl_volume *native, int64_t nx, int64_t ny, int64_t nz, v
     return vl_volume_create_uninitialised(native, nx, ny, nz, dtype);
 }
 
-/* `listed`: read exactly these files (and `path` only names them), else everything under `path`. `spare`: the
- * caller's block for the voxels (options.reuse), taken when it is large enough. */
+/* Frees a volume of create_native, except the caller's block, which stays the caller's. */
+void release_native(vl_volume *native, const vl_dicom_read_options &options)
+{
+    if (native->data == options.reuse)
+        memset(native, 0, sizeof *native);
+    else
+        vl_volume_free(native);
+}
+
+/* `listed`: read exactly these files (and `path` only names them), else everything under `path`. */
 vl_status read_series(const char *path, const std::vector<std::string> *listed, const vl_dicom_read_options &options,
-                      void *&spare, vl_volume *hu, vl_dicom_report *report)
+                      vl_volume *hu, vl_dicom_report *report)
 {
     vl_dicom_files files;
     vl_status status = listed ? vl_dicom_discover_list(*listed, path, &options.progress, files)
@@ -276,7 +283,7 @@ vl_status read_series(const char *path, const std::vector<std::string> *listed, 
     std::atomic<int64_t> padded{0};
     std::atomic<bool> overflow{false};
     for (bool to_int16 = choose_int16(files, stack, options);; to_int16 = false) {
-        status = create_native(&native, nx, ny, nz, to_int16 ? VL_I16 : VL_F32, spare, options.reuse_bytes);
+        status = create_native(&native, nx, ny, nz, to_int16 ? VL_I16 : VL_F32, options);
         if (status != VL_OK)
             return status;
         native.geometry = stack.geometry;
@@ -294,15 +301,12 @@ vl_status read_series(const char *path, const std::vector<std::string> *listed, 
         overflow = false;
         status = decode_all(bound, rules, threads, progress);
         if (status != VL_OK) {
-            vl_volume_free(&native);
+            release_native(&native, options);
             return status;
         }
         if (!overflow)
             break;
-        if (native.data == options.reuse) /* the block goes back for the f32 try, and is never freed meanwhile */
-            spare = native.data;
-        else
-            vl_volume_free(&native);
+        release_native(&native, options);
     }
     report->padded_voxels = padded;
     if (padded) {
@@ -329,7 +333,7 @@ vl_status read_series(const char *path, const std::vector<std::string> *listed, 
     }
     double step = stack.step_median;
     status = vl_dicom_resample(&native, stack, origins, step, options.padding_fill_hu, hu);
-    vl_volume_free(&native);
+    release_native(&native, options);
     if (status != VL_OK)
         return status;
     report->resampled = 1;
@@ -388,7 +392,6 @@ static vl_status read_series_guarded(const char *path, const std::vector<std::st
         vl_dicom_read_options_default(&defaults);
         options = &defaults;
     }
-    void *spare = options->reuse; /* owned here from now on */
     vl_dicom_report scratch;
     if (!report)
         report = &scratch;
@@ -402,14 +405,13 @@ static vl_status read_series_guarded(const char *path, const std::vector<std::st
         status = vl_fail(VL_ERR_ARGUMENT, "DICOM input: no path given");
     } else {
         try {
-            status = read_series(path, listed, *options, spare, hu, report);
+            status = read_series(path, listed, *options, hu, report);
         } catch (const std::bad_alloc &) {
             status = vl_fail(VL_ERR_MEMORY, "%s: out of memory while reading the series", path);
         } catch (const std::exception &error) {
             status = vl_fail(VL_ERR_INPUT, "%s: %s", path, error.what());
         }
     }
-    free(spare);
     if (report == &scratch)
         vl_dicom_report_free(&scratch);
     return status;
@@ -429,8 +431,6 @@ extern "C" vl_status vl_dicom_read_series_files(const char *const *paths, size_t
         std::vector<std::string> listed(paths, paths + count);
         return read_series_guarded(what ? what : "DICOM series", &listed, options, hu, report);
     } catch (const std::bad_alloc &) {
-        if (options)
-            free(options->reuse);
         memset(hu, 0, sizeof *hu);
         if (report)
             memset(report, 0, sizeof *report);

@@ -56,10 +56,10 @@ typedef struct vl_dicom_read_options {
     double padding_fill_hu;       /* default -1024 (air) */
     int threads;                  /* decode threads; 0 = online cores */
     vl_progress progress;
-    /* A malloc'd block for the voxels, or NULL (default): a caller that reads series after series hands back the
-     * previous volume's data, so the new one needs no fresh pages. The read takes the block over whatever
-     * happens: the voxels are decoded into it when its `reuse_bytes` hold them (hu->data is then the block),
-     * otherwise it is freed. */
+    /* A block of the caller's for the voxels, or NULL (default): a caller that reads series after series passes
+     * the previous volume's data, so the new one needs no fresh pages. When its `reuse_bytes` hold the voxels
+     * they are decoded into it and hu->data is the block (to be freed as the volume's data); otherwise, and on
+     * failure, the block is left as it was, still the caller's. */
     void *reuse;
     size_t reuse_bytes;
 } vl_dicom_read_options;
