@@ -31,6 +31,7 @@ struct vl_series_gpu {
     uint8_t *mask;
     uint32_t *labels;
     void *narrow;            /* 2 bytes per voxel: u8 or u16 labels */
+    cudaEvent_t uploaded;    /* a pinned CT's upload, waited for asleep; made on first use */
 };
 
 namespace {
@@ -184,10 +185,18 @@ vl_status resident(vl_series_gpu *s, const vl_volume *ct, bool ct_pinned, const 
     timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
     VL_CUDA_TRY(reserve(s, n, ct_bytes), "allocating the series buffers");
-    /* Page-locked memory goes by DMA as it is; pageable memory through the staging buffers. */
-    VL_CUDA_TRY(ct_pinned ? cudaMemcpy(s->ct, ct->data, ct_bytes, cudaMemcpyHostToDevice)
-                          : vl_gpu_upload(s->ct, ct->data, ct_bytes),
-                "uploading the CT");
+    /* Page-locked memory goes by DMA as it is, this thread asleep meanwhile (CUDA's default wait spins); pageable
+     * memory through the staging buffers. */
+    if (ct_pinned) {
+        if (!s->uploaded)
+            VL_CUDA_TRY(cudaEventCreateWithFlags(&s->uploaded, cudaEventDisableTiming | cudaEventBlockingSync),
+                        "uploading the CT");
+        VL_CUDA_TRY(cudaMemcpyAsync(s->ct, ct->data, ct_bytes, cudaMemcpyHostToDevice, nullptr), "uploading the CT");
+        VL_CUDA_TRY(cudaEventRecord(s->uploaded, nullptr), "uploading the CT");
+        VL_CUDA_TRY(cudaEventSynchronize(s->uploaded), "uploading the CT");
+    } else {
+        VL_CUDA_TRY(vl_gpu_upload(s->ct, ct->data, ct_bytes), "uploading the CT");
+    }
     timings->upload = seconds_since(start);
     clock_gettime(CLOCK_MONOTONIC, &start);
     VL_CUDA_TRY(threshold_on_device(s->ct, ct->dtype, s->mask, n, request->lo, request->hi), "thresholding");
@@ -250,11 +259,13 @@ extern "C" void vl_series_gpu_free(vl_series_gpu *state)
 {
     if (!state)
         return;
-    if (state->ct || state->mask || state->labels || state->narrow) {
+    if (state->ct || state->mask || state->labels || state->narrow || state->uploaded) {
         int previous = 0;
         cudaGetDevice(&previous);
         cudaSetDevice(state->gpu_index);
         release_buffers(state);
+        if (state->uploaded)
+            cudaEventDestroy(state->uploaded);
         cudaSetDevice(previous);
     }
     free(state);
