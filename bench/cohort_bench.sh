@@ -4,7 +4,8 @@
 #      (batch_rerun: discovery alone), fully serial (--prefetch 0 --write-behind 0: each series read, labelled and
 #      written alone), with --write-behind 0, 2 and 3, --prefetch 2, --jobs 2 (the defaults are chosen from these)
 #      and --format nii (the write stage without gzip); RUNS (names below) picks others, e.g. batch_wt8
-#      (--write-threads 8), and LOOPS=0 leaves out 2. and 3.,
+#      (--write-threads 8) or batch_threads12 (--threads 12: every stage on 12 threads), and LOOPS=0 leaves out 2.
+#      and 3.,
 #   2. by a shell loop of voxlabel label, one series per call,
 #   3. by a shell loop of dcm2niix + a cc3d script (bench/cohort_cc3d_label.py), as users do today,
 # all with the bone threshold (>= 300 HU, 26-connected). Prints series per minute for each, the summed
@@ -101,6 +102,7 @@ for name in "${batch_runs[@]}"; do
     batch_nii) run_batch batch_nii --format nii ;;
     batch_rerun) run_batch batch_rerun ;;
     batch_wt2 | batch_wt8 | batch_wt16) run_batch "$name" --write-threads "${name#batch_wt}" ;;
+    batch_threads8 | batch_threads12) run_batch "$name" --threads "${name#batch_threads}" ;;
     *) echo "cohort_bench: unknown run $name" >&2; exit 2 ;;
     esac
 done
