@@ -143,8 +143,6 @@ static char *collect_warnings(const batch_series *series, const cli_input *input
     return text;
 }
 
-/* Labels and measures one loaded series into `finished` (or records why it could not be read or labelled),
- * and frees the loaded CT. */
 /* Gives the CT's block back to the pool once `spent` (what a run handed back) is its voxels. */
 static void give_back(batch_blocks *blocks, void *spent, batch_block block)
 {
@@ -154,6 +152,8 @@ static void give_back(batch_blocks *blocks, void *spent, batch_block block)
         free(spent); /* not a block: the run's own copy */
 }
 
+/* Labels and measures one loaded series into `finished` (or records why it could not be read or labelled),
+ * and gives the loaded CT's block back (with --preview, the writer does once the preview is drawn). */
 static void compute(const batch_work *work, vl_series_engine *engine, batch_blocks *blocks, loaded_series *loaded,
                     size_t position, finished_series *finished)
 {
