@@ -49,19 +49,17 @@ vl_status vl_series_engine_pin(vl_series_engine *engine, const vl_device *device
     char why[256];
     if (!vl_device_gpu_usable(device->gpu_index, why, sizeof why))
         return vl_fail(VL_ERR_DEVICE, "series: no pinning: %s", why);
+    /* Under the lock throughout, so that two threads cannot both take the last entry. */
     pthread_mutex_lock(&engine->lock);
-    const int room = engine->pinned_count < max_pinned;
+    vl_status status = engine->pinned_count < max_pinned
+                           ? vl_series_gpu_pin(device->gpu_index, data, bytes)
+                           : vl_fail(VL_ERR_DEVICE, "series: %d blocks are pinned already", max_pinned);
+    if (status == VL_OK) {
+        engine->pinned[engine->pinned_count].data = data;
+        engine->pinned[engine->pinned_count++].bytes = bytes;
+    }
     pthread_mutex_unlock(&engine->lock);
-    if (!room)
-        return vl_fail(VL_ERR_DEVICE, "series: %d blocks are pinned already", max_pinned);
-    const vl_status status = vl_series_gpu_pin(device->gpu_index, data, bytes);
-    if (status != VL_OK)
-        return status;
-    pthread_mutex_lock(&engine->lock);
-    engine->pinned[engine->pinned_count].data = data;
-    engine->pinned[engine->pinned_count++].bytes = bytes;
-    pthread_mutex_unlock(&engine->lock);
-    return VL_OK;
+    return status;
 }
 
 void vl_series_engine_unpin(vl_series_engine *engine, void *data)
