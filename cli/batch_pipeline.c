@@ -1,14 +1,12 @@
-#define _GNU_SOURCE /* open_memstream, gettid */
+#define _GNU_SOURCE /* open_memstream */
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "batch_blocks.h"
 #include "batch_cohort.h"
@@ -294,10 +292,6 @@ static int finish(const batch_work *work, batch_blocks *blocks, finished_series 
 static void *writer(void *argument)
 {
     pipeline *p = argument;
-    /* Below the reader and the labeller (Linux: nice is per thread, and the compression threads a writer starts
-     * inherit it): when all want the cores, the read of the next series goes first, and the writers take what it
-     * leaves. Lowering one's own priority needs no privilege; failing to is harmless. */
-    setpriority(PRIO_PROCESS, (id_t)gettid(), BATCH_WRITER_NICE);
     for (;;) {
         pthread_mutex_lock(&p->lock);
         const int more = p->taken < p->work->pending_count;

@@ -12,7 +12,7 @@
 #include "batch_series.h"
 #include "label_run.h"
 
-enum { BATCH_MAX_WRITERS = 8, BATCH_WRITER_NICE = 10 };
+enum { BATCH_MAX_WRITERS = 8 };
 
 typedef struct batch_work {
     const char *out_directory;
