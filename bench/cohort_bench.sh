@@ -4,12 +4,13 @@
 #      (batch_rerun: discovery alone), fully serial (--prefetch 0 --write-behind 0: each series read, labelled and
 #      written alone), with --write-behind 0, 2 and 3, --prefetch 2, --jobs 2 (the defaults are chosen from these)
 #      and --format nii (the write stage without gzip); RUNS (names below) picks others, e.g. batch_wt8
-#      (--write-threads 8), and LOOPS=0 leaves out 2. and 3.,
+#      (--write-threads 8) or batch_threads12 (--threads 12: every stage on 12 threads), and LOOPS=0 leaves out 2.
+#      and 3.,
 #   2. by a shell loop of voxlabel label, one series per call,
 #   3. by a shell loop of dcm2niix + a cc3d script (bench/cohort_cc3d_label.py), as users do today,
 # all with the bone threshold (>= 300 HU, 26-connected). Prints series per minute for each, the summed
-# per-stage seconds of the batch runs (from each series' timings.json) with their CPU seconds (user+system), and
-# the three target ratios:
+# per-stage seconds of the batch runs (from each series' timings.json) with their CPU seconds (user+system) and
+# minor page faults, and the three target ratios:
 #   batch / label loop (>= 3), batch / dcm2niix+cc3d loop (>= 10), and batch's labelling wall time over the
 #   time to just read and decode the cohort (<= 1.5; the read+decode time is the summed read stage of the
 #   serial run, where each series is read with nothing else running). The table also goes to WORK/cohort_bench.md.
@@ -61,23 +62,25 @@ seconds_of() { # COMMAND...: wall seconds
     end=$(date +%s.%N)
     awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }'
 }
-declare -A wall count cpu pipe
-# Wall and CPU seconds (user + system, of the process and its children) of one batch run.
-measured_run() { # COMMAND...: prints "WALL USER+SYSTEM"
+declare -A wall count cpu faults pipe
+# Wall and CPU seconds (user + system, of the process and its children) of one batch run, and its page faults
+# (minor: fresh pages zeroed, or pages mapped from the page cache).
+measured_run() { # COMMAND...: prints "WALL USER+SYSTEM FAULTS"
     python3 -c 'import resource, subprocess, sys, time
 start = time.monotonic()
 subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=open(sys.argv[1], "a"))
 wall = time.monotonic() - start
 r = resource.getrusage(resource.RUSAGE_CHILDREN)
-print("%.3f %.2f+%.2f" % (wall, r.ru_utime, r.ru_stime))' "$work/errors.log" "$@"
+print("%.3f %.2f+%.2f %d" % (wall, r.ru_utime, r.ru_stime, r.ru_minflt))' "$work/errors.log" "$@"
 }
 run_batch() { # NAME OPTIONS...   (NAME batch_rerun: batch again into batch's complete OUT, discovery alone)
     local name=$1 out=$work/$1
     shift
     [ "$name" = batch_rerun ] && out=$work/batch || rm -rf "$out"
-    read -r wall[$name] cpu[$name] < <(measured_run "$voxlabel" batch "$root" -o "$out" "${options[@]}" --quiet "$@")
+    read -r wall[$name] cpu[$name] faults[$name] < <(measured_run "$voxlabel" batch "$root" -o "$out" "${options[@]}" \
+        --quiet "$@")
     count[$name]=$(grep -c ',done,' "$out/cohort.csv" || true)
-    stages[$name]="$(python3 "$here/cohort_stages.py" "$out") cpu=${cpu[$name]}"
+    stages[$name]="$(python3 "$here/cohort_stages.py" "$out") cpu=${cpu[$name]} faults=${faults[$name]}"
     pipe[$name]=$(python3 "$here/cohort_stages.py" "$out" pipeline_wall)
     echo "ran $name: ${count[$name]} series in ${wall[$name]} s, cpu ${cpu[$name]} s" # progress, kept in the log when a limit cuts the run
 }
@@ -99,6 +102,7 @@ for name in "${batch_runs[@]}"; do
     batch_nii) run_batch batch_nii --format nii ;;
     batch_rerun) run_batch batch_rerun ;;
     batch_wt2 | batch_wt8 | batch_wt16) run_batch "$name" --write-threads "${name#batch_wt}" ;;
+    batch_threads8 | batch_threads12) run_batch "$name" --threads "${name#batch_threads}" ;;
     *) echo "cohort_bench: unknown run $name" >&2; exit 2 ;;
     esac
 done

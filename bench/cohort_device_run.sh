@@ -22,8 +22,9 @@
 #               the peers, a dcm2niix + cc3d loop (stopped after PEER_SECONDS, default 45: series per minute over the
 #               series it did); series per minute, summed stage and CPU seconds, the three target ratios
 #   ratio       the bench's batch runs that the labelling-wall target needs (defaults, serial, --write-behind 2
-#               and 3, --write-threads 2, 8 and 16, --prefetch 2, --format nii, and the defaults' rerun: discovery
-#               alone), without the loops: about a minute
+#               and 3, --write-threads 8 and 16, --threads 12, --prefetch 2, --format nii, and the defaults' rerun:
+#               discovery alone), without the loops: about a minute; then bench/cohort_read_bench on the same
+#               cohort: the wall and CPU seconds of its read and decode alone
 # usage: bench/cohort_device_run.sh BIN_DIR OUT_DIR [STEP...]   (default: series equal memcheck e2e gzip bench)
 #   BIN_DIR  the package's bin/ (voxlabel itself is BIN_DIR/voxlabel or BIN_DIR/../voxlabel; lib/ and the DCMTK
 #            dictionaries beside it are used when LD_LIBRARY_PATH / DCMDICTPATH are not set)
@@ -45,9 +46,11 @@ voxlabel=$bin/voxlabel
 mkdir -p "$out"
 out=$(realpath "$out")
 export voxlabel bin here work=$(mktemp -d)
-log=$out/cohort.log step_dir=$out step_show="FAIL|ERROR SUMMARY|identical|differ|series/min|\| batch|\| label|\| peer|total/read|e2e|target|wall|writer|inflate|overhead|peers:" status=0
+log=$out/cohort.log step_dir=$out step_show="FAIL|ERROR SUMMARY|identical|differ|series/min|\| batch|\| label|\| peer|total/read|e2e|target|wall|writer|inflate|overhead|peers:|read\+decode|scan:" status=0
 . "$here/device_step.sh"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee -a "$log"
+echo "transparent huge pages: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2> /dev/null), defrag" \
+    "$(cat /sys/kernel/mm/transparent_hugepage/defrag 2> /dev/null)" | tee -a "$log"
 
 equal_check() { # the same small cohort on both devices, compared
     local root=$work/eq
@@ -139,9 +142,10 @@ if wants gzip; then
     cat "$out/gzip_bench.out"
 fi
 if wants ratio; then
-    export DEVICE=$GPU_DEVICE RUNS="batch batch_rerun batch_serial batch_write2 batch_write3 batch_wt2 batch_wt8 batch_wt16 batch_prefetch2 batch_nii" LOOPS=0
+    export DEVICE=$GPU_DEVICE RUNS="batch batch_rerun batch_serial batch_write2 batch_write3 batch_wt8 batch_wt16 batch_threads12 batch_prefetch2 batch_nii" LOOPS=0
     step ratio 90 bash "$here/cohort_bench.sh" "$voxlabel" "$work/ratio" "$phantoms" --no-peers
     cp "$work/ratio/cohort_bench.md" "$out/ratio.md" 2> /dev/null && cat "$out/ratio.md"
+    step read_alone 30 "$bin/cohort_read_bench" "$work/ratio/root"
     unset RUNS LOOPS
 fi
 if wants bench; then

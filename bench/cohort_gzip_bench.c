@@ -3,7 +3,8 @@
  * deflates the voxels in independent 1 MiB chunks, as io/gzip_parallel.c does, so the per-core speed holds for
  * any thread count.
  *   zlib L, zlib-rle      raw deflate, sync-flushed: one gzip member when joined (what the writer emits;
- *                         zlib-rle is its label-map strategy, Z_RLE, the same at every level)
+ *                         zlib-rle is its label-map strategy, Z_RLE, the same at every level, with the
+ *                         writer's memLevel for it)
  *   libdeflate L          a complete gzip member per chunk (libdeflate cannot end a chunk unfinished, so
  *                         joined chunks make a multi-member file)
  * Then the writer itself (vl_write_volume to a .nii.gz under WORK) at 1, 2, 4, ... threads up to all cores,
@@ -17,6 +18,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "volume_helpers.h"
 #include "voxlabel/io.h"
 #include "voxlabel/threads.h"
 #include "bench_clock.h"
@@ -28,7 +30,7 @@ static size_t zlib_chunks(const unsigned char *data, size_t bytes, int level, in
 {
     z_stream stream;
     memset(&stream, 0, sizeof stream);
-    deflateInit2(&stream, level, Z_DEFLATED, -15, 8, strategy);
+    deflateInit2(&stream, level, Z_DEFLATED, -15, strategy == Z_RLE ? VL_PGZ_RLE_MEM_LEVEL : 8, strategy);
     size_t total = 0;
     for (size_t first = 0; first < bytes; first += chunk_bytes) {
         const size_t length = bytes - first < chunk_bytes ? bytes - first : chunk_bytes;

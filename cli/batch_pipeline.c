@@ -1,12 +1,14 @@
 #define _GNU_SOURCE /* open_memstream */
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
+#include "batch_blocks.h"
 #include "batch_cohort.h"
 #include "batch_events.h"
 #include "batch_pipeline.h"
@@ -21,6 +23,7 @@ typedef struct loaded_series {
     vl_status status;
     char error[1024];
     double read_seconds;
+    batch_block block;              /* the block holding the CT's voxels */
 } loaded_series;
 
 /* A series labelled and measured (or failed), waiting for the writer. */
@@ -36,6 +39,7 @@ typedef struct finished_series {
     int64_t size[3];
     double spacing[3];
     double read_seconds;
+    batch_block block;              /* the CT's block, handed back by the writer with --preview */
 } finished_series;
 
 /* reader -> labeller (loaded, `depth` + 1 tokens) -> writers (finished, `write_depth` + 1 tokens). Several
@@ -46,13 +50,20 @@ typedef struct pipeline {
     finished_series *finished;
     int *slot_busy;                 /* per finished slot: taken by a series not yet written */
     batch_queue to_label, to_write;
+    batch_blocks blocks;            /* CT voxel blocks between series */
     struct timespec started;
     pthread_mutex_t lock;           /* guards slot_busy, taken and worst */
     size_t taken;                   /* series the writers have taken so far */
     int worst;                      /* the writers' largest exit code */
 } pipeline;
 
-static void load_series(const batch_work *work, size_t index, loaded_series *slot)
+/* The CT voxels of a series of the scan, as i16 (the reader's type for CT). */
+static size_t ct_bytes(const batch_series *series)
+{
+    return (size_t)series->info->columns * (size_t)series->info->rows * (size_t)series->info->slice_count * 2;
+}
+
+static void load_series(const batch_work *work, batch_blocks *blocks, size_t index, loaded_series *slot)
 {
     const batch_series *series = &work->list->items[index];
     const cli_input_options *input = label_arguments_input(work->arguments);
@@ -66,12 +77,23 @@ static void load_series(const batch_work *work, size_t index, loaded_series *slo
     slot->input.has_report = 1;
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
+    const batch_block block = batch_blocks_take(blocks, ct_bytes(series));
+    read.reuse = block.data;
+    read.reuse_bytes = block.bytes;
     slot->status = vl_dicom_read_series_files((const char *const *)series->info->paths, series->info->path_count,
                                               series->source, &read, &slot->input.volume, &slot->input.report);
     slot->read_seconds = cli_seconds_since(&start);
+    const vl_volume *ct = &slot->input.volume;
+    if (slot->status == VL_OK && ct->data == block.data) {
+        slot->block = block;
+        return;
+    }
+    batch_blocks_give(blocks, block); /* unused: the read failed, or the CT is a float or resampled one */
     if (slot->status != VL_OK) {
         snprintf(slot->error, sizeof slot->error, "%s", vl_last_error());
         vl_volume_free(&slot->input.volume);
+    } else {
+        slot->block = (batch_block){ct->data, (size_t)vl_volume_voxels(ct) * vl_dtype_size(ct->dtype), 0};
     }
 }
 
@@ -81,7 +103,7 @@ static void *reader(void *argument)
     for (size_t next = 0; next < p->work->pending_count; next++) {
         batch_queue_reserve(&p->to_label);
         loaded_series *slot = &p->loaded[next % p->to_label.capacity];
-        load_series(p->work, p->work->pending[next], slot);
+        load_series(p->work, &p->blocks, p->work->pending[next], slot);
         batch_queue_push(&p->to_label, slot);
     }
     return NULL;
@@ -119,10 +141,19 @@ static char *collect_warnings(const batch_series *series, const cli_input *input
     return text;
 }
 
+/* Gives the CT's block back to the pool once `spent` (what a run handed back) is its voxels. */
+static void give_back(batch_blocks *blocks, void *spent, batch_block block)
+{
+    if (spent == block.data)
+        batch_blocks_give(blocks, block);
+    else
+        free(spent); /* not a block: the run's own copy */
+}
+
 /* Labels and measures one loaded series into `finished` (or records why it could not be read or labelled),
- * and frees the loaded CT. */
-static void compute(const batch_work *work, vl_series_engine *engine, loaded_series *loaded, size_t position,
-                    finished_series *finished)
+ * and gives the loaded CT's block back (with --preview, the writer does once the preview is drawn). */
+static void compute(const batch_work *work, vl_series_engine *engine, batch_blocks *blocks, loaded_series *loaded,
+                    size_t position, finished_series *finished)
 {
     const batch_series *series = &work->list->items[loaded->index];
     finished->index = loaded->index;
@@ -136,6 +167,7 @@ static void compute(const batch_work *work, vl_series_engine *engine, loaded_ser
     finished->warnings = NULL;
     finished->has_size = 0;
     finished->read_seconds = loaded->read_seconds;
+    finished->block = loaded->block;
     snprintf(finished->directory, sizeof finished->directory, "%s/%s", work->out_directory, series->folder);
     if (batch_make_directories(finished->directory) != 0) {
         finished->code = cli_error(CLI_EXIT_OUTPUT, "%s: cannot create the series folder: %s", finished->directory,
@@ -154,14 +186,20 @@ static void compute(const batch_work *work, vl_series_engine *engine, loaded_ser
         finished->code = label_run_compute(work->arguments, &finished->run, &finished->staged);
         if (finished->code)
             snprintf(finished->error, sizeof finished->error, "%s", cli_last_error());
+        give_back(blocks, finished->run.spent_voxels, loaded->block);
+        finished->run.spent_voxels = NULL;
     }
     finished->run.input = NULL;
+    /* Not handed to a run (the series folder could not be made): the CT's block goes back all the same. */
+    give_back(blocks, loaded->input.volume.data, loaded->block);
+    loaded->input.volume.data = NULL;
     cli_input_free(&loaded->input);
 }
 
 /* Writes a finished series' outputs, then its cohort row, event and progress line; returns 0 or the
  * failure's exit code. */
-static int finish(const batch_work *work, finished_series *finished, const struct timespec *started)
+static int finish(const batch_work *work, batch_blocks *blocks, finished_series *finished,
+                  const struct timespec *started)
 {
     const batch_series *series = &work->list->items[finished->index];
     const size_t position = finished->position;
@@ -174,6 +212,8 @@ static int finish(const batch_work *work, finished_series *finished, const struc
     if (finished->staged) {
         code = label_run_write(finished->staged, &run);
         finished->staged = NULL;
+        give_back(blocks, run.spent_voxels, finished->block); /* the CT a preview was drawn from */
+        run.spent_voxels = NULL;
         if (code) {
             snprintf(finished->error, sizeof finished->error, "%s", cli_last_error());
         } else if (run.components == 0 && warnings) {
@@ -260,7 +300,7 @@ static void *writer(void *argument)
         if (!more)
             return NULL;
         finished_series *finished = batch_queue_pop(&p->to_write);
-        const int code = finish(p->work, finished, &p->started);
+        const int code = finish(p->work, &p->blocks, finished, &p->started);
         pthread_mutex_lock(&p->lock);
         p->worst = code > p->worst ? code : p->worst;
         p->slot_busy[finished - p->finished] = 0;
@@ -295,9 +335,21 @@ int batch_work_run(const batch_work *work)
     p.loaded = calloc(read_tokens, sizeof *p.loaded);
     p.finished = calloc(write_tokens, sizeof *p.finished);
     p.slot_busy = calloc(write_tokens, sizeof *p.slot_busy);
+    size_t largest_ct = 0;
+    for (size_t k = 0; k < work->pending_count; k++) {
+        const size_t bytes = ct_bytes(&work->list->items[work->pending[k]]);
+        largest_ct = bytes > largest_ct ? bytes : largest_ct;
+    }
+    /* The labelling thread's device buffers, kept for every series (without one, the stages run one by one); it
+     * also pins the CT blocks when the labels are made on a GPU. */
+    vl_series_engine *engine = NULL;
+    if (vl_series_engine_create(&engine) != VL_OK)
+        engine = NULL;
     pthread_mutex_init(&p.lock, NULL);
+    const int have_blocks =
+        batch_blocks_init(&p.blocks, read_tokens, largest_ct, engine, label_arguments_device(work->arguments)) == 0;
     const int have_read_queue =
-        p.loaded && p.finished && p.slot_busy && batch_queue_init(&p.to_label, read_tokens) == 0;
+        have_blocks && p.loaded && p.finished && p.slot_busy && batch_queue_init(&p.to_label, read_tokens) == 0;
     const int have_write_queue = have_read_queue && batch_queue_init(&p.to_write, write_tokens) == 0;
     pthread_t reader_thread, writer_threads[BATCH_MAX_WRITERS];
     if (!have_write_queue || pthread_create(&reader_thread, NULL, reader, &p) != 0) {
@@ -305,6 +357,9 @@ int batch_work_run(const batch_work *work)
             batch_queue_destroy(&p.to_write);
         if (have_read_queue)
             batch_queue_destroy(&p.to_label);
+        if (have_blocks)
+            batch_blocks_destroy(&p.blocks);
+        vl_series_engine_free(engine);
         pthread_mutex_destroy(&p.lock);
         free(p.loaded);
         free(p.finished);
@@ -318,35 +373,32 @@ int batch_work_run(const batch_work *work)
     while (writers < wanted && pthread_create(&writer_threads[writers], NULL, writer, &p) == 0)
         writers++;
     const int write_behind = writers > 0;
-    /* The labelling thread's device buffers, kept for every series (without one, the stages run one by one). */
-    vl_series_engine *engine = NULL;
-    if (vl_series_engine_create(&engine) != VL_OK)
-        engine = NULL;
     int worst = 0;
     for (size_t position = 0; position < work->pending_count; position++) {
         loaded_series *loaded = batch_queue_pop(&p.to_label);
         if (write_behind)
             batch_queue_reserve(&p.to_write);
         finished_series *finished = write_behind ? take_slot(&p, write_tokens) : &p.finished[0];
-        compute(work, engine, loaded, position, finished);
+        compute(work, engine, &p.blocks, loaded, position, finished);
         if (write_behind) {
             batch_queue_release(&p.to_label);
             batch_queue_push(&p.to_write, finished);
         } else {
             /* Written before the read token goes back: with --prefetch 0 each series is read, labelled and
              * written alone. */
-            const int code = finish(work, finished, &p.started);
+            const int code = finish(work, &p.blocks, finished, &p.started);
             worst = code > worst ? code : worst;
             batch_queue_release(&p.to_label);
         }
     }
-    vl_series_engine_free(engine);
     for (int w = 0; w < writers; w++)
         pthread_join(writer_threads[w], NULL);
     worst = p.worst > worst ? p.worst : worst;
     pthread_join(reader_thread, NULL);
     batch_queue_destroy(&p.to_write);
     batch_queue_destroy(&p.to_label);
+    batch_blocks_destroy(&p.blocks); /* unpinned through the engine, so before it goes */
+    vl_series_engine_free(engine);
     pthread_mutex_destroy(&p.lock);
     free(p.loaded);
     free(p.finished);

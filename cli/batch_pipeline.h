@@ -2,8 +2,8 @@
  * this thread labels and measures the current one and `write_depth` writers write the outputs of the previous
  * ones, each writer a whole series. At most `depth` loaded series wait ahead of the one being labelled and
  * `write_depth` labelled ones are waiting or being written, so the volumes alive at once are at most depth + 1
- * CTs (the labeller frees each CT once measured; with --preview it goes on to the writer) and write_depth + 1
- * label maps, plus the mask of the series being labelled. */
+ * CTs (the labeller hands each CT's block back to the reader once measured, cli/batch_blocks.h; with --preview
+ * it goes on to the writer) and write_depth + 1 label maps, plus the mask of the series being labelled. */
 #ifndef VL_BATCH_PIPELINE_H
 #define VL_BATCH_PIPELINE_H
 

@@ -5,7 +5,7 @@
 static const double kShearToleranceDegrees = 0.01;
 
 int cli_nifti_shear(vl_volume *volume, vl_file_format format, vl_dicom_irregular policy, const char *output,
-                    double *deskewed_degrees)
+                    double *deskewed_degrees, void **replaced)
 {
     if (deskewed_degrees)
         *deskewed_degrees = 0;
@@ -25,7 +25,10 @@ int cli_nifti_shear(vl_volume *volume, vl_file_format format, vl_dicom_irregular
     vl_status status = vl_volume_deskew(volume, &deskewed);
     if (status != VL_OK)
         return cli_status_error(status);
-    vl_volume_free(volume);
+    if (replaced)
+        *replaced = volume->data;
+    else
+        vl_volume_free(volume);
     *volume = deskewed;
     if (deskewed_degrees)
         *deskewed_degrees = degrees;

@@ -9,9 +9,10 @@
 /* When `format` is NIfTI and `volume` is sheared by more than 0.01 degrees: under the default or resample
  * policy, replaces it by its deskewed copy (vl_volume_deskew), sets *deskewed_degrees (else 0; may be NULL)
  * and prints a note naming `output`; under
- * `--on-irregular warn` keeps it and warns that ITK-based readers misplace it. Returns 0 or the exit code
+ * `--on-irregular warn` keeps it and warns that ITK-based readers misplace it. The replaced voxels are freed,
+ * or handed to *replaced when `replaced` is given (memory the caller reuses). Returns 0 or the exit code
  * (the error printed). */
 int cli_nifti_shear(vl_volume *volume, vl_file_format format, vl_dicom_irregular policy, const char *output,
-                    double *deskewed_degrees);
+                    double *deskewed_degrees, void **replaced);
 
 #endif

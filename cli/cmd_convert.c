@@ -129,7 +129,7 @@ int cmd_convert(int argc, char **argv)
         vl_volume_free(&volume);
         return code;
     }
-    int code = cli_nifti_shear(&volume, out_format, read.on_irregular, output, NULL);
+    int code = cli_nifti_shear(&volume, out_format, read.on_irregular, output, NULL, NULL);
     if (code) {
         vl_volume_free(&volume);
         return code;

@@ -293,6 +293,23 @@ struct label_staged {
     uint32_t labelled;
 };
 
+/* Done with the CT's voxels: voxlabel batch gets them back (they lie in memory it reuses, possibly pinned), unless
+ * it has them already (a deskewed CT is the run's own copy, freed here); `voxlabel label` frees them. */
+static void hand_back_voxels(cli_input *input, label_run_batch *batch)
+{
+    if (batch && !batch->spent_voxels)
+        batch->spent_voxels = input->volume.data;
+    else
+        free(input->volume.data);
+    input->volume.data = NULL;
+}
+
+static void drop_input(cli_input *input, label_run_batch *batch)
+{
+    hand_back_voxels(input, batch);
+    cli_input_free(input);
+}
+
 int label_run(const label_arguments *arguments, label_run_batch *batch)
 {
     label_staged *staged;
@@ -340,15 +357,16 @@ int label_run_compute(const label_arguments *arguments, label_run_batch *batch, 
                          args.input_path, (long long)input.volume.nx, (long long)input.volume.ny,
                          (long long)input.volume.nz);
         cli_gpu_warm_up_finish(&gpu_warm_up);
-        cli_input_free(&input);
+        drop_input(&input, batch);
         cli_outputs_abort(&outputs);
         return code;
     }
 
     double deskewed_degrees = 0;
-    if ((code = cli_nifti_shear(&input.volume, args.format, args.input.on_irregular, names[0], &deskewed_degrees))) {
+    if ((code = cli_nifti_shear(&input.volume, args.format, args.input.on_irregular, names[0], &deskewed_degrees,
+                                batch ? &batch->spent_voxels : NULL))) {
         cli_gpu_warm_up_finish(&gpu_warm_up);
-        cli_input_free(&input);
+        drop_input(&input, batch);
         cli_outputs_abort(&outputs);
         return code;
     }
@@ -445,10 +463,8 @@ measured:;
         status = vl_fail(VL_ERR_MEMORY, "%s: out of memory", args.input_path);
         goto failed;
     }
-    if (!args.preview) { /* the writers need the CT's header and report, not its voxels */
-        free(input.volume.data);
-        input.volume.data = NULL;
-    }
+    if (!args.preview) /* the writers need the CT's header and report, not its voxels */
+        hand_back_voxels(&input, batch);
     staged->args = args;
     snprintf(staged->labels_name, sizeof staged->labels_name, "%s", labels_name);
     staged->outputs = outputs;
@@ -471,7 +487,7 @@ failed:
     vl_label_result_free(&result);
     vl_volume_free(&mask);
     vl_volume_free(&labels);
-    cli_input_free(&input);
+    drop_input(&input, batch);
     return code;
 }
 
@@ -555,7 +571,7 @@ done:
     vl_component_stats_free(s.stats);
     vl_label_result_free(&s.result);
     vl_volume_free(&s.labels);
-    cli_input_free(&s.input);
+    drop_input(&s.input, batch);
     return code;
 }
 

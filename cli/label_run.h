@@ -21,6 +21,10 @@ typedef struct label_run_batch {
     vl_series_engine *engine;     /* in: device buffers kept from series to series; with it, a plain threshold
                                    * (no --model, --open, --close, --min-size, --largest, --preview) is
                                    * thresholded, labelled and measured in one vl_series_label call */
+    /* out: the CT's voxels, handed back instead of freed (batch decodes CTs into memory it reuses): by
+     * label_run_compute once the series is measured or has failed, except with --preview, when label_run_write
+     * hands them back after drawing; the caller owns them */
+    void *spent_voxels;
     /* out, on success: */
     uint32_t components;
     uint64_t foreground_voxels;
@@ -49,7 +53,8 @@ int label_run(const label_arguments *arguments, label_run_batch *batch);
 
 /* label_run in two halves, so that voxlabel batch writes one series while it labels the next:
  * label_run_compute checks the output targets, thresholds, labels, filters and measures, and hands back
- * *staged (the labels, statistics and the input's header; the CT voxels are freed unless --preview);
+ * *staged (the labels, statistics and the input's header; the CT voxels go to batch->spent_voxels unless
+ * --preview, for which label_run_write hands them back);
  * label_run_write writes and commits the outputs and frees *staged, whichever way it ends. Either may run on
  * any thread; label_run is the one then the other. */
 typedef struct label_staged label_staged;

@@ -40,17 +40,28 @@ vl_status vl_label_volume_gpu(const vl_volume *mask, vl_volume *labels, const vl
     return no_cuda();
 }
 
-vl_status vl_series_label_gpu(vl_series_gpu **state, const vl_volume *ct, const vl_series_request *request,
-                              vl_volume *labels, vl_label_result *result, vl_component_stats **stats,
-                              vl_series_timings *timings)
+vl_status vl_series_label_gpu(vl_series_gpu **state, const vl_volume *ct, int ct_pinned,
+                              const vl_series_request *request, vl_volume *labels, vl_label_result *result,
+                              vl_component_stats **stats, vl_series_timings *timings)
 {
-    (void)state, (void)ct, (void)request, (void)labels, (void)result, (void)stats, (void)timings;
+    (void)state, (void)ct, (void)ct_pinned, (void)request, (void)labels, (void)result, (void)stats, (void)timings;
     return no_cuda();
 }
 
 void vl_series_gpu_free(vl_series_gpu *state)
 {
     (void)state; /* never made without CUDA */
+}
+
+vl_status vl_series_gpu_pin(int gpu_index, void *data, size_t bytes)
+{
+    (void)gpu_index, (void)data, (void)bytes;
+    return no_cuda();
+}
+
+void vl_series_gpu_unpin(void *data)
+{
+    (void)data; /* never pinned without CUDA */
 }
 
 vl_status vl_label_multilabel_gpu(const vl_volume *classes, vl_volume *labels, const vl_label_options *options,

@@ -138,7 +138,14 @@ vl_status vl_dicom_decode_file(const std::string &path, const std::vector<vl_dic
     if (!header.broken.empty())
         return vl_fail(VL_ERR_INPUT, "%s: %s", path.c_str(), header.broken.c_str());
     DcmFileFormat format;
-    OFCondition condition = format.loadFile(path.c_str());
+    /* Values up to the size of the native pixel data are read as the file is parsed, the pixel data with them:
+     * DCMTK's default defers values over 4 KiB, and opens the file a second time to fetch the pixels. A
+     * larger value (a corrupt length) is still left where it is until asked for. */
+    const double pixel_bytes = (double)header.rows * header.columns * header.samples_per_pixel *
+                               (header.bits_allocated / 8) * (double)header.frames_in_file;
+    const Uint32 eager = pixel_bytes < 4294967295.0 ? (Uint32)pixel_bytes : 4294967295u;
+    OFCondition condition = format.loadFile(path.c_str(), EXS_Unknown, EGL_noChange,
+                                            eager > DCM_MaxReadLength ? eager : DCM_MaxReadLength);
     if (condition.bad())
         return vl_fail(VL_ERR_INPUT, "%s: cannot read DICOM: %s", path.c_str(), condition.text());
     DcmDataset *ds = format.getDataset();

@@ -184,6 +184,33 @@ bool rescale_varies(const vl_dicom_files &files, const vl_dicom_stack &stack)
     return false;
 }
 
+/* An uninitialised volume, in the caller's block options.reuse when that holds the voxels. */
+vl_status create_native(vl_volume *native, int64_t nx, int64_t ny, int64_t nz, vl_dtype dtype,
+                        const vl_dicom_read_options &options)
+{
+    if (options.reuse && nx > 0 && ny > 0 && nz > 0 &&
+        (uint64_t)(nx * ny) <= options.reuse_bytes / vl_dtype_size(dtype) / (uint64_t)nz) {
+        memset(native, 0, sizeof *native);
+        native->data = options.reuse;
+        native->nx = nx;
+        native->ny = ny;
+        native->nz = nz;
+        native->dtype = dtype;
+        vl_geometry_identity(&native->geometry);
+        return VL_OK;
+    }
+    return vl_volume_create_uninitialised(native, nx, ny, nz, dtype);
+}
+
+/* Frees a volume of create_native, except the caller's block, which stays the caller's. */
+void release_native(vl_volume *native, const vl_dicom_read_options &options)
+{
+    if (native->data == options.reuse)
+        memset(native, 0, sizeof *native);
+    else
+        vl_volume_free(native);
+}
+
 /* `listed`: read exactly these files (and `path` only names them), else everything under `path`. */
 vl_status read_series(const char *path, const std::vector<std::string> *listed, const vl_dicom_read_options &options,
                       vl_volume *hu, vl_dicom_report *report)
@@ -256,7 +283,7 @@ vl_status read_series(const char *path, const std::vector<std::string> *listed, 
     std::atomic<int64_t> padded{0};
     std::atomic<bool> overflow{false};
     for (bool to_int16 = choose_int16(files, stack, options);; to_int16 = false) {
-        status = vl_volume_create_uninitialised(&native, nx, ny, nz, to_int16 ? VL_I16 : VL_F32);
+        status = create_native(&native, nx, ny, nz, to_int16 ? VL_I16 : VL_F32, options);
         if (status != VL_OK)
             return status;
         native.geometry = stack.geometry;
@@ -274,12 +301,12 @@ vl_status read_series(const char *path, const std::vector<std::string> *listed, 
         overflow = false;
         status = decode_all(bound, rules, threads, progress);
         if (status != VL_OK) {
-            vl_volume_free(&native);
+            release_native(&native, options);
             return status;
         }
         if (!overflow)
             break;
-        vl_volume_free(&native);
+        release_native(&native, options);
     }
     report->padded_voxels = padded;
     if (padded) {
@@ -306,7 +333,7 @@ vl_status read_series(const char *path, const std::vector<std::string> *listed, 
     }
     double step = stack.step_median;
     status = vl_dicom_resample(&native, stack, origins, step, options.padding_fill_hu, hu);
-    vl_volume_free(&native);
+    release_native(&native, options);
     if (status != VL_OK)
         return status;
     report->resampled = 1;
@@ -373,15 +400,17 @@ static vl_status read_series_guarded(const char *path, const std::vector<std::st
     report->gantry_tilt_tag = NAN;
     report->window_center = report->window_width = NAN;
     memset(hu, 0, sizeof *hu);
-    if (!path || !*path)
-        return vl_fail(VL_ERR_ARGUMENT, "DICOM input: no path given");
     vl_status status;
-    try {
-        status = read_series(path, listed, *options, hu, report);
-    } catch (const std::bad_alloc &) {
-        status = vl_fail(VL_ERR_MEMORY, "%s: out of memory while reading the series", path);
-    } catch (const std::exception &error) {
-        status = vl_fail(VL_ERR_INPUT, "%s: %s", path, error.what());
+    if (!path || !*path) {
+        status = vl_fail(VL_ERR_ARGUMENT, "DICOM input: no path given");
+    } else {
+        try {
+            status = read_series(path, listed, *options, hu, report);
+        } catch (const std::bad_alloc &) {
+            status = vl_fail(VL_ERR_MEMORY, "%s: out of memory while reading the series", path);
+        } catch (const std::exception &error) {
+            status = vl_fail(VL_ERR_INPUT, "%s: %s", path, error.what());
+        }
     }
     if (report == &scratch)
         vl_dicom_report_free(&scratch);

@@ -10,7 +10,8 @@
  * chunks in turn from a counter and hand them to a ring of output slots that the thread finishing the oldest
  * chunk writes out in order, so any thread count gives the same bytes, and memory stays bounded by the ring.
  * Label maps use zlib's run-length strategy: labels are long runs of one value, which it finds faster and
- * stores smaller than the general match finder. */
+ * stores smaller than the general match finder; with a small memLevel (VL_PGZ_RLE_MEM_LEVEL) the hash table
+ * that zlib slides along the window, unused by that strategy, is small, and blocks are shorter. */
 #include <errno.h>
 #include <libdeflate.h>
 #include <pthread.h>
@@ -98,7 +99,8 @@ static int compress_chunk(pgz_worker *worker, int64_t chunk, pgz_slot *slot)
 
     z_stream *stream = &worker->stream;
     if (!worker->ready) {
-        if (deflateInit2(stream, z->level, Z_DEFLATED, -15, 8, z->strategy) != Z_OK)
+        const int memory = z->strategy == Z_RLE ? VL_PGZ_RLE_MEM_LEVEL : 8;
+        if (deflateInit2(stream, z->level, Z_DEFLATED, -15, memory, z->strategy) != Z_OK)
             return 0;
         worker->ready = 1;
     } else if (deflateReset(stream) != Z_OK) {

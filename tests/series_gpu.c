@@ -3,7 +3,8 @@
  * values (the GPU's narrowed u8/u16 labels widened back), statistics bit-identical for integer CTs and within
  * relative 1e-9 in the intensity sums for f32 CTs (docs/csv.md). One engine serves every case in turn, so its
  * buffers are reused, grown and kept while series shrink; the separate-stages path (a --gpu-memory too small for
- * the resident buffers, labels in z-slabs) and a call without an engine are checked the same way.
+ * the resident buffers, labels in z-slabs), a call without an engine and a CT in host memory pinned through the
+ * engine are checked the same way.
  * usage: series_gpu [--quick]   (--quick: small volumes only, for compute-sanitizer). Exits 77 without a GPU. */
 #include <math.h>
 #include <stdio.h>
@@ -223,6 +224,24 @@ int main(int argc, char **argv)
             c.gpu_memory = 0;
             snprintf(name, sizeof name, "i16 %dx%dx%d bone, no engine", nx, ny, nz);
             run_case(NULL, &ct, &c);
+            /* The CT inside host memory pinned through the engine (uploaded straight from it), as voxlabel batch
+             * decodes CTs into its pinned blocks: at an offset, the block larger than the CT. */
+            const size_t bytes = (size_t)vl_volume_voxels(&ct) * vl_dtype_size(ct.dtype), offset = 4096;
+            vl_device gpu;
+            vl_device_default(&gpu);
+            gpu.kind = VL_DEVICE_GPU;
+            char *block = malloc(offset + bytes + 8192);
+            CHECK(block && vl_series_engine_pin(engine, &gpu, block, offset + bytes + 8192) == VL_OK,
+                  "cannot pin host memory: %s", vl_last_error());
+            if (block) {
+                vl_volume inside = ct;
+                inside.data = block + offset;
+                memcpy(inside.data, ct.data, bytes);
+                snprintf(name, sizeof name, "i16 %dx%dx%d bone, CT in pinned memory", nx, ny, nz);
+                run_case(engine, &inside, &c);
+                vl_series_engine_unpin(engine, block);
+                free(block);
+            }
         }
         vl_volume_free(&ct);
     }

@@ -2,7 +2,10 @@
  * thread, page faults included, so a large download into new pages is bound by that thread, not by the
  * DMA into pinned memory. Here up to kWorkers threads each move their own
  * slice in kChunk pieces, double-buffered on their own stream: one piece is in flight on the DMA engine
- * while the thread copies the other between its pinned buffer and the pageable side. */
+ * while the thread copies the other between its pinned buffer and the pageable side. A worker waiting for
+ * its DMA sleeps (blocking-sync events) instead of spinning as CUDA's default wait does, so the cores it
+ * would spin on stay with the rest of the process (voxlabel batch decodes and compresses other series
+ * meanwhile). */
 #include "core/gpu_transfer.h"
 
 #include <pthread.h>
@@ -18,6 +21,7 @@ namespace {
 
 constexpr int kWorkers = 8;
 constexpr size_t kChunk = (size_t)2 << 20;
+constexpr unsigned kEventFlags = cudaEventDisableTiming | cudaEventBlockingSync;
 
 struct Worker {
     char *pinned[2];
@@ -63,8 +67,8 @@ bool prepare(Staging &s)
         const bool ok = cudaHostAlloc((void **)&k.pinned[0], kChunk, cudaHostAllocPortable) == cudaSuccess &&
                         cudaHostAlloc((void **)&k.pinned[1], kChunk, cudaHostAllocPortable) == cudaSuccess &&
                         cudaStreamCreateWithFlags(&k.stream, cudaStreamNonBlocking) == cudaSuccess &&
-                        cudaEventCreateWithFlags(&k.landed[0], cudaEventDisableTiming) == cudaSuccess &&
-                        cudaEventCreateWithFlags(&k.landed[1], cudaEventDisableTiming) == cudaSuccess;
+                        cudaEventCreateWithFlags(&k.landed[0], kEventFlags) == cudaSuccess &&
+                        cudaEventCreateWithFlags(&k.landed[1], kEventFlags) == cudaSuccess;
         if (!ok) {
             /* This worker is not counted in s.workers: free what it got before the failure here. */
             cudaFreeHost(k.pinned[0]);
@@ -123,8 +127,9 @@ void *move_slice(void *argument)
                 memcpy(s.host + at, w.pinned[(i - 1) % 2], n);
         }
     }
-    if (error == cudaSuccess)
-        error = cudaStreamSynchronize(w.stream);
+    /* The last piece has landed once its event has (a download has waited for it already). */
+    if (error == cudaSuccess && s.upload && pieces > 0)
+        error = cudaEventSynchronize(w.landed[(pieces - 1) % 2]);
     s.error = error;
     return nullptr;
 }

@@ -1,6 +1,7 @@
 /* vl_series_label's GPU half: one CT series on the device from the threshold to the statistics.
  *
- * The CT goes up once (through the pinned staging of cuda/core/gpu_transfer.cu); the mask is made on the device
+ * The CT goes up once (straight from host memory pinned through the engine, else through the pinned staging of
+ * cuda/core/gpu_transfer.cu); the mask is made on the device
  * (the comparison of src/core/threshold.c, in the CT's own type for integers and in double for floats), labelled
  * there (vl_gpu_label_device), and the statistics' sums are taken from the device labels and CT
  * (vl_stats_compute_resident). Only the sizes, the sums and the labels come back, the labels narrowed on the
@@ -30,6 +31,7 @@ struct vl_series_gpu {
     uint8_t *mask;
     uint32_t *labels;
     void *narrow;            /* 2 bytes per voxel: u8 or u16 labels */
+    cudaEvent_t uploaded;    /* a pinned CT's upload, waited for asleep; made on first use */
 };
 
 namespace {
@@ -174,15 +176,27 @@ vl_status separate_stages(const vl_volume *ct, const vl_series_request *request,
 }
 
 /* The resident run; on failure the caller frees what it made. */
-vl_status resident(vl_series_gpu *s, const vl_volume *ct, const vl_series_request *request, vl_volume *labels,
-                   vl_label_result *result, vl_component_stats **stats, vl_series_timings *timings)
+vl_status resident(vl_series_gpu *s, const vl_volume *ct, bool ct_pinned, const vl_series_request *request,
+                   vl_volume *labels, vl_label_result *result, vl_component_stats **stats,
+                   vl_series_timings *timings)
 {
     const long long n = (long long)vl_volume_voxels(ct);
     const size_t ct_bytes = (size_t)n * vl_dtype_size(ct->dtype);
     timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
     VL_CUDA_TRY(reserve(s, n, ct_bytes), "allocating the series buffers");
-    VL_CUDA_TRY(vl_gpu_upload(s->ct, ct->data, ct_bytes), "uploading the CT");
+    /* Page-locked memory goes by DMA as it is, this thread asleep meanwhile (CUDA's default wait spins); pageable
+     * memory through the staging buffers. */
+    if (ct_pinned) {
+        if (!s->uploaded)
+            VL_CUDA_TRY(cudaEventCreateWithFlags(&s->uploaded, cudaEventDisableTiming | cudaEventBlockingSync),
+                        "uploading the CT");
+        VL_CUDA_TRY(cudaMemcpyAsync(s->ct, ct->data, ct_bytes, cudaMemcpyHostToDevice, nullptr), "uploading the CT");
+        VL_CUDA_TRY(cudaEventRecord(s->uploaded, nullptr), "uploading the CT");
+        VL_CUDA_TRY(cudaEventSynchronize(s->uploaded), "uploading the CT");
+    } else {
+        VL_CUDA_TRY(vl_gpu_upload(s->ct, ct->data, ct_bytes), "uploading the CT");
+    }
     timings->upload = seconds_since(start);
     clock_gettime(CLOCK_MONOTONIC, &start);
     VL_CUDA_TRY(threshold_on_device(s->ct, ct->dtype, s->mask, n, request->lo, request->hi), "thresholding");
@@ -245,18 +259,43 @@ extern "C" void vl_series_gpu_free(vl_series_gpu *state)
 {
     if (!state)
         return;
-    if (state->ct || state->mask || state->labels || state->narrow) {
+    if (state->ct || state->mask || state->labels || state->narrow || state->uploaded) {
         int previous = 0;
         cudaGetDevice(&previous);
         cudaSetDevice(state->gpu_index);
         release_buffers(state);
+        if (state->uploaded)
+            cudaEventDestroy(state->uploaded);
         cudaSetDevice(previous);
     }
     free(state);
 }
 
-extern "C" vl_status vl_series_label_gpu(vl_series_gpu **state, const vl_volume *ct, const vl_series_request *request,
-                                         vl_volume *labels, vl_label_result *result, vl_component_stats **stats,
+extern "C" vl_status vl_series_gpu_pin(int gpu_index, void *data, size_t bytes)
+{
+    int previous = 0;
+    cudaGetDevice(&previous);
+    cudaError_t error = cudaSetDevice(gpu_index);
+    if (error == cudaSuccess)
+        error = cudaHostRegister(data, bytes, cudaHostRegisterPortable);
+    cudaSetDevice(previous);
+    if (error != cudaSuccess) {
+        cudaGetLastError(); /* not sticky: clear it for the calls that follow */
+        return vl_fail(VL_ERR_DEVICE, "series: cannot pin %zu bytes of host memory: %s", bytes,
+                       cudaGetErrorString(error));
+    }
+    return VL_OK;
+}
+
+extern "C" void vl_series_gpu_unpin(void *data)
+{
+    if (cudaHostUnregister(data) != cudaSuccess)
+        cudaGetLastError();
+}
+
+extern "C" vl_status vl_series_label_gpu(vl_series_gpu **state, const vl_volume *ct, int ct_pinned,
+                                         const vl_series_request *request, vl_volume *labels,
+                                         vl_label_result *result, vl_component_stats **stats,
                                          vl_series_timings *timings)
 {
     const vl_label_options *options = request->label;
@@ -288,7 +327,7 @@ extern "C" vl_status vl_series_label_gpu(vl_series_gpu **state, const vl_volume 
         release_buffers(s);
         return separate_stages(ct, request, labels, result, stats, timings);
     }
-    vl_status status = resident(s, ct, request, labels, result, stats, timings);
+    vl_status status = resident(s, ct, ct_pinned != 0, request, labels, result, stats, timings);
     if (status == VL_OK)
         return VL_OK;
     vl_label_result_free(result);

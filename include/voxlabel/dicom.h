@@ -56,6 +56,12 @@ typedef struct vl_dicom_read_options {
     double padding_fill_hu;       /* default -1024 (air) */
     int threads;                  /* decode threads; 0 = online cores */
     vl_progress progress;
+    /* A block of the caller's for the voxels, or NULL (default): a caller that reads series after series passes
+     * the previous volume's data, so the new one needs no fresh pages. When its `reuse_bytes` hold the voxels
+     * they are decoded into it and hu->data is the block (to be freed as the volume's data); otherwise, and on
+     * failure, the block is left as it was, still the caller's. */
+    void *reuse;
+    size_t reuse_bytes;
 } vl_dicom_read_options;
 
 void vl_dicom_read_options_default(vl_dicom_read_options *options);

@@ -17,13 +17,23 @@
 extern "C" {
 #endif
 
-/* Device buffers kept from one series to the next; one engine serves one thread at a time. */
+/* Device buffers kept from one series to the next; one engine serves one vl_series_label call at a time (its
+ * pinning calls may come from any thread meanwhile). */
 typedef struct vl_series_engine vl_series_engine;
 
 /* A new engine; it holds no device memory until its first GPU series. */
 vl_status vl_series_engine_create(vl_series_engine **engine);
-/* Frees the engine and its device buffers (NULL is allowed). */
+/* Frees the engine and its device buffers (NULL is allowed); memory still pinned by it is unpinned. */
 void vl_series_engine_free(vl_series_engine *engine);
+
+/* Page-locks `bytes` of host memory at `data` that the caller decodes CTs into series after series, for the
+ * GPU that `device` selects: a CT lying inside it is then uploaded by vl_series_label with this engine in one
+ * direct copy, not through the staging buffers. VL_ERR_DEVICE, with nothing done, when `device` is the CPU,
+ * no GPU is usable or the driver refuses; the memory then serves unpinned. Any thread. */
+vl_status vl_series_engine_pin(vl_series_engine *engine, const vl_device *device, void *data, size_t bytes);
+/* Undoes vl_series_engine_pin (nothing when `data` is not pinned by the engine): before the memory is freed,
+ * and never while a vl_series_label call uses it. Any thread. */
+void vl_series_engine_unpin(vl_series_engine *engine, void *data);
 
 typedef struct vl_series_request {
     double lo, hi;                    /* the mask: lo <= value <= hi, as vl_threshold */

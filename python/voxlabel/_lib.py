@@ -111,7 +111,8 @@ class WriteOptions(ctypes.Structure):
 
 class DicomReadOptions(ctypes.Structure):
     _fields_ = [("series", c_char_p), ("on_irregular", c_int), ("keep_padding", c_int),
-                ("padding_fill_hu", c_double), ("threads", c_int), ("progress", Progress)]
+                ("padding_fill_hu", c_double), ("threads", c_int), ("progress", Progress),
+                ("reuse", c_void_p), ("reuse_bytes", c_size_t)]
 
 
 class DicomReport(ctypes.Structure):
