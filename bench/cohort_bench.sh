@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The cohort bench (issue 20): >= 40 CT series, the real ones of ../shared plus phantoms of clinical size, labelled
-#   1. by voxlabel batch: as given (the defaults: --prefetch 1 --write-behind 3) and again on its complete output
+#   1. by voxlabel batch: as given (the defaults: --prefetch 1 --write-behind 1) and again on its complete output
 #      (batch_rerun: discovery alone), fully serial (--prefetch 0 --write-behind 0: each series read, labelled and
-#      written alone), with --write-behind 0, 1 and 2, --prefetch 2, --jobs 2 (the defaults are chosen from these)
+#      written alone), with --write-behind 0, 2 and 3, --prefetch 2, --jobs 2 (the defaults are chosen from these)
 #      and --format nii (the write stage without gzip); RUNS (names below) picks others, e.g. batch_wt8
 #      (--write-threads 8) or batch_threads12 (--threads 12: every stage on 12 threads), and LOOPS=0 leaves out 2.
 #      and 3.,
@@ -87,15 +87,15 @@ run_batch() { # NAME OPTIONS...   (NAME batch_rerun: batch again into batch's co
 declare -A stages
 # RUNS picks some of the batch runs (batch and batch_serial always run: the target ratio needs both); LOOPS=0
 # leaves out the label loop and the peers.
-batch_runs=(${RUNS:-batch batch_rerun batch_serial batch_write0 batch_write1 batch_write2 batch_prefetch2 batch_jobs2 batch_nii})
+batch_runs=(${RUNS:-batch batch_rerun batch_serial batch_write0 batch_write2 batch_write3 batch_prefetch2 batch_jobs2 batch_nii})
 for needed in batch batch_serial; do [[ " ${batch_runs[*]} " == *" $needed "* ]] || batch_runs=("$needed" "${batch_runs[@]}"); done
 for name in "${batch_runs[@]}"; do
     case $name in
     batch) run_batch batch ;;
     batch_serial) run_batch batch_serial --prefetch 0 --write-behind 0 ;;
     batch_write0) run_batch batch_write0 --write-behind 0 ;;
-    batch_write1) run_batch batch_write1 --write-behind 1 ;;
     batch_write2) run_batch batch_write2 --write-behind 2 ;;
+    batch_write3) run_batch batch_write3 --write-behind 3 ;;
     batch_write2_prefetch2) run_batch batch_write2_prefetch2 --write-behind 2 --prefetch 2 ;;
     batch_prefetch2) run_batch batch_prefetch2 --prefetch 2 ;;
     batch_jobs2) run_batch batch_jobs2 --jobs 2 ;;

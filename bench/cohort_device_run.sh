@@ -18,11 +18,11 @@
 #   gzip        bench/cohort_gzip_bench on e2e's labels.nii.gz: deflate candidates per core, the parallel writer
 #               at 1, 2, 4, 8, 16 threads, inflate by zlib's gzread and by voxlabel's reader
 #   bench       bench/cohort_bench.sh with DEVICE=gpu: batch as given and its rerun (discovery alone), serial,
-#               --write-behind 0/1/2, --prefetch 2, --jobs 2, --format nii against a voxlabel label loop and, with
+#               --write-behind 0/2/3, --prefetch 2, --jobs 2, --format nii against a voxlabel label loop and, with
 #               the peers, a dcm2niix + cc3d loop (stopped after PEER_SECONDS, default 45: series per minute over the
 #               series it did); series per minute, summed stage and CPU seconds, the three target ratios
-#   ratio       the bench's batch runs that the labelling-wall target needs (defaults, serial, --write-behind 1
-#               and 2, --write-threads 8 and 16, --threads 12, --prefetch 2, --format nii, and the defaults' rerun:
+#   ratio       the bench's batch runs that the labelling-wall target needs (defaults, serial, --write-behind 2
+#               and 3, --write-threads 8 and 16, --threads 12, --prefetch 2, --format nii, and the defaults' rerun:
 #               discovery alone), without the loops: about a minute; then bench/cohort_read_bench on the same
 #               cohort: the wall and CPU seconds of its read and decode alone
 # usage: bench/cohort_device_run.sh BIN_DIR OUT_DIR [STEP...]   (default: series equal memcheck e2e gzip bench)
@@ -142,7 +142,7 @@ if wants gzip; then
     cat "$out/gzip_bench.out"
 fi
 if wants ratio; then
-    export DEVICE=$GPU_DEVICE RUNS="batch batch_rerun batch_serial batch_write1 batch_write2 batch_wt8 batch_wt16 batch_threads12 batch_prefetch2 batch_nii" LOOPS=0
+    export DEVICE=$GPU_DEVICE RUNS="batch batch_rerun batch_serial batch_write2 batch_write3 batch_wt8 batch_wt16 batch_threads12 batch_prefetch2 batch_nii" LOOPS=0
     step ratio 90 bash "$here/cohort_bench.sh" "$voxlabel" "$work/ratio" "$phantoms" --no-peers
     cp "$work/ratio/cohort_bench.md" "$out/ratio.md" 2> /dev/null && cat "$out/ratio.md"
     step read_alone 30 "$bin/cohort_read_bench" "$work/ratio/root"

@@ -50,7 +50,7 @@ static const char batch_help[] =
     "  --prefetch N               series read and decoded ahead of the one being labelled (default 1;\n"
     "                             0: read each series only when its turn comes)\n"
     "  --write-behind N           series written behind the labelling, N at once by N writer threads (default\n"
-    "                             3; 0: write each series before labelling the next)\n"
+    "                             1; 0: write each series before labelling the next)\n"
     "  --write-threads N          threads compressing each labels file (default: every core); the bytes are the\n"
     "                             same for any N\n"
     "  --min-slices N             skip series with fewer slices (default 3)\n"
@@ -101,7 +101,7 @@ static int parse_arguments(int argc, char **argv, batch_arguments *args)
     memset(args, 0, sizeof *args);
     args->jobs = 1;
     args->depth = 1;
-    args->write_depth = 3;
+    args->write_depth = 1;
     args->min_slices = 3;
     args->shard = args->shards = 1;
     args->label_argv[args->label_argc++] = "label";
