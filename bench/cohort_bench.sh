@@ -89,8 +89,7 @@ declare -A stages
 # leaves out the label loop and the peers.
 batch_runs=(${RUNS:-batch batch_rerun batch_serial batch_write0 batch_write2 batch_write3 batch_prefetch2 batch_jobs2 batch_nii})
 for needed in batch batch_serial; do [[ " ${batch_runs[*]} " == *" $needed "* ]] || batch_runs=("$needed" "${batch_runs[@]}"); done
-# One untimed run first: in the device runs the first batch run of a call was the slowest of the set, whatever its
-# options, so without it the first measured run pays for the warm-up.
+# One untimed run first, so that no measured run pays for warming the page cache, the allocator and the GPU.
 "$voxlabel" batch "$root" -o "$work/warm_up" "${options[@]}" --quiet > /dev/null 2>> "$work/errors.log" || true
 rm -rf "$work/warm_up"
 for name in "${batch_runs[@]}"; do

@@ -1,6 +1,4 @@
-#define _DEFAULT_SOURCE /* madvise */
 #include <stdlib.h>
-#include <sys/mman.h>
 
 #include "batch_blocks.h"
 
@@ -21,27 +19,23 @@ int batch_blocks_init(batch_blocks *blocks, size_t capacity, size_t least_bytes,
 
 static batch_block new_block(const batch_blocks *blocks, size_t bytes)
 {
-    const size_t huge_page = (size_t)2 << 20;
-    batch_block block = {NULL, 0, 0};
-    if (posix_memalign(&block.data, huge_page, bytes ? bytes : 1) != 0)
-        return (batch_block){NULL, 0, 0};
-    madvise(block.data, bytes, MADV_HUGEPAGE);
-    block.bytes = bytes;
-    block.pinned = blocks->engine && blocks->device &&
-                   vl_series_engine_pin(blocks->engine, blocks->device, block.data, bytes) == VL_OK;
-    return block;
+    batch_block block = {vl_allocate_large(bytes), bytes};
+    if (block.data && blocks->engine && blocks->device) /* left unpinned when the engine cannot pin it */
+        vl_series_engine_pin(blocks->engine, blocks->device, block.data, bytes);
+    return block.data ? block : (batch_block){NULL, 0};
 }
 
+/* The engine unpins only what it pinned, so an unpinned block may go through it too. */
 static void release(const batch_blocks *blocks, batch_block block)
 {
-    if (block.pinned)
+    if (blocks->engine)
         vl_series_engine_unpin(blocks->engine, block.data);
     free(block.data);
 }
 
 batch_block batch_blocks_take(batch_blocks *blocks, size_t needed)
 {
-    batch_block block = {NULL, 0, 0};
+    batch_block block = {NULL, 0};
     pthread_mutex_lock(&blocks->lock);
     size_t largest = blocks->count;
     for (size_t b = 0; b < blocks->count; b++)

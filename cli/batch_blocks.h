@@ -1,6 +1,6 @@
 /* voxlabel batch: the CT voxel blocks that series after series are decoded into. The labelling thread hands each
  * CT's block back once the series is measured, and the reader decodes a later series into it, so the run touches
- * fresh pages only for its first blocks instead of for every CT. A new block is made as large as the largest CT
+ * fresh pages only for its first blocks. A new block is made as large as the largest CT
  * of the run (as i16), so any later series fits it; blocks are on huge pages where the system allows, and
  * pinned through the series engine when the labels are made on a GPU, so that each CT is uploaded straight
  * from its block. A pinned block must never reach free() other than through this pool. */
@@ -15,7 +15,6 @@
 typedef struct batch_block {
     void *data;
     size_t bytes;
-    int pinned;                     /* through the engine: unpin before free */
 } batch_block;
 
 typedef struct batch_blocks {

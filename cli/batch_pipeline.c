@@ -93,7 +93,7 @@ static void load_series(const batch_work *work, batch_blocks *blocks, size_t ind
         snprintf(slot->error, sizeof slot->error, "%s", vl_last_error());
         vl_volume_free(&slot->input.volume);
     } else {
-        slot->block = (batch_block){ct->data, (size_t)vl_volume_voxels(ct) * vl_dtype_size(ct->dtype), 0};
+        slot->block = (batch_block){ct->data, (size_t)vl_volume_voxels(ct) * vl_dtype_size(ct->dtype)};
     }
 }
 

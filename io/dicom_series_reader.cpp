@@ -19,6 +19,7 @@
 #include "dicom_resample.h"
 #include "dicom_series.h"
 #include "dicom_workers.h"
+#include "core/memory.h"
 #include "voxlabel/error.h"
 #include "voxlabel/dicom.h"
 
@@ -184,25 +185,7 @@ bool rescale_varies(const vl_dicom_files &files, const vl_dicom_stack &stack)
     return false;
 }
 
-/* An uninitialised volume, in the caller's block options.reuse when that holds the voxels. */
-vl_status create_native(vl_volume *native, int64_t nx, int64_t ny, int64_t nz, vl_dtype dtype,
-                        const vl_dicom_read_options &options)
-{
-    if (options.reuse && nx > 0 && ny > 0 && nz > 0 &&
-        (uint64_t)(nx * ny) <= options.reuse_bytes / vl_dtype_size(dtype) / (uint64_t)nz) {
-        memset(native, 0, sizeof *native);
-        native->data = options.reuse;
-        native->nx = nx;
-        native->ny = ny;
-        native->nz = nz;
-        native->dtype = dtype;
-        vl_geometry_identity(&native->geometry);
-        return VL_OK;
-    }
-    return vl_volume_create_uninitialised(native, nx, ny, nz, dtype);
-}
-
-/* Frees a volume of create_native, except the caller's block, which stays the caller's. */
+/* Frees a volume of vl_volume_create_in, except the caller's block, which stays the caller's. */
 void release_native(vl_volume *native, const vl_dicom_read_options &options)
 {
     if (native->data == options.reuse)
@@ -283,7 +266,8 @@ vl_status read_series(const char *path, const std::vector<std::string> *listed, 
     std::atomic<int64_t> padded{0};
     std::atomic<bool> overflow{false};
     for (bool to_int16 = choose_int16(files, stack, options);; to_int16 = false) {
-        status = create_native(&native, nx, ny, nz, to_int16 ? VL_I16 : VL_F32, options);
+        status = vl_volume_create_in(&native, nx, ny, nz, to_int16 ? VL_I16 : VL_F32, options.reuse,
+                                     options.reuse_bytes);
         if (status != VL_OK)
             return status;
         native.geometry = stack.geometry;

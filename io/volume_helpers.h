@@ -79,9 +79,8 @@ int64_t vl_file_remaining_bytes(FILE *file);
  * claimed to inflate to `claimed` bytes is refused (VL_ERR_INPUT) when it cannot, before anything is allocated. */
 vl_status vl_check_deflate_claim(int64_t claimed, int64_t compressed, const char *path);
 /* zlib's memLevel for label maps (Z_RLE): the run-length strategy never looks at the hash table that zlib keeps
- * sliding along the window; memLevel 5 makes that table an eighth of the default 8's (and blocks 2048 symbols
- * long), which deflates u8 label maps faster and smaller, and u16 maps of thousands of labels about as fast and
- * a few percent larger (bench/cohort_gzip_bench). */
+ * sliding along the window, so the table is kept small (an eighth of the default 8's; blocks of 2048 symbols).
+ * bench/cohort_gzip_bench compares it with the default. */
 #define VL_PGZ_RLE_MEM_LEVEL 5
 /* Parallel gzip (io/gzip_parallel.c): appends `prefix` then the voxels as `dtype` to `file` as one gzip member,
  * compressed on every core; the bytes do not depend on the thread count. Level options->compression_level

@@ -46,6 +46,11 @@ vl_status vl_volume_create(vl_volume *volume, int64_t nx, int64_t ny, int64_t nz
 /* Like vl_volume_create but the voxels are left uninitialised (for outputs every voxel of which is written). */
 vl_status vl_volume_create_uninitialised(vl_volume *volume, int64_t nx, int64_t ny, int64_t nz, vl_dtype dtype);
 void vl_volume_free(vl_volume *volume);
+/* Memory for voxels, as the volumes above get theirs: blocks of many MiB are 2 MiB aligned and on transparent
+ * huge pages, which cut the first-touch page faults; small sizes are plain malloc (0 bytes gives a valid 1-byte
+ * block). NULL when out of memory. Release with free(). For callers that keep blocks to decode volumes into
+ * (vl_dicom_read_options.reuse). */
+void *vl_allocate_large(size_t bytes);
 
 static inline int64_t vl_volume_voxels(const vl_volume *volume)
 {

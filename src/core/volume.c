@@ -53,7 +53,9 @@ void *vl_allocate_large(size_t bytes)
     return data;
 }
 
-static vl_status create_volume(vl_volume *volume, int64_t nx, int64_t ny, int64_t nz, vl_dtype dtype, int zeroed)
+/* `block` (NULL: none) holds the voxels when its `block_bytes` are enough; otherwise they are allocated. */
+static vl_status create_volume(vl_volume *volume, int64_t nx, int64_t ny, int64_t nz, vl_dtype dtype, int zeroed,
+                               void *block, size_t block_bytes)
 {
     memset(volume, 0, sizeof *volume);
     size_t element = vl_dtype_size(dtype);
@@ -67,7 +69,7 @@ static vl_status create_volume(vl_volume *volume, int64_t nx, int64_t ny, int64_
         return vl_fail(VL_ERR_ARGUMENT, "volume: dimensions %lldx%lldx%lld are too large",
                        (long long)nx, (long long)ny, (long long)nz);
     size_t bytes = (size_t)(nx * ny * nz) * element;
-    volume->data = zeroed ? calloc(1, bytes) : vl_allocate_large(bytes);
+    volume->data = block && bytes <= block_bytes ? block : zeroed ? calloc(1, bytes) : vl_allocate_large(bytes);
     if (!volume->data)
         return vl_fail(VL_ERR_MEMORY, "volume: cannot allocate %zu bytes for %lldx%lldx%lld %s", bytes,
                        (long long)nx, (long long)ny, (long long)nz, vl_dtype_name(dtype));
@@ -81,12 +83,18 @@ static vl_status create_volume(vl_volume *volume, int64_t nx, int64_t ny, int64_
 
 vl_status vl_volume_create(vl_volume *volume, int64_t nx, int64_t ny, int64_t nz, vl_dtype dtype)
 {
-    return create_volume(volume, nx, ny, nz, dtype, 1);
+    return create_volume(volume, nx, ny, nz, dtype, 1, NULL, 0);
 }
 
 vl_status vl_volume_create_uninitialised(vl_volume *volume, int64_t nx, int64_t ny, int64_t nz, vl_dtype dtype)
 {
-    return create_volume(volume, nx, ny, nz, dtype, 0);
+    return create_volume(volume, nx, ny, nz, dtype, 0, NULL, 0);
+}
+
+vl_status vl_volume_create_in(vl_volume *volume, int64_t nx, int64_t ny, int64_t nz, vl_dtype dtype, void *block,
+                              size_t block_bytes)
+{
+    return create_volume(volume, nx, ny, nz, dtype, 0, block, block_bytes);
 }
 
 void vl_volume_free(vl_volume *volume)
