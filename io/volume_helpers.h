@@ -82,9 +82,13 @@ vl_status vl_check_deflate_claim(int64_t claimed, int64_t compressed, const char
  * sliding along the window, so the table is kept small (an eighth of the default 8's; blocks of 2048 symbols).
  * bench/cohort_gzip_bench compares it with the default. */
 #define VL_PGZ_RLE_MEM_LEVEL 5
+/* ISA-L's igzip level (0..3) of the default compression: on label maps and CT several times zlib's speed,
+ * bench/cohort_gzip_bench compares it with zlib's. */
+#define VL_PGZ_ISAL_LEVEL 2
 /* Parallel gzip (io/gzip_parallel.c): appends `prefix` then the voxels as `dtype` to `file` as one gzip member,
- * compressed on every core; the bytes do not depend on the thread count. Level options->compression_level
- * (0 = 1); label maps (options->is_label_map) with zlib's run-length strategy. The FILE stays open. */
+ * compressed on every core; the bytes do not depend on the thread count. options->compression_level 0 or 1
+ * (the default): ISA-L's igzip at VL_PGZ_ISAL_LEVEL; 2..9: zlib at that level, label maps
+ * (options->is_label_map) with its run-length strategy. The FILE stays open. */
 vl_status vl_pgz_write_volume(FILE *file, const void *prefix, size_t prefix_bytes, const vl_volume *volume,
                               vl_dtype dtype, const vl_write_options *options, const char *path);
 /* The same deflate stream of the voxels as `dtype`, in a zlib wrapper (RFC 1950) instead: compressed MetaImage. */
