@@ -75,9 +75,11 @@ add_test(NAME io_seg_bad_source
 set_tests_properties(io_seg_bad_source PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)
 
 # Parallel gzip writer and libdeflate reader: zlib's gzread, Python's gzip/zlib, nibabel and SimpleITK read every
-# output; 1 thread and all give the same bytes; foreign and broken gzip inputs.
+# output; 1 thread and all give the same bytes; zlib's levels through the Python package; foreign and broken
+# gzip inputs.
 add_test(NAME io_gzip_oracle
          COMMAND sh -c "[ -x \"$1\" ] || { echo \"skipped: no oracle venv (scripts/oracle-venv)\"; exit 77; }; exec \"$@\""
                  oracle ${VL_ORACLE_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/io_gzip_oracle.py $<TARGET_FILE:voxlabel_cli>
                  ${CMAKE_CURRENT_BINARY_DIR}/io_gzip_oracle)
-set_tests_properties(io_gzip_oracle PROPERTIES LABELS "unit;oracle" SKIP_RETURN_CODE 77 TIMEOUT 120)
+set_tests_properties(io_gzip_oracle PROPERTIES LABELS "unit;oracle" SKIP_RETURN_CODE 77 TIMEOUT 120
+                     ENVIRONMENT "PYTHONPATH=${PROJECT_SOURCE_DIR}/python;VOXLABEL_LIBRARY=$<TARGET_FILE:voxlabel_shared>")

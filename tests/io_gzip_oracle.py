@@ -1,8 +1,10 @@
 """The parallel gzip writer and the libdeflate reader (io/gzip_parallel.c, io/gzip_read.c) against independent
 readers: every .nii.gz and gzip .nrrd voxlabel writes is one standard gzip member that zlib's own gzread (through
 ctypes), Python's gzip and zlib.decompress, nibabel and SimpleITK read to the voxels written; the bytes are the
-same for 1 and for all threads (also for compressed .mha, a zlib stream); and voxlabel reads foreign gzip files (several members, other levels, trailing
-bytes, a stream longer than the voxels) the same as before, refusing truncated or corrupt ones with exit 3.
+same for 1 and for all threads (also for compressed .mha, a zlib stream); zlib's levels 2 to 9 (the Python
+package's write_labels compression_level; the default is ISA-L's igzip) write the same voxels; and voxlabel reads
+foreign gzip files (several members, other levels, trailing bytes, a stream longer than the voxels) the same as
+before, refusing truncated or corrupt ones with exit 3.
 Sizes straddle the 1 MiB chunks (one voxel, just under a chunk, just over, several chunks) for u8, i16, u16, f32.
 usage: io_gzip_oracle.py VOXLABEL WORK_DIR   (exit 77 without nibabel or SimpleITK)"""
 import ctypes
@@ -160,6 +162,16 @@ label_path = os.path.join(work, "label_2", "labels.nii.gz")
 label_array = np.asarray(nibabel.load(label_path).dataobj)
 check(label_array.max() >= 2 and np.array_equal(label_array > 0, ct >= 300), "labels.nii.gz: the foreground")
 check_readers(label_path, label_array, "labels.nii.gz")
+
+# zlib's levels (the run-length strategy for label maps), asked for through the Python package; the library
+# comes from VOXLABEL_LIBRARY, as ctest sets it.
+import voxlabel as voxlabel_package  # noqa: E402
+
+for level in (2, 9):
+    path = os.path.join(work, f"zlib_{level}.nii.gz")
+    voxlabel_package.write_labels(path, label_array.astype(np.uint32), compression_level=level, axes="xyz")
+    check(open(path, "rb").read() != open(label_path, "rb").read(), f"compression_level {level}: zlib's bytes")
+    check_readers(path, label_array, f"labels at compression_level {level}")
 
 # Foreign gzip files read by voxlabel: all equal to the plain file.
 plain = open(os.path.join(work, "in_16.nii"), "rb").read()  # float32, 3 chunks and more

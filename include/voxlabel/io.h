@@ -47,7 +47,7 @@ typedef struct vl_write_options {
     int is_label_map;        /* NIfTI intent LABEL, NRRD/Slicer label hints */
     vl_mat_class mat_class;  /* MAT: double (what bwlabeln returns) by default */
     int mat_xy;              /* MAT axis convention, as in vl_read_options */
-    int compression_level;   /* gzip level 1..9 for .nii.gz/.nrrd; 0 = 1: the fastest level, and label maps still shrink well */
+    int compression_level;   /* .nii.gz/.nrrd: 0 or 1, ISA-L igzip (the fastest); 2..9, zlib at that level */
     int threads;             /* compressing threads for .nii.gz/.nrrd/.mha; 0 = every core (vl_set_thread_limit caps
                               * both); the bytes are the same for any count */
     vl_progress progress;

@@ -134,6 +134,7 @@ def write_labels(path, labels, geometry=None, format=None, force=False, mat_clas
     force: replace an existing file (otherwise it is an error).
     MAT files: mat_class "double" (what bwlabeln returns), "uint32" or "native"; mat_order "matlab" stores
     V(row, col, slice), "matlab-xy" V(x, y, z).
+    compression_level (.nii.gz, gzip .nrrd): 0 or 1, ISA-L's igzip (the fastest); 2..9, zlib at that level.
     """
     volume, memory = _label_volume(labels, axes, geometry)
     options = _lib.WriteOptions()
