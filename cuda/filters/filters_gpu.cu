@@ -84,26 +84,28 @@ struct pass_outputs {
     const float *taps[MAX_ORDERS];
 };
 
-/* acc[o][j] = sum_t taps[o][t] * value(j + t), t = 0 .. T - 1 in increasing order (a __fmaf_rn chain from 0), for
- * K neighbouring outputs j. The window win holds value(t0 .. t0 + 2K - 1); value() must return readable memory
- * for any index (the caller clamps). */
-template <int NOUT, int K, typename Value>
-__device__ __forceinline__ void correlate(const float *taps, int T, Value value, float (&acc)[NOUT][K])
+/* acc[o][j] = sum_t taps[o][t] * v(j + t), t = 0 .. T - 1 in increasing order (a __fmaf_rn chain from 0), for K
+ * neighbouring outputs j, where v(i) is the i-th value `next` returns. next is called T + K - 1 times, for
+ * v(0), v(1) ... v(T + K - 2) in that order (what output K - 1 reads last), so that a caller reads its line
+ * sequentially, without index arithmetic, and never past what the K outputs need. */
+template <int NOUT, int K, typename Next>
+__device__ __forceinline__ void correlate(const float *taps, int T, Next next, float (&acc)[NOUT][K])
 {
 #pragma unroll
     for (int o = 0; o < NOUT; o++)
 #pragma unroll
         for (int j = 0; j < K; j++)
             acc[o][j] = 0;
-    float win[2 * K];
+    /* while taps t0 .. t0 + K - 1 are applied, win holds v(t0 .. t0 + 2K - 2) */
+    float win[2 * K - 1];
 #pragma unroll
-    for (int i = 0; i < K; i++)
-        win[i] = value(i);
+    for (int i = 0; i < K - 1; i++)
+        win[i] = next();
     int t0 = 0;
     for (; t0 + K <= T; t0 += K) {
 #pragma unroll
         for (int i = 0; i < K; i++)
-            win[K + i] = value(t0 + K + i);
+            win[K - 1 + i] = next();
 #pragma unroll
         for (int tt = 0; tt < K; tt++)
 #pragma unroll
@@ -114,15 +116,17 @@ __device__ __forceinline__ void correlate(const float *taps, int T, Value value,
                     acc[o][j] = __fmaf_rn(w, win[j + tt], acc[o][j]);
             }
 #pragma unroll
-        for (int i = 0; i < K; i++)
+        for (int i = 0; i < K - 1; i++)
             win[i] = win[K + i];
     }
+    const int rest = T - t0; /* taps left, fewer than K: they read v(t0 .. t0 + K - 2 + rest) */
 #pragma unroll
     for (int i = 0; i < K; i++)
-        win[K + i] = value(t0 + K + i);
+        if (i < rest)
+            win[K - 1 + i] = next();
 #pragma unroll
     for (int tt = 0; tt < K; tt++)
-        if (t0 + tt < T)
+        if (tt < rest)
 #pragma unroll
             for (int o = 0; o < NOUT; o++) {
                 const float w = taps[o * T + t0 + tt];
@@ -207,17 +211,22 @@ __global__ void __launch_bounds__(128) line_pass_kernel(const float *__restrict_
         const int last = c.count - 1 + 2 * r; /* the last index a real output reads */
         float acc[NOUT][LINE_OUTPUTS];
         if (c.p0 - r >= g.in_lo && c.p0 + LINE_OUTPUTS - 1 + r < g.in_hi) {
-            /* every read inside the input box: no reflection */
-            const float *first = src + (int64_t)(c.p0 - r - g.in_lo) * step;
-            auto value = [&](int idx) { return __ldg(first + (int64_t)(idx < last ? idx : last) * step); };
-            correlate<NOUT, LINE_OUTPUTS>(taps, T, value, acc);
+            /* every read inside the input box: no reflection, one step along the line per value */
+            const float *at = src + (int64_t)(c.p0 - r - g.in_lo) * step;
+            auto next = [&]() {
+                const float v = __ldg(at);
+                at += step;
+                return v;
+            };
+            correlate<NOUT, LINE_OUTPUTS>(taps, T, next, acc);
         } else {
-            auto value = [&](int idx) {
-                int q = c.p0 - r + (idx < last ? idx : last);
-                q = reflect(q, n_axis);
+            int idx = 0;
+            auto next = [&]() {
+                const int q = reflect(c.p0 - r + (idx < last ? idx : last), n_axis);
+                idx++;
                 return __ldg(src + (int64_t)(q - g.in_lo) * step);
             };
-            correlate<NOUT, LINE_OUTPUTS>(taps, T, value, acc);
+            correlate<NOUT, LINE_OUTPUTS>(taps, T, next, acc);
         }
 #pragma unroll
         for (int o = 0; o < NOUT; o++)
@@ -261,7 +270,9 @@ __global__ void __launch_bounds__(ROW_THREADS) row_pass_kernel(const float *__re
 {
     extern __shared__ float shared[];
     const int T = 2 * r + 1;
-    float *taps = shared, *row = shared + NOUT * T, *result = row + ROW_SEGMENT + 2 * r;
+    /* the row segment with its taps, then ROW_OUTPUTS - 1 more words that the last outputs of a short segment
+     * read (their results are not kept), then the results */
+    float *taps = shared, *row = shared + NOUT * T, *result = row + ROW_SEGMENT + 2 * r + ROW_OUTPUTS - 1;
     load_taps(taps, outs, NOUT, T);
     const int sx = (int)size_of(out_box, 0), sy = (int)size_of(out_box, 1);
     const int segments = (sx + ROW_SEGMENT - 1) / ROW_SEGMENT;
@@ -278,11 +289,10 @@ __global__ void __launch_bounds__(ROW_THREADS) row_pass_kernel(const float *__re
         const int first = threadIdx.x * ROW_OUTPUTS;
         if (first < span) {
             const int count = span - first < ROW_OUTPUTS ? span - first : ROW_OUTPUTS;
-            const int last = count - 1 + 2 * r;
             const float *mine = row + first;
-            auto value = [&](int idx) { return mine[idx < last ? idx : last]; };
+            auto next = [&]() { return *mine++; };
             float acc[NOUT][ROW_OUTPUTS];
-            correlate<NOUT, ROW_OUTPUTS>(taps, T, value, acc);
+            correlate<NOUT, ROW_OUTPUTS>(taps, T, next, acc);
 #pragma unroll
             for (int o = 0; o < NOUT; o++)
 #pragma unroll
@@ -372,7 +382,8 @@ cudaError_t pass(const tile_context &cx, const dfield &in, int axis, const dtaps
     const int r = ts.k[axis][orders[0]].radius, T = 2 * r + 1;
     const int n_axis = (int)cx.f->n[axis];
     if (axis == 0) {
-        const size_t shared = sizeof(float) * (size_t)(count * T + ROW_SEGMENT + 2 * r + count * ROW_SEGMENT);
+        const size_t shared =
+            sizeof(float) * (size_t)(count * T + ROW_SEGMENT + 2 * r + ROW_OUTPUTS - 1 + count * ROW_SEGMENT);
         const int64_t work = size_of(out_box, 1) * size_of(out_box, 2) *
                              ((size_of(out_box, 0) + ROW_SEGMENT - 1) / ROW_SEGMENT);
         const unsigned blocks = (unsigned)(work < (1 << 20) ? work : (1 << 20));
@@ -576,7 +587,9 @@ __global__ void __launch_bounds__(FUSED_THREADS) row_combine_kernel(fused_inputs
 {
     const int inputs = DIMS == 3 ? 6 : 3, THREADS = FUSED_THREADS, OUTPUTS = FUSED_OUTPUTS, SEGMENT = ROW_SEGMENT;
     extern __shared__ float shared[];
-    const int T = 2 * r + 1, pitch = SEGMENT + 2 * r;
+    /* each input's row segment with its taps and OUTPUTS - 1 more words that the last outputs of a short segment
+     * read (their results are not kept) */
+    const int T = 2 * r + 1, pitch = SEGMENT + 2 * r + OUTPUTS - 1;
     /* taps of x orders 0, 1, 2; a row segment of each input; the segment's derivatives, slot after slot */
     float *taps = shared, *rows = shared + 3 * T, *derivative = rows + inputs * pitch;
     load_taps(taps, x_taps, 3, T);
@@ -596,12 +609,11 @@ __global__ void __launch_bounds__(FUSED_THREADS) row_combine_kernel(fused_inputs
         const int first = threadIdx.x * OUTPUTS;
         if (first < span) {
             const int count = span - first < OUTPUTS ? span - first : OUTPUTS;
-            const int last = count - 1 + 2 * r;
             /* each input's x orders, their results stored in slots at once (few registers live at a time) */
             auto run = [&](int input, auto &acc, const int *slots) {
                 const float *mine = rows + input * pitch + first;
-                auto value = [&](int idx) { return mine[idx < last ? idx : last]; };
-                correlate(taps, T, value, acc);
+                auto next = [&]() { return *mine++; };
+                correlate(taps, T, next, acc);
 #pragma unroll
                 for (int o = 0; o < (int)(sizeof acc / sizeof acc[0]); o++)
 #pragma unroll
@@ -691,31 +703,43 @@ __global__ void __launch_bounds__(128) product_pass_kernel(product_args a, dbox 
     for (int line = blockIdx.y * blockDim.y + threadIdx.y; line < g.lines; line += gridDim.y * blockDim.y) {
         const line_chunk c = line_chunk_of(g, x, line, K);
         const int last = c.count - 1 + 2 * r;
-        float win[P][2 * K], acc[P][K];
-        auto load = [&](int idx, int at) {
-            const int q = reflect(c.p0 - r + (idx < last ? idx : last), n_axis);
-            const int64_t o = c.base + (int64_t)(q - g.in_lo) * g.in_step;
+        /* the chunk's values in order, as correlate() reads them: one step along the line each when every read
+         * lies inside the input box, reflected at the volume's border otherwise */
+        const bool inside = c.p0 - r >= g.in_lo && c.p0 + K - 1 + r < g.in_hi;
+        int64_t at = c.base + (int64_t)(c.p0 - r - g.in_lo) * g.in_step;
+        int idx = 0;
+        float win[P][2 * K - 1], acc[P][K];
+        auto load = [&](int into) {
+            int64_t o = at;
+            if (inside) {
+                at += g.in_step;
+            } else {
+                const int q = reflect(c.p0 - r + (idx < last ? idx : last), n_axis);
+                idx++;
+                o = c.base + (int64_t)(q - g.in_lo) * g.in_step;
+            }
             float g[DIMS];
 #pragma unroll
             for (int d = 0; d < DIMS; d++)
                 g[d] = __ldg(a.g[d] + o);
 #pragma unroll
             for (int p = 0; p < P; p++)
-                win[p][at] = vl_voxel_product(g[first_of[p]], g[second_of[p]], scale[p]);
+                win[p][into] = vl_voxel_product(g[first_of[p]], g[second_of[p]], scale[p]);
         };
+        /* as correlate(): while taps t0 .. t0 + K - 1 are applied, win holds the values t0 .. t0 + 2K - 2 */
 #pragma unroll
         for (int p = 0; p < P; p++)
 #pragma unroll
             for (int j = 0; j < K; j++)
                 acc[p][j] = 0;
 #pragma unroll
-        for (int i = 0; i < K; i++)
-            load(i, i);
+        for (int i = 0; i < K - 1; i++)
+            load(i);
         int t0 = 0;
         for (; t0 + K <= T; t0 += K) {
 #pragma unroll
             for (int i = 0; i < K; i++)
-                load(t0 + K + i, K + i);
+                load(K - 1 + i);
 #pragma unroll
             for (int tt = 0; tt < K; tt++) {
                 const float w = taps[t0 + tt];
@@ -728,15 +752,17 @@ __global__ void __launch_bounds__(128) product_pass_kernel(product_args a, dbox 
 #pragma unroll
             for (int p = 0; p < P; p++)
 #pragma unroll
-                for (int i = 0; i < K; i++)
+                for (int i = 0; i < K - 1; i++)
                     win[p][i] = win[p][K + i];
         }
+        const int rest = T - t0;
 #pragma unroll
         for (int i = 0; i < K; i++)
-            load(t0 + K + i, K + i);
+            if (i < rest)
+                load(K - 1 + i);
 #pragma unroll
         for (int tt = 0; tt < K; tt++)
-            if (t0 + tt < T) {
+            if (tt < rest) {
                 const float w = taps[t0 + tt];
 #pragma unroll
                 for (int p = 0; p < P; p++)
@@ -953,7 +979,8 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
      * memory fits */
     const int r = ts.k[0][0].radius;
     const size_t fused_shared =
-        sizeof(float) * (size_t)(3 * (2 * r + 1) + (dims == 3 ? 6 : 3) * (ROW_SEGMENT + 2 * r) + VL_D_COUNT * ROW_SEGMENT);
+        sizeof(float) * (size_t)(3 * (2 * r + 1) + (dims == 3 ? 6 : 3) * (ROW_SEGMENT + 2 * r + FUSED_OUTPUTS - 1) +
+                                 VL_D_COUNT * ROW_SEGMENT);
     const int fused = need[VL_D_SMOOTH] && need[VL_D_X] && need[VL_D_XX] && need[VL_D_XY] &&
                       fused_shared <= 48 * 1024;
     dfield d[VL_D_COUNT] = {}, smooth = {}, g[3] = {}, tensor[6] = {}, inputs[6] = {}, hessian[6] = {};
