@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <type_traits>
+
 #include "core/cuda_check.h"
 #include "core/gpu_transfer.h"
 #include "filters/filter_voxel.h"
@@ -703,73 +705,80 @@ __global__ void __launch_bounds__(128) product_pass_kernel(product_args a, dbox 
     for (int line = blockIdx.y * blockDim.y + threadIdx.y; line < g.lines; line += gridDim.y * blockDim.y) {
         const line_chunk c = line_chunk_of(g, x, line, K);
         const int last = c.count - 1 + 2 * r;
+        float acc[P][K];
         /* the chunk's values in order, as correlate() reads them: one step along the line each when every read
-         * lies inside the input box, reflected at the volume's border otherwise */
-        const bool inside = c.p0 - r >= g.in_lo && c.p0 + K - 1 + r < g.in_hi;
-        int64_t at = c.base + (int64_t)(c.p0 - r - g.in_lo) * g.in_step;
-        int idx = 0;
-        float win[P][2 * K - 1], acc[P][K];
-        auto load = [&](int into) {
-            int64_t o = at;
-            if (inside) {
-                at += g.in_step;
-            } else {
-                const int q = reflect(c.p0 - r + (idx < last ? idx : last), n_axis);
-                idx++;
-                o = c.base + (int64_t)(q - g.in_lo) * g.in_step;
-            }
-            float g[DIMS];
+         * lies inside the input box, reflected at the volume's border otherwise (two versions of the loop, each
+         * with one way to read) */
+        auto run = [&](auto inside) {
+            int64_t at = c.base + (int64_t)(c.p0 - r - g.in_lo) * g.in_step;
+            int idx = 0;
+            float win[P][2 * K - 1];
+            auto load = [&](int into) {
+                int64_t o = at;
+                if (decltype(inside)::value) {
+                    at += g.in_step;
+                } else {
+                    const int q = reflect(c.p0 - r + (idx < last ? idx : last), n_axis);
+                    idx++;
+                    o = c.base + (int64_t)(q - g.in_lo) * g.in_step;
+                }
+                float g[DIMS];
 #pragma unroll
-            for (int d = 0; d < DIMS; d++)
-                g[d] = __ldg(a.g[d] + o);
+                for (int d = 0; d < DIMS; d++)
+                    g[d] = __ldg(a.g[d] + o);
+#pragma unroll
+                for (int p = 0; p < P; p++)
+                    win[p][into] = vl_voxel_product(g[first_of[p]], g[second_of[p]], scale[p]);
+            };
+            /* as correlate(): while taps t0 .. t0 + K - 1 are applied, win holds the values t0 .. t0 + 2K - 2 */
 #pragma unroll
             for (int p = 0; p < P; p++)
-                win[p][into] = vl_voxel_product(g[first_of[p]], g[second_of[p]], scale[p]);
-        };
-        /* as correlate(): while taps t0 .. t0 + K - 1 are applied, win holds the values t0 .. t0 + 2K - 2 */
 #pragma unroll
-        for (int p = 0; p < P; p++)
+                for (int j = 0; j < K; j++)
+                    acc[p][j] = 0;
 #pragma unroll
-            for (int j = 0; j < K; j++)
-                acc[p][j] = 0;
+            for (int i = 0; i < K - 1; i++)
+                load(i);
+            int t0 = 0;
+            for (; t0 + K <= T; t0 += K) {
 #pragma unroll
-        for (int i = 0; i < K - 1; i++)
-            load(i);
-        int t0 = 0;
-        for (; t0 + K <= T; t0 += K) {
+                for (int i = 0; i < K; i++)
+                    load(K - 1 + i);
+#pragma unroll
+                for (int tt = 0; tt < K; tt++) {
+                    const float w = taps[t0 + tt];
+#pragma unroll
+                    for (int p = 0; p < P; p++)
+#pragma unroll
+                        for (int j = 0; j < K; j++)
+                            acc[p][j] = __fmaf_rn(w, win[p][j + tt], acc[p][j]);
+                }
+#pragma unroll
+                for (int p = 0; p < P; p++)
+#pragma unroll
+                    for (int i = 0; i < K - 1; i++)
+                        win[p][i] = win[p][K + i];
+            }
+            const int rest = T - t0;
 #pragma unroll
             for (int i = 0; i < K; i++)
-                load(K - 1 + i);
+                if (i < rest)
+                    load(K - 1 + i);
 #pragma unroll
-            for (int tt = 0; tt < K; tt++) {
-                const float w = taps[t0 + tt];
+            for (int tt = 0; tt < K; tt++)
+                if (tt < rest) {
+                    const float w = taps[t0 + tt];
 #pragma unroll
-                for (int p = 0; p < P; p++)
+                    for (int p = 0; p < P; p++)
 #pragma unroll
-                    for (int j = 0; j < K; j++)
-                        acc[p][j] = __fmaf_rn(w, win[p][j + tt], acc[p][j]);
-            }
-#pragma unroll
-            for (int p = 0; p < P; p++)
-#pragma unroll
-                for (int i = 0; i < K - 1; i++)
-                    win[p][i] = win[p][K + i];
-        }
-        const int rest = T - t0;
-#pragma unroll
-        for (int i = 0; i < K; i++)
-            if (i < rest)
-                load(K - 1 + i);
-#pragma unroll
-        for (int tt = 0; tt < K; tt++)
-            if (tt < rest) {
-                const float w = taps[t0 + tt];
-#pragma unroll
-                for (int p = 0; p < P; p++)
-#pragma unroll
-                    for (int j = 0; j < K; j++)
-                        acc[p][j] = __fmaf_rn(w, win[p][j + tt], acc[p][j]);
-            }
+                        for (int j = 0; j < K; j++)
+                            acc[p][j] = __fmaf_rn(w, win[p][j + tt], acc[p][j]);
+                }
+        };
+        if (c.p0 - r >= g.in_lo && c.p0 + K - 1 + r < g.in_hi)
+            run(std::true_type{});
+        else
+            run(std::false_type{});
 #pragma unroll
         for (int p = 0; p < P; p++)
 #pragma unroll
