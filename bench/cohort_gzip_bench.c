@@ -65,9 +65,8 @@ static size_t libdeflate_chunks(const unsigned char *data, size_t bytes, int lev
 static size_t igzip_chunks(const unsigned char *data, size_t bytes, int level, unsigned char *out,
                            size_t capacity)
 {
-    static const uint32_t buffer_bytes[4] = {ISAL_DEF_LVL0_DEFAULT, ISAL_DEF_LVL1_DEFAULT, ISAL_DEF_LVL2_DEFAULT,
-                                             ISAL_DEF_LVL3_DEFAULT};
-    unsigned char *buffer = malloc(buffer_bytes[level] + 1);
+    const uint32_t buffer_bytes = vl_pgz_igzip_buffer_bytes(level);
+    unsigned char *buffer = malloc(buffer_bytes + 1);
     struct isal_zstream stream;
     size_t total = 0;
     for (size_t first = 0; first < bytes; first += chunk_bytes) {
@@ -75,7 +74,7 @@ static size_t igzip_chunks(const unsigned char *data, size_t bytes, int level, u
         isal_deflate_init(&stream);
         stream.level = (uint32_t)level;
         stream.level_buf = buffer;
-        stream.level_buf_size = buffer_bytes[level];
+        stream.level_buf_size = buffer_bytes;
         stream.flush = SYNC_FLUSH;
         stream.next_in = (uint8_t *)(data + first);
         stream.avail_in = (uint32_t)length;

@@ -47,8 +47,8 @@ typedef struct pgz_shared {
     vl_dtype dtype;
     size_t element;
     int64_t voxels, chunk_voxels, chunks;
-    int level, strategy, zlib_wrapper;
-    int igzip; /* deflate with ISA-L (the default level) rather than zlib */
+    int level; /* 1 (the default): ISA-L's igzip at VL_PGZ_ISAL_LEVEL; 2..9: zlib at that level */
+    int strategy, zlib_wrapper;
     size_t capacity; /* of each slot: the worst case of the largest chunk */
     const vl_progress *progress;
     _Atomic int64_t next; /* the next chunk to compress */
@@ -82,15 +82,19 @@ static int deflate_piece(z_stream *stream, const unsigned char *data, size_t byt
     return (result == Z_OK || result == Z_STREAM_END) && stream->avail_in == 0 && stream->avail_out > 0;
 }
 
+uint32_t vl_pgz_igzip_buffer_bytes(int level)
+{
+    static const uint32_t bytes[4] = {ISAL_DEF_LVL0_DEFAULT, ISAL_DEF_LVL1_DEFAULT, ISAL_DEF_LVL2_DEFAULT,
+                                      ISAL_DEF_LVL3_DEFAULT};
+    return level >= 0 && level <= 3 ? bytes[level] : bytes[VL_PGZ_ISAL_LEVEL];
+}
+
 /* Deflates the chunk's prefix and voxels with ISA-L from a reset state into the slot (grown when igzip needs
  * more than the slot holds), ending with a sync flush, or the end of the stream on the last chunk. */
 static int igzip_chunk(pgz_worker *worker, const unsigned char *prefix, size_t prefix_bytes,
                        const unsigned char *voxels, size_t voxel_bytes, int last, pgz_slot *slot)
 {
-    /* igzip's working memory for each level, as ISA-L sizes it by default */
-    static const uint32_t buffer_bytes[4] = {ISAL_DEF_LVL0_DEFAULT, ISAL_DEF_LVL1_DEFAULT, ISAL_DEF_LVL2_DEFAULT,
-                                             ISAL_DEF_LVL3_DEFAULT};
-    const uint32_t level_bytes = buffer_bytes[VL_PGZ_ISAL_LEVEL];
+    const uint32_t level_bytes = vl_pgz_igzip_buffer_bytes(VL_PGZ_ISAL_LEVEL);
     struct isal_zstream *stream = &worker->igzip;
     if (level_bytes && !worker->igzip_buffer && !(worker->igzip_buffer = malloc(level_bytes)))
         return 0;
@@ -150,7 +154,7 @@ static int compress_chunk(pgz_worker *worker, int64_t chunk, pgz_slot *slot)
     slot->input_bytes = prefix_bytes + voxel_bytes;
     if (!slot->output && !(slot->output = malloc(slot->capacity = z->capacity)))
         return 0;
-    if (z->igzip)
+    if (z->level == 1)
         return igzip_chunk(worker, prefix, prefix_bytes, voxels, voxel_bytes, chunk == z->chunks - 1, slot);
 
     z_stream *stream = &worker->stream;
@@ -258,7 +262,6 @@ static vl_status write_volume(FILE *file, int zlib_wrapper, const void *prefix, 
         .voxels = vl_volume_voxels(volume),
         .level = options->compression_level >= 1 && options->compression_level <= 9 ? options->compression_level : 1,
         .strategy = options->is_label_map ? Z_RLE : Z_DEFAULT_STRATEGY,
-        .igzip = options->compression_level <= 1 || options->compression_level > 9,
         .zlib_wrapper = zlib_wrapper,
         .progress = &options->progress,
         .check = zlib_wrapper ? 1 : 0,
@@ -285,7 +288,7 @@ static vl_status write_volume(FILE *file, int zlib_wrapper, const void *prefix, 
     /* gzip member header: deflate, no name, no time, Unix. zlib header: deflate with a 32 KiB window, the level
      * class as zlib's deflate states it (informative only), no dictionary, the check bits. */
     static const unsigned char gzip_header[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
-    const unsigned level_class = z.igzip || z.strategy >= Z_HUFFMAN_ONLY || z.level < 2 ? 0 : z.level < 6 ? 1 : z.level == 6 ? 2 : 3;
+    const unsigned level_class = z.strategy >= Z_HUFFMAN_ONLY || z.level < 2 ? 0 : z.level < 6 ? 1 : z.level == 6 ? 2 : 3;
     unsigned char zlib_header[2] = {0x78, (unsigned char)(level_class << 6)};
     zlib_header[1] = (unsigned char)(zlib_header[1] + 31 - (0x78 * 256 + zlib_header[1]) % 31);
     vl_status status = failed ? vl_fail(VL_ERR_MEMORY, "%s: no memory for the gzip writer", path)

@@ -85,6 +85,8 @@ vl_status vl_check_deflate_claim(int64_t claimed, int64_t compressed, const char
 /* ISA-L's igzip level (0..3) of the default compression: on label maps and CT several times zlib's speed,
  * bench/cohort_gzip_bench compares it with zlib's. */
 #define VL_PGZ_ISAL_LEVEL 2
+/* igzip's working memory for a level (0..3), as ISA-L sizes it by default. */
+uint32_t vl_pgz_igzip_buffer_bytes(int level);
 /* Parallel gzip (io/gzip_parallel.c): appends `prefix` then the voxels as `dtype` to `file` as one gzip member,
  * compressed on every core; the bytes do not depend on the thread count. options->compression_level 0 or 1
  * (the default): ISA-L's igzip at VL_PGZ_ISAL_LEVEL; 2..9: zlib at that level, label maps
