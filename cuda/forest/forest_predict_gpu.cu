@@ -2,7 +2,8 @@
  * feature budget allows) the slab's channels (cuda/filters, never the whole feature volume) and one thread per
  * voxel down every tree, as vl_forest_eval does on the CPU (the same float sums in tree order, the same argmax).
  * Only the channels that the trees test are computed (vl_gpu_filters_select). The trees go to the device packed
- * 8 bytes a node, siblings side by side, read through the read-only cache. A slab's results come back to one of
+ * 8 bytes a node, siblings side by side; a forest that fits is walked from shared memory with the block's channels
+ * beside it, a larger one through the read-only cache. A slab's results come back to one of
  * two pinned host buffers and the host copies them into place while the device works on the next slab; only the
  * outputs asked for come back. */
 #include <stdlib.h>
@@ -21,91 +22,191 @@ const int REGISTER_CLASSES = 8;
 const int64_t FEATURE_BUDGET = (int64_t)2 << 30;
 /* Trees a thread walks at once: independent chains of loads, so one voxel's descent waits on memory less. */
 const int TREES_AT_ONCE = 4;
-/* Threads of a prediction block, nine blocks a multiprocessor (the walk waits on memory: many threads hide it). */
-const int PREDICT_THREADS = 128;
+/* Threads of a prediction block: reading the forest from global memory, nine blocks a multiprocessor (the walk
+ * waits on memory: many threads hide it); from shared memory, two blocks of 256 (the forest and the block's
+ * channels take about half a multiprocessor's shared memory each). */
+const int GLOBAL_PREDICT_THREADS = 128;
+const int SHARED_PREDICT_THREADS = 256;
 
-/* A node packed in 8 bytes for the walk: x the threshold's bits; y the feature in the low FEATURE_BITS
- * (LEAF_FEATURE for a leaf) and above them, for an inner node, the index in its tree of its children (left, right
- * = left + 1: the trees are laid out again so that siblings are neighbours), for a leaf its leaf index. */
+/* A node packed in 8 bytes for the walk, the trees laid out again breadth first from each root so that siblings
+ * are neighbours. An inner node: x the threshold's bits, y the feature in the low FEATURE_BITS and above them the
+ * index in its tree of its children (left, right = left + 1). A leaf: x a quiet NaN whose payload is its leaf
+ * index, so that `value <= threshold` is false for every value and the walk takes the right child, which y names
+ * as the leaf itself (feature 0, children index one below the leaf's own): a step from a leaf stays on it, so
+ * that the four trees of a thread step together without a test per tree. */
 const int FEATURE_BITS = 9;
-const uint32_t LEAF_FEATURE = (1u << FEATURE_BITS) - 1;
+const uint32_t FEATURE_MASK = (1u << FEATURE_BITS) - 1;
+const uint32_t LEAF_TAG = 0x7fc00000u;
+const uint32_t LEAF_INDEX_MASK = (1u << 22) - 1;
 const int64_t PACKED_INDEX_LIMIT = (int64_t)1 << (32 - FEATURE_BITS);
-static_assert(VL_FILTER_MAX_CHANNELS < (int)LEAF_FEATURE, "a feature index must fit below LEAF_FEATURE");
+static_assert(VL_FILTER_MAX_CHANNELS <= (int)FEATURE_MASK + 1, "a feature index must fit FEATURE_BITS");
+static_assert(PACKED_INDEX_LIMIT / 2 <= (int64_t)LEAF_INDEX_MASK + 1, "a tree's leaf indices must fit the payload");
 /* A slab's channels fit FEATURE_BUDGET, so a channel's offset from a voxel's first one fits 32 bits. */
 static_assert(FEATURE_BUDGET / sizeof(float) < ((int64_t)1 << 32), "channel offsets must fit 32 bits");
 
-__global__ void __launch_bounds__(PREDICT_THREADS, 9)
-    predict_kernel(const uint2 *forest, const uint32_t *tree_start, const float *leaf_values,
-                   const int64_t *tree_leaf_start, int trees, int classes, const float *channels, int64_t voxels,
-                   float *probabilities, uint8_t *class_map)
+__device__ __forceinline__ bool all_leaves(const uint2 (&node)[TREES_AT_ONCE])
 {
-    const uint32_t stride = (uint32_t)voxels; /* from one channel to the next */
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < voxels; i += (int64_t)gridDim.x * blockDim.x) {
-        const float *mine = channels + i;
-        float sum[REGISTER_CLASSES];
+    uint32_t x = LEAF_TAG;
 #pragma unroll
-        for (int c = 0; c < REGISTER_CLASSES; c++)
-            sum[c] = 0;
-        for (int c = REGISTER_CLASSES; c < classes; c++)
-            probabilities[c * voxels + i] = 0;
-        for (int t0 = 0; t0 < trees; t0 += TREES_AT_ONCE) {
-            uint32_t root[TREES_AT_ONCE];
-            uint2 node[TREES_AT_ONCE];
-#pragma unroll
-            for (int u = 0; u < TREES_AT_ONCE; u++) {
-                root[u] = __ldg(tree_start + (t0 + u < trees ? t0 + u : t0));
-                node[u] = __ldg(forest + root[u]);
-            }
-            for (;;) {
-                int walking = 0;
-#pragma unroll
-                for (int u = 0; u < TREES_AT_ONCE; u++) {
-                    const uint32_t feature = node[u].y & LEAF_FEATURE;
-                    if (feature != LEAF_FEATURE) {
-                        const float v = mine[feature * stride];
-                        node[u] = __ldg(forest + root[u] + (node[u].y >> FEATURE_BITS) +
-                                        (v <= __uint_as_float(node[u].x) ? 0 : 1));
-                        walking = 1;
-                    }
-                }
-                if (!walking)
-                    break;
-            }
-            /* the leaves' fractions added in tree order, as the CPU does */
-#pragma unroll
-            for (int u = 0; u < TREES_AT_ONCE; u++) {
-                if (t0 + u >= trees)
-                    break;
-                const float *leaf = leaf_values + (__ldg(tree_leaf_start + t0 + u) + (node[u].y >> FEATURE_BITS)) * classes;
-#pragma unroll
-                for (int c = 0; c < REGISTER_CLASSES; c++)
-                    if (c < classes)
-                        sum[c] += __ldg(leaf + c);
-                for (int c = REGISTER_CLASSES; c < classes; c++)
-                    probabilities[c * voxels + i] += __ldg(leaf + c);
-            }
-        }
-        /* the same float operations as vl_forest_eval and vl_forest_argmax: sums in tree order, then / trees */
-        int best = 0;
-        float top = 0;
-        for (int c = 0; c < classes; c++) {
-            float p = 0;
-#pragma unroll
-            for (int k = 0; k < REGISTER_CLASSES; k++)
-                if (k == c)
-                    p = sum[k];
-            if (c >= REGISTER_CLASSES)
-                p = probabilities[c * voxels + i];
-            p /= (float)trees;
-            if (probabilities)
-                probabilities[c * voxels + i] = p;
-            if (c == 0 || p > top) {
-                best = c;
-                top = p;
-            }
-        }
-        class_map[i] = (uint8_t)(best + 1);
+    for (int u = 0; u < TREES_AT_ONCE; u++)
+        x &= node[u].x;
+    return x == LEAF_TAG;
+}
+
+/* Where the walk reads a voxel's channels and the forest: global memory (through the read-only cache), or the
+ * block's shared copies. */
+struct global_source {
+    const uint2 *nodes;
+    const float *leaves;
+    const float *voxel; /* the voxel's first channel */
+    uint32_t stride;    /* from one channel to the next */
+    __device__ float channel(uint32_t f) const { return voxel[f * stride]; }
+    __device__ uint2 node(uint32_t k) const { return __ldg(nodes + k); }
+    __device__ float leaf(int64_t k) const { return __ldg(leaves + k); }
+};
+
+struct shared_source {
+    const uint2 *nodes;
+    const float *leaves;
+    const float *columns; /* the block's channels, SHARED_PREDICT_THREADS voxels a channel */
+    uint32_t column;      /* the voxel's column, in bytes */
+    __device__ float channel(uint32_t f) const
+    {
+        return *(const float *)((const char *)columns + (column + f * (uint32_t)(SHARED_PREDICT_THREADS * sizeof(float))));
     }
+    __device__ uint2 node(uint32_t k) const { return nodes[k]; }
+    __device__ float leaf(int64_t k) const { return leaves[k]; }
+};
+
+/* Voxel i's class fractions summed over the trees in tree order (the CPU's vl_forest_eval), then its
+ * probabilities and class. */
+template <typename Source>
+__device__ __forceinline__ void predict_voxel(const Source &src, const uint32_t *tree_start,
+                                              const int64_t *tree_leaf_start, int trees, int classes, int64_t voxels,
+                                              int64_t i, float *probabilities, uint8_t *class_map)
+{
+    float sum[REGISTER_CLASSES];
+#pragma unroll
+    for (int c = 0; c < REGISTER_CLASSES; c++)
+        sum[c] = 0;
+    for (int c = REGISTER_CLASSES; c < classes; c++)
+        probabilities[c * voxels + i] = 0;
+    for (int t0 = 0; t0 < trees; t0 += TREES_AT_ONCE) {
+        uint32_t first[TREES_AT_ONCE]; /* the tree's first slot; its root is the next one */
+        uint2 node[TREES_AT_ONCE];
+#pragma unroll
+        for (int u = 0; u < TREES_AT_ONCE; u++) {
+            first[u] = __ldg(tree_start + (t0 + u < trees ? t0 + u : t0));
+            node[u] = src.node(first[u] + 1);
+        }
+        while (!all_leaves(node))
+#pragma unroll
+            for (int u = 0; u < TREES_AT_ONCE; u++) {
+                const float v = src.channel(node[u].y & FEATURE_MASK);
+                node[u] = src.node(first[u] + (node[u].y >> FEATURE_BITS) + (v <= __uint_as_float(node[u].x) ? 0 : 1));
+            }
+        /* the leaves' fractions added in tree order, as the CPU does */
+#pragma unroll
+        for (int u = 0; u < TREES_AT_ONCE; u++) {
+            if (t0 + u >= trees)
+                break;
+            const int64_t leaf = (__ldg(tree_leaf_start + t0 + u) + (node[u].x & LEAF_INDEX_MASK)) * classes;
+#pragma unroll
+            for (int c = 0; c < REGISTER_CLASSES; c++)
+                if (c < classes)
+                    sum[c] += src.leaf(leaf + c);
+            for (int c = REGISTER_CLASSES; c < classes; c++)
+                probabilities[c * voxels + i] += src.leaf(leaf + c);
+        }
+    }
+    /* the same float operations as vl_forest_eval and vl_forest_argmax: sums in tree order, then / trees */
+    int best = 0;
+    float top = 0;
+    for (int c = 0; c < classes; c++) {
+        float p = 0;
+#pragma unroll
+        for (int k = 0; k < REGISTER_CLASSES; k++)
+            if (k == c)
+                p = sum[k];
+        if (c >= REGISTER_CLASSES)
+            p = probabilities[c * voxels + i];
+        p /= (float)trees;
+        if (probabilities)
+            probabilities[c * voxels + i] = p;
+        if (c == 0 || p > top) {
+            best = c;
+            top = p;
+        }
+    }
+    class_map[i] = (uint8_t)(best + 1);
+}
+
+struct predict_args {
+    const uint2 *forest;
+    const uint32_t *tree_start;
+    const float *leaf_values;
+    const int64_t *tree_leaf_start;
+    int64_t nodes, leaves; /* in the whole forest */
+    int trees, classes, features;
+    const float *channels; /* channel after channel, `voxels` apart */
+    int64_t voxels;
+    float *probabilities;
+    uint8_t *class_map;
+};
+
+/* One thread per voxel, the forest and the channels read from global memory: any forest. */
+__global__ void __launch_bounds__(GLOBAL_PREDICT_THREADS, 9) predict_kernel(predict_args a)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < a.voxels; i += (int64_t)gridDim.x * blockDim.x) {
+        const global_source src = {a.forest, a.leaf_values, a.channels + i, (uint32_t)a.voxels};
+        predict_voxel(src, a.tree_start, a.tree_leaf_start, a.trees, a.classes, a.voxels, i, a.probabilities,
+                      a.class_map);
+    }
+}
+
+/* The same walk with the forest and the block's channels in shared memory (a forest that fits, see
+ * shared_predict_bytes): a block copies the forest once, then for each run of SHARED_PREDICT_THREADS voxels their
+ * channels (coalesced), each voxel's channels a column, so that the threads' reads fall in different banks. */
+__global__ void __launch_bounds__(SHARED_PREDICT_THREADS, 2) predict_shared_kernel(predict_args a)
+{
+    extern __shared__ uint2 shared_nodes[];
+    float *leaves = (float *)(shared_nodes + a.nodes), *columns = leaves + a.leaves * a.classes;
+    for (int64_t k = threadIdx.x; k < a.nodes; k += SHARED_PREDICT_THREADS)
+        shared_nodes[k] = __ldg(a.forest + k);
+    for (int64_t k = threadIdx.x; k < a.leaves * a.classes; k += SHARED_PREDICT_THREADS)
+        leaves[k] = __ldg(a.leaf_values + k);
+    for (int64_t first = blockIdx.x * (int64_t)SHARED_PREDICT_THREADS; first < a.voxels;
+         first += (int64_t)gridDim.x * SHARED_PREDICT_THREADS) {
+        const int64_t i = first + threadIdx.x;
+        __syncthreads(); /* the previous run's walks are done with the columns (and the forest is in place) */
+        for (int f = 0; f < a.features; f++)
+            columns[f * SHARED_PREDICT_THREADS + threadIdx.x] = i < a.voxels ? a.channels[f * a.voxels + i] : 0;
+        __syncthreads();
+        if (i < a.voxels) {
+            /* opaque to the compiler, so that a read adds the channel's offset to the column's rather than
+             * computing the address from the thread index again */
+            uint32_t column = threadIdx.x * (uint32_t)sizeof(float);
+            asm("" : "+r"(column));
+            const shared_source src = {shared_nodes, leaves, columns, column};
+            predict_voxel(src, a.tree_start, a.tree_leaf_start, a.trees, a.classes, a.voxels, i, a.probabilities,
+                          a.class_map);
+        }
+    }
+}
+
+/* Shared memory predict_shared_kernel needs for the forest and a block's channels; 0 when two blocks of it do not
+ * fit a multiprocessor (predict_kernel then reads the forest from global memory). */
+size_t shared_predict_bytes(const predict_args &a, int device)
+{
+    int per_block = 0, per_multiprocessor = 0;
+    if (cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&per_multiprocessor, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device) !=
+            cudaSuccess)
+        return 0;
+    const double bytes = 8.0 * (double)a.nodes + 4.0 * (double)a.leaves * a.classes +
+                         4.0 * (double)a.features * SHARED_PREDICT_THREADS;
+    /* each block also holds 1 KiB the runtime reserves */
+    return bytes <= per_block && 2 * (bytes + 1024) <= per_multiprocessor ? (size_t)bytes : 0;
 }
 
 struct device_forest {
@@ -113,7 +214,7 @@ struct device_forest {
     uint32_t *tree_start;
     int64_t *tree_leaf_start;
     float *leaf_values;
-    int64_t nodes;
+    int64_t slots, leaves; /* packed slots, leaves of the whole forest */
 };
 
 void device_forest_free(device_forest *d)
@@ -125,38 +226,40 @@ void device_forest_free(device_forest *d)
 }
 
 /* The forest's trees packed (see FEATURE_BITS) breadth first from each root, so that the children of a node are
- * neighbours; 0 when a tree is not a tree (a node reached twice, a child out of range) or exceeds the packing. */
+ * neighbours. Tree t takes count + 1 slots from tree_start[t]: an unused one, then its nodes, so that every leaf's
+ * children index (its own slot less one) is a slot of the tree. 0 when a tree is not a tree (a node reached twice,
+ * a child out of range, a NaN threshold) or exceeds the packing. */
 int forest_pack(const vl_forest *f, uint2 *packed, uint32_t *tree_start, int32_t *order)
 {
     for (int t = 0; t < f->tree_count; t++) {
         const vl_forest_node *tree = f->nodes + f->tree_node_start[t];
         const int64_t count = f->tree_node_start[t + 1] - f->tree_node_start[t];
-        if (count < 1 || count >= PACKED_INDEX_LIMIT)
+        if (count < 1 || count + 1 >= PACKED_INDEX_LIMIT)
             return 0;
-        uint2 *out = packed + f->tree_node_start[t];
-        tree_start[t] = (uint32_t)f->tree_node_start[t];
-        /* order[k]: the old index of new node k; a node's children get the next two new indices */
+        tree_start[t] = (uint32_t)(f->tree_node_start[t] + t);
+        uint2 *out = packed + tree_start[t];
+        out[0] = make_uint2(0, 0);
+        /* order[k]: the old index of the node in slot k + 1; a node's children get the next two slots */
         int64_t placed = 1;
         order[0] = 0;
         for (int64_t k = 0; k < placed; k++) {
             const vl_forest_node *n = &tree[order[k]];
             if (n->feature < 0) {
-                if (n->left < 0 || n->left >= PACKED_INDEX_LIMIT)
+                if (n->left < 0 || n->left > (int32_t)LEAF_INDEX_MASK)
                     return 0;
-                out[k] = make_uint2(0, ((uint32_t)n->left << FEATURE_BITS) | LEAF_FEATURE);
+                out[k + 1] = make_uint2(LEAF_TAG | (uint32_t)n->left, (uint32_t)k << FEATURE_BITS);
                 continue;
             }
-            if (n->feature >= (int32_t)LEAF_FEATURE || n->left < 0 || n->left >= count || n->right < 0 ||
-                n->right >= count || placed + 2 > count)
+            if (n->feature > (int32_t)FEATURE_MASK || n->left < 0 || n->left >= count || n->right < 0 ||
+                n->right >= count || placed + 2 > count || n->threshold != n->threshold)
                 return 0;
             uint32_t bits;
             memcpy(&bits, &n->threshold, sizeof bits);
-            out[k] = make_uint2(bits, ((uint32_t)placed << FEATURE_BITS) | (uint32_t)n->feature);
+            out[k + 1] = make_uint2(bits, ((uint32_t)(placed + 1) << FEATURE_BITS) | (uint32_t)n->feature);
             order[placed++] = n->left;
             order[placed++] = n->right;
         }
     }
-    tree_start[f->tree_count] = (uint32_t)f->tree_node_start[f->tree_count];
     return 1;
 }
 
@@ -164,13 +267,14 @@ cudaError_t device_forest_upload(const vl_forest *f, device_forest *d, int *pack
 {
     memset(d, 0, sizeof *d);
     const int64_t nodes = f->tree_node_start[f->tree_count], leaves = f->tree_leaf_start[f->tree_count];
-    d->nodes = nodes;
-    uint2 *packed = (uint2 *)malloc(sizeof(uint2) * (size_t)nodes + 1);
-    uint32_t *tree_start = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)(f->tree_count + 1));
+    d->slots = nodes + f->tree_count;
+    d->leaves = leaves;
+    uint2 *packed = (uint2 *)malloc(sizeof(uint2) * (size_t)d->slots);
+    uint32_t *tree_start = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)f->tree_count);
     int32_t *order = (int32_t *)malloc(sizeof(int32_t) * (size_t)nodes + 1);
     cudaError_t error = packed && tree_start && order ? cudaSuccess : cudaErrorMemoryAllocation;
-    *packable = error == cudaSuccess && nodes < ((int64_t)1 << 32) && forest_pack(f, packed, tree_start, order);
-    const size_t sizes[4] = {sizeof(uint2) * (size_t)nodes, sizeof(uint32_t) * (size_t)(f->tree_count + 1),
+    *packable = error == cudaSuccess && d->slots < ((int64_t)1 << 32) && forest_pack(f, packed, tree_start, order);
+    const size_t sizes[4] = {sizeof(uint2) * (size_t)d->slots, sizeof(uint32_t) * (size_t)f->tree_count,
                              sizeof(int64_t) * (size_t)(f->tree_count + 1),
                              sizeof(float) * (size_t)(leaves * f->class_count)};
     void **targets[4] = {(void **)&d->packed, (void **)&d->tree_start, (void **)&d->tree_leaf_start,
@@ -213,6 +317,9 @@ vl_status vl_forest_predict_gpu(vl_forest_prediction *p)
     cudaEvent_t copied[2] = {NULL, NULL};
     vl_box boxes[2];
     int64_t pending = -1; /* the tile whose results are on their way to the host, or -1 */
+    predict_args base_args = {};
+    size_t shared_bytes = 0; /* predict_shared_kernel's, or 0 to read the forest from global memory */
+    unsigned shared_blocks = 0;
     vl_status status = VL_OK;
     /* the filters allocate their intermediates from the stream-ordered pool slab after slab: the pool keeps them
      * between slabs and gives them back at the end */
@@ -252,6 +359,23 @@ vl_status vl_forest_predict_gpu(vl_forest_prediction *p)
                          "nodes", (long long)PACKED_INDEX_LIMIT - 1);
         goto done;
     }
+    base_args = predict_args{d.packed, d.tree_start, d.leaf_values, d.tree_leaf_start, d.slots, d.leaves,
+                             forest->tree_count, C, F, channels, 0, probabilities, class_map};
+    if ((shared_bytes = shared_predict_bytes(base_args, device)) != 0) {
+        int per_multiprocessor = 0, multiprocessors = 0;
+        error = cudaFuncSetAttribute(predict_shared_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     (int)shared_bytes);
+        if (error == cudaSuccess)
+            error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, predict_shared_kernel,
+                                                                  SHARED_PREDICT_THREADS, shared_bytes);
+        if (error == cudaSuccess)
+            error = cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device);
+        if (error != cudaSuccess) {
+            status = vl_cuda_failure(error, "forest prediction in shared memory");
+            goto done;
+        }
+        shared_blocks = (unsigned)((per_multiprocessor > 0 ? per_multiprocessor : 1) * multiprocessors);
+    }
     if ((status = vl_gpu_filters_create(image, &forest->bank, &filters)) != VL_OK)
         goto done;
     {
@@ -277,10 +401,15 @@ vl_status vl_forest_predict_gpu(vl_forest_prediction *p)
             const int64_t voxels = (box->hi[0] - box->lo[0]) * (box->hi[1] - box->lo[1]) * (box->hi[2] - box->lo[2]);
             if ((status = vl_gpu_filters_box(filters, box, channels, stream, p->options->gpu_pass_planes)) != VL_OK)
                 goto done;
-            const int64_t blocks = (voxels + PREDICT_THREADS - 1) / PREDICT_THREADS;
-            predict_kernel<<<(unsigned)(blocks > 65535 * 16 ? 65535 * 16 : blocks), PREDICT_THREADS, 0, stream>>>(
-                d.packed, d.tree_start, d.leaf_values, d.tree_leaf_start, forest->tree_count, C, channels, voxels,
-                probabilities, class_map);
+            predict_args args = base_args;
+            args.voxels = voxels;
+            if (shared_bytes) {
+                predict_shared_kernel<<<shared_blocks, SHARED_PREDICT_THREADS, shared_bytes, stream>>>(args);
+            } else {
+                const int64_t blocks = (voxels + GLOBAL_PREDICT_THREADS - 1) / GLOBAL_PREDICT_THREADS;
+                predict_kernel<<<(unsigned)(blocks > 65535 * 16 ? 65535 * 16 : blocks), GLOBAL_PREDICT_THREADS, 0,
+                                 stream>>>(args);
+            }
             error = cudaGetLastError();
             if (error == cudaSuccess && p->probabilities)
                 error = cudaMemcpyAsync(host_probabilities[b], probabilities, sizeof(float) * (size_t)(voxels * C),
