@@ -68,6 +68,22 @@ __device__ __forceinline__ int reflect(int i, int n)
     return m < n ? m : period - 1 - m;
 }
 
+/* row[i] = the input row's value at x0 - r + i (reflected at the volume's border), i < count, by `threads` threads
+ * from thread `self`: the values inside the volume as a straight copy, the reflected ones on their own. `src` is
+ * the row in the input box, whose first x is in_lo. */
+__device__ __forceinline__ void stage_row(float *row, const float *__restrict__ src, int x0, int r, int count,
+                                          int n_axis, int in_lo, int self, int threads)
+{
+    const int inside_lo = r - x0 > 0 ? r - x0 : 0, inside_hi = n_axis - x0 + r < count ? n_axis - x0 + r : count;
+    const float *at = src + (x0 - r - in_lo);
+    for (int i = inside_lo + self; i < inside_hi; i += threads)
+        row[i] = at[i];
+    for (int i = self; i < inside_lo; i += threads)
+        row[i] = src[reflect(x0 - r + i, n_axis) - in_lo];
+    for (int i = inside_hi + self; i < count; i += threads)
+        row[i] = src[reflect(x0 - r + i, n_axis) - in_lo];
+}
+
 /* Outputs per thread: along y or z (registers), along x (odd, so that a warp's reads of the shared row, that many
  * words apart, fall in 32 different banks; a block's segment covers a 512-voxel row). The fused x pass gives each
  * of more threads fewer outputs: the same segment, three times the threads of a block, whose shared memory (six
@@ -138,11 +154,25 @@ __device__ __forceinline__ void correlate(const float *taps, int T, Next next, f
             }
 }
 
-__device__ void load_taps(float *taps, const pass_outputs &outs, int count, int T)
+template <int COUNT>
+__device__ void load_taps(float *taps, const pass_outputs &outs, int T)
 {
     const int threads = blockDim.x * blockDim.y, self = threadIdx.x + blockDim.x * threadIdx.y;
-    for (int i = self; i < count * T; i += threads)
-        taps[i] = outs.taps[i / T][i % T];
+#pragma unroll
+    for (int o = 0; o < COUNT; o++)
+        for (int i = self; i < T; i += threads)
+            taps[o * T + i] = outs.taps[o][i];
+}
+
+/* Work items (chunks of lines, row segments) a block takes in turn: its set-up (taps, geometry) is paid once for
+ * several. */
+const int ITEMS_PER_BLOCK = 4;
+
+/* blocks (at most `limit`) for `items` work items, ITEMS_PER_BLOCK each */
+unsigned blocks_for_items(int64_t items, int64_t limit)
+{
+    const int64_t blocks = (items + ITEMS_PER_BLOCK - 1) / ITEMS_PER_BLOCK;
+    return (unsigned)(blocks < 1 ? 1 : blocks > limit ? limit : blocks);
 }
 
 /* The geometry of a pass along y or z (axis 1 or 2): thread (x, line) computes `outputs` neighbouring outputs of
@@ -200,7 +230,7 @@ __global__ void __launch_bounds__(128) line_pass_kernel(const float *__restrict_
 {
     extern __shared__ float taps[];
     const int T = 2 * r + 1;
-    load_taps(taps, outs, NOUT, T);
+    load_taps<NOUT>(taps, outs, T);
     __syncthreads();
     const line_geometry g = line_geometry_of(in_box, out_box, axis, LINE_OUTPUTS);
     const int x = blockIdx.x * blockDim.x + threadIdx.x;
@@ -275,7 +305,7 @@ __global__ void __launch_bounds__(ROW_THREADS) row_pass_kernel(const float *__re
     /* the row segment with its taps, then ROW_OUTPUTS - 1 more words that the last outputs of a short segment
      * read (their results are not kept), then the results */
     float *taps = shared, *row = shared + NOUT * T, *result = row + ROW_SEGMENT + 2 * r + ROW_OUTPUTS - 1;
-    load_taps(taps, outs, NOUT, T);
+    load_taps<NOUT>(taps, outs, T);
     const int sx = (int)size_of(out_box, 0), sy = (int)size_of(out_box, 1);
     const int segments = (sx + ROW_SEGMENT - 1) / ROW_SEGMENT;
     const int64_t rows = (int64_t)sy * size_of(out_box, 2);
@@ -285,8 +315,7 @@ __global__ void __launch_bounds__(ROW_THREADS) row_pass_kernel(const float *__re
         const int x0 = w.x0, span = w.span;
         const float *src = in + w.in_row;
         __syncthreads(); /* the previous segment's reads are done (and the taps are in place) */
-        for (int i = threadIdx.x; i < span + 2 * r; i += ROW_THREADS)
-            row[i] = src[reflect(x0 - r + i, n_axis) - in_lo];
+        stage_row(row, src, x0, r, span + 2 * r, n_axis, in_lo, threadIdx.x, ROW_THREADS);
         __syncthreads();
         const int first = threadIdx.x * ROW_OUTPUTS;
         if (first < span) {
@@ -388,7 +417,7 @@ cudaError_t pass(const tile_context &cx, const dfield &in, int axis, const dtaps
             sizeof(float) * (size_t)(count * T + ROW_SEGMENT + 2 * r + ROW_OUTPUTS - 1 + count * ROW_SEGMENT);
         const int64_t work = size_of(out_box, 1) * size_of(out_box, 2) *
                              ((size_of(out_box, 0) + ROW_SEGMENT - 1) / ROW_SEGMENT);
-        const unsigned blocks = (unsigned)(work < (1 << 20) ? work : (1 << 20));
+        const unsigned blocks = blocks_for_items(work, 1 << 20);
         switch (count) {
         case 1: row_pass_kernel<1><<<blocks, ROW_THREADS, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
         case 2: row_pass_kernel<2><<<blocks, ROW_THREADS, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
@@ -399,7 +428,7 @@ cudaError_t pass(const tile_context &cx, const dfield &in, int axis, const dtaps
         const int other = 3 - axis;
         const int64_t lines = (size_of(out_box, axis) + LINE_OUTPUTS - 1) / LINE_OUTPUTS * size_of(out_box, other);
         const dim3 block(32, 4);
-        const dim3 grid((unsigned)((size_of(out_box, 0) + 31) / 32), (unsigned)((lines + 3) / 4 < 65535 ? (lines + 3) / 4 : 65535));
+        const dim3 grid((unsigned)((size_of(out_box, 0) + 31) / 32), blocks_for_items((lines + 3) / 4, 65535));
         switch (count) {
         case 1: line_pass<1>(cx, grid, block, shared, in, po, out_box, axis, r, n_axis); break;
         case 2: line_pass<2>(cx, grid, block, shared, in, po, out_box, axis, r, n_axis); break;
@@ -487,24 +516,23 @@ cudaError_t derivatives(const tile_context &cx, const dfield &in, const dbox &ou
 struct combine_args {
     const float *d[VL_D_COUNT];
     const float *dog;       /* G(dog_ratio sigma) * I; NULL when the DoG channel is unwanted (written 0) */
-    const float *tensor[6]; /* smoothed products xx, xy, xz, yy, yz, zz; NULL when unwanted (eigenvalues of 0) */
     vl_filter_scales scales;
     unsigned families;
     int dims;
     int64_t voxels;         /* of the box */
     int64_t channel_stride; /* from one channel to the next in `out` */
     float *out;             /* the sigma's first channel at the box's first voxel */
-    /* when set, the Hessian's entries go here (vl_voxel_hessian_entries) and eigen_kernel takes both families'
-     * eigenvalues, so that the kernels that hold a voxel's derivatives in many registers leave the long
-     * eigenvalue loop to one that runs with many threads per core */
+    /* when set, the Hessian's entries go here (vl_voxel_hessian_entries) and eigen_kernel takes their eigenvalues,
+     * so that the kernels that hold a voxel's derivatives in many registers leave the long eigenvalue loop to one
+     * that runs with many threads per core */
     float *hessian[6];
-    int structure_channel, hessian_channel; /* relative to out */
+    int hessian_channel; /* relative to out */
 };
 
 /* Voxel i's channels from its derivatives v (VL_D_* slots). */
 __device__ __forceinline__ void combine_voxel(const combine_args &a, int64_t i, const float *v)
 {
-    float t[6], e[3];
+    float e[3];
     float *o = a.out + i;
     if (a.families & VL_FAMILY_SMOOTHING)
         *o = v[VL_D_SMOOTH], o += a.channel_stride;
@@ -516,6 +544,7 @@ __device__ __forceinline__ void combine_voxel(const combine_args &a, int64_t i, 
         *o = a.dog ? vl_fsub(v[VL_D_SMOOTH], a.dog[i]) : 0, o += a.channel_stride;
     if (a.hessian[0]) {
         if (a.families & VL_FAMILY_HESSIAN) {
+            float t[6];
             vl_voxel_hessian_entries(&a.scales, a.dims, v, t);
             for (int p = 0; p < 6; p++)
                 if (a.hessian[p])
@@ -523,14 +552,8 @@ __device__ __forceinline__ void combine_voxel(const combine_args &a, int64_t i, 
         }
         return;
     }
-    if (a.families & VL_FAMILY_STRUCTURE) {
-#pragma unroll
-        for (int p = 0; p < 6; p++)
-            t[p] = a.tensor[p] ? a.tensor[p][i] : 0;
-        vl_voxel_structure(a.dims, t, e);
-        for (int c = 0; c < a.dims; c++)
-            *o = e[c], o += a.channel_stride;
-    }
+    if (a.families & VL_FAMILY_STRUCTURE)
+        o += a.dims * a.channel_stride; /* structure_kernel's */
     if (a.families & VL_FAMILY_HESSIAN) {
         vl_voxel_hessian(&a.scales, a.dims, v, e);
         for (int c = 0; c < a.dims; c++)
@@ -538,27 +561,17 @@ __device__ __forceinline__ void combine_voxel(const combine_args &a, int64_t i, 
     }
 }
 
-/* The structure tensor's and the Hessian's eigenvalues from their stored entries (combine_args.hessian set). */
+/* The Hessian's eigenvalues from its stored entries (combine_args.hessian set). */
 __global__ void eigen_kernel(combine_args a)
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < a.voxels; i += (int64_t)gridDim.x * blockDim.x) {
         float t[6], e[3];
-        if (a.families & VL_FAMILY_STRUCTURE) {
 #pragma unroll
-            for (int p = 0; p < 6; p++)
-                t[p] = a.tensor[p] ? a.tensor[p][i] : 0;
-            vl_voxel_structure(a.dims, t, e);
-            for (int c = 0; c < a.dims; c++)
-                a.out[(a.structure_channel + c) * a.channel_stride + i] = e[c];
-        }
-        if (a.families & VL_FAMILY_HESSIAN) {
-#pragma unroll
-            for (int p = 0; p < 6; p++)
-                t[p] = a.hessian[p] ? a.hessian[p][i] : 0;
-            vl_voxel_structure(a.dims, t, e);
-            for (int c = 0; c < a.dims; c++)
-                a.out[(a.hessian_channel + c) * a.channel_stride + i] = e[c];
-        }
+        for (int p = 0; p < 6; p++)
+            t[p] = a.hessian[p] ? a.hessian[p][i] : 0;
+        vl_voxel_structure(a.dims, t, e);
+        for (int c = 0; c < a.dims; c++)
+            a.out[(a.hessian_channel + c) * a.channel_stride + i] = e[c];
     }
 }
 
@@ -594,7 +607,7 @@ __global__ void __launch_bounds__(FUSED_THREADS) row_combine_kernel(fused_inputs
     const int T = 2 * r + 1, pitch = SEGMENT + 2 * r + OUTPUTS - 1;
     /* taps of x orders 0, 1, 2; a row segment of each input; the segment's derivatives, slot after slot */
     float *taps = shared, *rows = shared + 3 * T, *derivative = rows + inputs * pitch;
-    load_taps(taps, x_taps, 3, T);
+    load_taps<3>(taps, x_taps, T);
     const int sx = (int)size_of(out_box, 0), sy = (int)size_of(out_box, 1);
     const int segments = (sx + SEGMENT - 1) / SEGMENT;
     const int64_t lines = (int64_t)sy * size_of(out_box, 2);
@@ -604,9 +617,9 @@ __global__ void __launch_bounds__(FUSED_THREADS) row_combine_kernel(fused_inputs
         const int x0 = w.x0, span = w.span;
         const int64_t row_offset = w.in_row;
         __syncthreads(); /* the previous segment's reads are done (and the taps are in place) */
+#pragma unroll
         for (int k = 0; k < inputs; k++)
-            for (int i = threadIdx.x; i < span + 2 * r; i += THREADS)
-                rows[k * pitch + i] = in.v[k][row_offset + reflect(x0 - r + i, n_axis) - in_lo];
+            stage_row(rows + k * pitch, in.v[k] + row_offset, x0, r, span + 2 * r, n_axis, in_lo, threadIdx.x, THREADS);
         __syncthreads();
         const int first = threadIdx.x * OUTPUTS;
         if (first < span) {
@@ -664,6 +677,66 @@ __global__ void __launch_bounds__(FUSED_THREADS) row_combine_kernel(fused_inputs
                            ? derivative[k * SEGMENT + i]
                            : 0;
             combine_voxel(a, base + i, v);
+        }
+    }
+}
+
+/* The last pass (along x) of the structure tensor's outer smoothing fused with its eigenvalues: the inputs are the
+ * products after their other passes (3D: slots xx, xy, xz, yy, yz, zz; 2D: xx, xy, yy), on the box grown along x.
+ * A block stages a row segment of each; a thread smooths ROW_OUTPUTS neighbouring voxels of one input at a time
+ * into shared memory (row_pass_kernel's chains), FUSED_THREADS threads taking the inputs' ROW_THREADS runs of
+ * voxels in turn; then the block takes the eigenvalues, one voxel per thread, and writes the family's channels
+ * from `out` on, channel_stride apart. The smoothed tensor never goes to memory. */
+template <int DIMS>
+__global__ void __launch_bounds__(FUSED_THREADS) structure_kernel(fused_inputs in, dbox in_box, const float *taps_global,
+                                                                dbox out_box, int r, int n_axis, float *out,
+                                                                int64_t channel_stride)
+{
+    const int P = DIMS == 3 ? 6 : 3;
+    const int slot[3] = {0, 1, 3}; /* 2D: the input k's slot in vl_voxel_structure's entries */
+    extern __shared__ float shared[];
+    /* the taps; each input's row segment, padded as row_pass_kernel's; each input smoothed, segment after segment */
+    const int T = 2 * r + 1, pitch = ROW_SEGMENT + 2 * r + ROW_OUTPUTS - 1;
+    float *taps = shared, *rows = shared + T, *smoothed = rows + P * pitch;
+    for (int i = threadIdx.x; i < T; i += FUSED_THREADS)
+        taps[i] = taps_global[i];
+    const int sx = (int)size_of(out_box, 0), sy = (int)size_of(out_box, 1);
+    const int segments = (sx + ROW_SEGMENT - 1) / ROW_SEGMENT;
+    const int64_t lines = (int64_t)sy * size_of(out_box, 2);
+    const int in_lo = (int)in_box.lo[0];
+    for (int64_t work = blockIdx.x; work < lines * segments; work += gridDim.x) {
+        const row_segment w = row_segment_of(in_box, out_box, work, segments, ROW_SEGMENT);
+        const int x0 = w.x0, span = w.span;
+        __syncthreads(); /* the previous segment's reads are done (and the taps are in place) */
+#pragma unroll
+        for (int k = 0; k < P; k++)
+            stage_row(rows + k * pitch, in.v[k] + w.in_row, x0, r, span + 2 * r, n_axis, in_lo, threadIdx.x,
+                      FUSED_THREADS);
+        __syncthreads();
+        for (int run = threadIdx.x; run < P * ROW_THREADS; run += FUSED_THREADS) {
+            const int k = run / ROW_THREADS, first = run % ROW_THREADS * ROW_OUTPUTS;
+            if (first >= span)
+                continue;
+            const int count = span - first < ROW_OUTPUTS ? span - first : ROW_OUTPUTS;
+            const float *mine = rows + k * pitch + first;
+            auto next = [&]() { return *mine++; };
+            float acc[1][ROW_OUTPUTS];
+            correlate<1, ROW_OUTPUTS>(taps, T, next, acc);
+#pragma unroll
+            for (int j = 0; j < ROW_OUTPUTS; j++)
+                if (j < count)
+                    smoothed[k * ROW_SEGMENT + first + j] = acc[0][j];
+        }
+        __syncthreads();
+        for (int i = threadIdx.x; i < span; i += FUSED_THREADS) {
+            float t[6] = {0, 0, 0, 0, 0, 0}, e[3];
+#pragma unroll
+            for (int k = 0; k < P; k++)
+                t[DIMS == 3 ? k : slot[k]] = smoothed[k * ROW_SEGMENT + i];
+            vl_voxel_structure(DIMS, t, e);
+#pragma unroll
+            for (int c = 0; c < DIMS; c++)
+                out[c * channel_stride + w.out_first + i] = e[c];
         }
     }
 }
@@ -904,10 +977,11 @@ void keep_gradients(const tile_context &cx, int s, dfield g[3])
         field_free(cx, &g[a]);
 }
 
-/* The structure tensor's entries on `box` (2D: slots 0, 1, 3) from the inner gradients g on `grown`: the first
- * pass of the outer smoothing forms the products as it reads (product_pass_kernel), the other passes follow. */
-cudaError_t structure_tensor(const tile_context &cx, const dtaps_set &ts, const dbox &grown, const dbox &box,
-                             const dfield g[3], dfield tensor[6])
+/* The structure tensor's eigenvalues on `box` (channel c at out + c * channel_stride) from the inner gradients g on
+ * `grown`: the first pass of the outer smoothing forms the products as it reads (product_pass_kernel), the last
+ * one takes the eigenvalues as it writes (structure_kernel). */
+cudaError_t structure_eigenvalues(const tile_context &cx, const dtaps_set &ts, const dbox &grown, const dbox &box,
+                                  const dfield g[3], float *out, int64_t channel_stride)
 {
     const vl_gpu_filters *f = cx.f;
     const int dims = f->bank.dims;
@@ -915,7 +989,7 @@ cudaError_t structure_tensor(const tile_context &cx, const dtaps_set &ts, const 
     static const int pair[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
     static const int order0[1] = {0};
     const dbox region = grow_after(cx, box, ts, 0);
-    dfield first[6] = {}, second = {};
+    dfield first[6] = {};
     product_args pa = {};
     cudaError_t e = cudaSuccess;
     for (int a = 0; a < dims; a++)
@@ -932,8 +1006,7 @@ cudaError_t structure_tensor(const tile_context &cx, const dtaps_set &ts, const 
         const dtaps &t = ts.k[axis][0];
         const int64_t lines = (size_of(region, axis) + PRODUCT_OUTPUTS - 1) / PRODUCT_OUTPUTS * size_of(region, other);
         const dim3 block(32, 4);
-        const dim3 grid((unsigned)((size_of(region, 0) + 31) / 32),
-                        (unsigned)((lines + 3) / 4 < 65535 ? (lines + 3) / 4 : 65535));
+        const dim3 grid((unsigned)((size_of(region, 0) + 31) / 32), blocks_for_items((lines + 3) / 4, 65535));
         const size_t shared = sizeof(float) * (size_t)(2 * t.radius + 1);
         if (dims == 3)
             product_pass_kernel<3><<<grid, block, shared, cx.stream>>>(pa, grown, region, axis, t.k, t.radius,
@@ -943,24 +1016,47 @@ cudaError_t structure_tensor(const tile_context &cx, const dtaps_set &ts, const 
                                                                         (int)f->n[axis]);
         e = cudaGetLastError();
     }
+    /* each product before its last pass (3D: after the pass along y; 2D: the first pass's) */
+    dfield before_x[6] = {};
+    fused_inputs in = {};
+    int inputs = 0;
     for (int p = 0; p < 6 && e == cudaSuccess; p++) {
         if (!first[p].v)
             continue;
-        dfield *out = &tensor[p];
         if (dims == 2) {
-            e = pass(cx, first[p], ax[1], ts, order0, 1, &out, box);
+            before_x[p] = first[p];
+            first[p].v = NULL;
         } else {
-            dfield *mid = &second;
+            dfield *mid = &before_x[p];
             e = pass(cx, first[p], ax[1], ts, order0, 1, &mid, grow_after(cx, box, ts, 1));
-            if (e == cudaSuccess)
-                e = pass(cx, second, ax[2], ts, order0, 1, &out, box);
-            field_free(cx, &second);
+            field_free(cx, &first[p]);
         }
-        field_free(cx, &first[p]);
+        in.v[inputs++] = before_x[p].v;
     }
-    for (int p = 0; p < 6; p++)
+    if (e == cudaSuccess) {
+        const dtaps &t = ts.k[0][0];
+        const size_t shared = sizeof(float) * (size_t)(2 * t.radius + 1 + inputs * (ROW_SEGMENT + 2 * t.radius +
+                                                                                    ROW_OUTPUTS - 1 + ROW_SEGMENT));
+        const int64_t work = size_of(box, 1) * size_of(box, 2) * ((size_of(box, 0) + ROW_SEGMENT - 1) / ROW_SEGMENT);
+        const dbox in_box = before_x[0].box;
+        if (dims == 3) {
+            e = cudaFuncSetAttribute(structure_kernel<3>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared);
+            if (e == cudaSuccess)
+                structure_kernel<3><<<blocks_for_items(work, 1 << 20), FUSED_THREADS, shared, cx.stream>>>(
+                    in, in_box, t.k, box, t.radius, (int)f->n[0], out, channel_stride);
+        } else {
+            e = cudaFuncSetAttribute(structure_kernel<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared);
+            if (e == cudaSuccess)
+                structure_kernel<2><<<blocks_for_items(work, 1 << 20), FUSED_THREADS, shared, cx.stream>>>(
+                    in, in_box, t.k, box, t.radius, (int)f->n[0], out, channel_stride);
+        }
+        if (e == cudaSuccess)
+            e = cudaGetLastError();
+    }
+    for (int p = 0; p < 6; p++) {
         field_free(cx, &first[p]);
-    field_free(cx, &second);
+        field_free(cx, &before_x[p]);
+    }
     return e;
 }
 
@@ -992,7 +1088,7 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
                                  VL_D_COUNT * ROW_SEGMENT);
     const int fused = need[VL_D_SMOOTH] && need[VL_D_X] && need[VL_D_XX] && need[VL_D_XY] &&
                       fused_shared <= 48 * 1024;
-    dfield d[VL_D_COUNT] = {}, smooth = {}, g[3] = {}, tensor[6] = {}, inputs[6] = {}, hessian[6] = {};
+    dfield d[VL_D_COUNT] = {}, smooth = {}, g[3] = {}, inputs[6] = {}, hessian[6] = {};
     wanted w[VL_D_COUNT];
     int count = 0;
     cudaError_t error = cudaSuccess;
@@ -1003,6 +1099,16 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
     args.voxels = voxels;
     args.channel_stride = channel_stride;
     args.out = channels + (int64_t)*channel * channel_stride;
+    /* the structure tensor's and the Hessian's first channels, relative to args.out */
+    int structure_channel = 0;
+    for (unsigned family = 1, c = 0; family <= VL_FAMILY_HESSIAN; family <<= 1) {
+        if (family == VL_FAMILY_STRUCTURE)
+            structure_channel = (int)c;
+        if (family == VL_FAMILY_HESSIAN)
+            args.hessian_channel = (int)c;
+        if (families & family)
+            c += family == VL_FAMILY_STRUCTURE || family == VL_FAMILY_HESSIAN ? dims : 1;
+    }
     if (families & ~f->unwanted[s] & VL_FAMILY_DOG) {
         const wanted one = {{0, 0, 0}, &smooth};
         TRY(derivatives(cx, f->image, box, dog, &one, 1));
@@ -1011,24 +1117,19 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
         /* inner gradients over the box grown by the outer radius, products, outer smoothing of each */
         const dbox grown = grow(box, ts.radius, f->n);
         TRY(inner_gradients(cx, s, grown, g));
-        TRY(structure_tensor(cx, ts, grown, box, g, tensor));
+        TRY(structure_eigenvalues(cx, ts, grown, box, g, args.out + structure_channel * channel_stride,
+                                  channel_stride));
         keep_gradients(cx, s, g);
+    } else if (families & VL_FAMILY_STRUCTURE) {
+        /* unwanted: written 0 */
+        for (int c = 0; c < dims; c++)
+            TRY(cudaMemsetAsync(args.out + (structure_channel + c) * channel_stride, 0, sizeof(float) * (size_t)voxels,
+                                cx.stream));
     }
     args.dog = smooth.v;
-    for (int p = 0; p < 6; p++)
-        args.tensor[p] = tensor[p].v;
     if (fused) {
-        /* the eigenvalues in eigen_kernel: the Hessian's entries stored by the fused kernel */
+        /* the Hessian's eigenvalues in eigen_kernel, from its entries stored by the fused kernel */
         static const int pair[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
-        int c = 0;
-        for (unsigned family = 1; family <= VL_FAMILY_HESSIAN; family <<= 1) {
-            if (family == VL_FAMILY_STRUCTURE)
-                args.structure_channel = c;
-            if (family == VL_FAMILY_HESSIAN)
-                args.hessian_channel = c;
-            if (families & family)
-                c += family == VL_FAMILY_STRUCTURE || family == VL_FAMILY_HESSIAN ? dims : 1;
-        }
         for (int p = 0; p < 6; p++)
             if (pair[p][0] < dims && pair[p][1] < dims) {
                 TRY(field_alloc(cx, &hessian[p], box));
@@ -1042,7 +1143,7 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
         for (int o = 0; o < 3; o++)
             x_taps.taps[o] = ts.k[0][o].k;
         const int64_t work = size_of(box, 1) * size_of(box, 2) * ((size_of(box, 0) + ROW_SEGMENT - 1) / ROW_SEGMENT);
-        const unsigned blocks = (unsigned)(work < (1 << 20) ? work : (1 << 20));
+        const unsigned blocks = blocks_for_items(work, 1 << 20);
         if (dims == 3)
             row_combine_kernel<3><<<blocks, FUSED_THREADS, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args,
                                                                                    box, r, (int)f->n[0]);
@@ -1072,7 +1173,6 @@ done:
     for (int i = 0; i < VL_D_COUNT; i++)
         field_free(cx, &d[i]);
     for (int p = 0; p < 6; p++) {
-        field_free(cx, &tensor[p]);
         field_free(cx, &inputs[p]);
         field_free(cx, &hessian[p]);
     }
