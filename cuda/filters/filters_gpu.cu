@@ -68,20 +68,45 @@ __device__ __forceinline__ int reflect(int i, int n)
     return m < n ? m : period - 1 - m;
 }
 
-/* row[i] = the input row's value at x0 - r + i (reflected at the volume's border), i < count, by `threads` threads
- * from thread `self`: the values inside the volume as a straight copy, the reflected ones on their own. `src` is
- * the row in the input box, whose first x is in_lo. */
-__device__ __forceinline__ void stage_row(float *row, const float *__restrict__ src, int x0, int r, int count,
-                                          int n_axis, int in_lo, int self, int threads)
+/* Loads of each input a thread has in flight while staging rows (stage_rows): issued together, then stored, so
+ * that a block waits on memory once per batch rather than once per value. */
+const int STAGE_BATCH = 4;
+
+/* rows[k * pitch + i] = input k's row value at x0 - r + i (reflected at the volume's border), i < count, k < INPUTS,
+ * by `threads` threads from thread `self`: the values inside the volume as straight copies, STAGE_BATCH of each
+ * input's in flight at once, the reflected ones on their own. src[k] is input k's row in the input box, whose first
+ * x is in_lo. */
+template <int INPUTS>
+__device__ __forceinline__ void stage_rows(float *rows, int pitch, const float *const (&src)[INPUTS], int x0, int r,
+                                           int count, int n_axis, int in_lo, int self, int threads)
 {
     const int inside_lo = r - x0 > 0 ? r - x0 : 0, inside_hi = n_axis - x0 + r < count ? n_axis - x0 + r : count;
-    const float *at = src + (x0 - r - in_lo);
-    for (int i = inside_lo + self; i < inside_hi; i += threads)
-        row[i] = at[i];
-    for (int i = self; i < inside_lo; i += threads)
-        row[i] = src[reflect(x0 - r + i, n_axis) - in_lo];
-    for (int i = inside_hi + self; i < count; i += threads)
-        row[i] = src[reflect(x0 - r + i, n_axis) - in_lo];
+    const int shift = x0 - r - in_lo;
+    for (int first = inside_lo + self; first < inside_hi; first += threads * STAGE_BATCH) {
+        float v[INPUTS][STAGE_BATCH];
+#pragma unroll
+        for (int k = 0; k < INPUTS; k++)
+#pragma unroll
+            for (int b = 0; b < STAGE_BATCH; b++) {
+                const int i = first + b * threads;
+                v[k][b] = i < inside_hi ? __ldg(src[k] + shift + i) : 0.0f;
+            }
+#pragma unroll
+        for (int k = 0; k < INPUTS; k++)
+#pragma unroll
+            for (int b = 0; b < STAGE_BATCH; b++) {
+                const int i = first + b * threads;
+                if (i < inside_hi)
+                    rows[k * pitch + i] = v[k][b];
+            }
+    }
+#pragma unroll
+    for (int k = 0; k < INPUTS; k++) {
+        for (int i = self; i < inside_lo; i += threads)
+            rows[k * pitch + i] = src[k][reflect(x0 - r + i, n_axis) - in_lo];
+        for (int i = inside_hi + self; i < count; i += threads)
+            rows[k * pitch + i] = src[k][reflect(x0 - r + i, n_axis) - in_lo];
+    }
 }
 
 /* Outputs per thread: along y or z (registers), along x (odd, so that a warp's reads of the shared row, that many
@@ -315,7 +340,8 @@ __global__ void __launch_bounds__(ROW_THREADS) row_pass_kernel(const float *__re
         const int x0 = w.x0, span = w.span;
         const float *src = in + w.in_row;
         __syncthreads(); /* the previous segment's reads are done (and the taps are in place) */
-        stage_row(row, src, x0, r, span + 2 * r, n_axis, in_lo, threadIdx.x, ROW_THREADS);
+        const float *const sources[1] = {src};
+        stage_rows<1>(row, 0, sources, x0, r, span + 2 * r, n_axis, in_lo, threadIdx.x, ROW_THREADS);
         __syncthreads();
         const int first = threadIdx.x * ROW_OUTPUTS;
         if (first < span) {
@@ -597,7 +623,7 @@ struct fused_inputs {
 };
 
 template <int DIMS>
-__global__ void __launch_bounds__(FUSED_THREADS) row_combine_kernel(fused_inputs in, dbox in_box, pass_outputs x_taps,
+__global__ void __launch_bounds__(FUSED_THREADS, 6) row_combine_kernel(fused_inputs in, dbox in_box, pass_outputs x_taps,
                                                                   combine_args a, dbox out_box, int r, int n_axis)
 {
     const int inputs = DIMS == 3 ? 6 : 3, THREADS = FUSED_THREADS, OUTPUTS = FUSED_OUTPUTS, SEGMENT = ROW_SEGMENT;
@@ -617,9 +643,11 @@ __global__ void __launch_bounds__(FUSED_THREADS) row_combine_kernel(fused_inputs
         const int x0 = w.x0, span = w.span;
         const int64_t row_offset = w.in_row;
         __syncthreads(); /* the previous segment's reads are done (and the taps are in place) */
+        const float *sources[inputs];
 #pragma unroll
         for (int k = 0; k < inputs; k++)
-            stage_row(rows + k * pitch, in.v[k] + row_offset, x0, r, span + 2 * r, n_axis, in_lo, threadIdx.x, THREADS);
+            sources[k] = in.v[k] + row_offset;
+        stage_rows<inputs>(rows, pitch, sources, x0, r, span + 2 * r, n_axis, in_lo, threadIdx.x, THREADS);
         __syncthreads();
         const int first = threadIdx.x * OUTPUTS;
         if (first < span) {
@@ -708,10 +736,11 @@ __global__ void __launch_bounds__(FUSED_THREADS) structure_kernel(fused_inputs i
         const row_segment w = row_segment_of(in_box, out_box, work, segments, ROW_SEGMENT);
         const int x0 = w.x0, span = w.span;
         __syncthreads(); /* the previous segment's reads are done (and the taps are in place) */
+        const float *sources[P];
 #pragma unroll
         for (int k = 0; k < P; k++)
-            stage_row(rows + k * pitch, in.v[k] + w.in_row, x0, r, span + 2 * r, n_axis, in_lo, threadIdx.x,
-                      FUSED_THREADS);
+            sources[k] = in.v[k] + w.in_row;
+        stage_rows<P>(rows, pitch, sources, x0, r, span + 2 * r, n_axis, in_lo, threadIdx.x, FUSED_THREADS);
         __syncthreads();
         for (int run = threadIdx.x; run < P * ROW_THREADS; run += FUSED_THREADS) {
             const int k = run / ROW_THREADS, first = run % ROW_THREADS * ROW_OUTPUTS;
