@@ -294,17 +294,28 @@ __global__ void __launch_bounds__(128) line_pass_kernel(const float *__restrict_
     }
 }
 
-/* One work item of a pass along x: work item `work` is segment work % segments (of `segment` outputs; the last
- * one of a row may be shorter) of output row work / segments. in_row is where the row starts in the input box,
- * out_first where the segment's first output goes in the output box. */
+/* Work items of a pass along x on out_box: segments of ROW_SEGMENT outputs of each row (the last one of a row may
+ * be shorter). */
+__host__ __device__ __forceinline__ int row_segments_per_row(const dbox &out_box)
+{
+    return (int)((size_of(out_box, 0) + ROW_SEGMENT - 1) / ROW_SEGMENT);
+}
+
+__host__ __device__ __forceinline__ int64_t row_segment_count(const dbox &out_box)
+{
+    return size_of(out_box, 1) * size_of(out_box, 2) * row_segments_per_row(out_box);
+}
+
+/* Work item `work` of a pass along x: segment work % segments of output row work / segments. in_row is where the
+ * row starts in the input box, out_first where the segment's first output goes in the output box. */
 struct row_segment {
     int x0, span;
     int64_t in_row, out_first;
 };
 
-__device__ __forceinline__ row_segment row_segment_of(const dbox &in_box, const dbox &out_box, int64_t work,
-                                                      int segments, int segment)
+__device__ __forceinline__ row_segment row_segment_of(const dbox &in_box, const dbox &out_box, int64_t work)
 {
+    const int segment = ROW_SEGMENT, segments = row_segments_per_row(out_box);
     const int sx = (int)size_of(out_box, 0), sy = (int)size_of(out_box, 1);
     const int seg = (int)(work % segments);
     const int64_t line = work / segments;
@@ -331,12 +342,9 @@ __global__ void __launch_bounds__(ROW_THREADS) row_pass_kernel(const float *__re
      * read (their results are not kept), then the results */
     float *taps = shared, *row = shared + NOUT * T, *result = row + ROW_SEGMENT + 2 * r + ROW_OUTPUTS - 1;
     load_taps<NOUT>(taps, outs, T);
-    const int sx = (int)size_of(out_box, 0), sy = (int)size_of(out_box, 1);
-    const int segments = (sx + ROW_SEGMENT - 1) / ROW_SEGMENT;
-    const int64_t rows = (int64_t)sy * size_of(out_box, 2);
     const int in_lo = (int)in_box.lo[0];
-    for (int64_t work = blockIdx.x; work < rows * segments; work += gridDim.x) {
-        const row_segment w = row_segment_of(in_box, out_box, work, segments, ROW_SEGMENT);
+    for (int64_t work = blockIdx.x; work < row_segment_count(out_box); work += gridDim.x) {
+        const row_segment w = row_segment_of(in_box, out_box, work);
         const int x0 = w.x0, span = w.span;
         const float *src = in + w.in_row;
         __syncthreads(); /* the previous segment's reads are done (and the taps are in place) */
@@ -441,9 +449,7 @@ cudaError_t pass(const tile_context &cx, const dfield &in, int axis, const dtaps
     if (axis == 0) {
         const size_t shared =
             sizeof(float) * (size_t)(count * T + ROW_SEGMENT + 2 * r + ROW_OUTPUTS - 1 + count * ROW_SEGMENT);
-        const int64_t work = size_of(out_box, 1) * size_of(out_box, 2) *
-                             ((size_of(out_box, 0) + ROW_SEGMENT - 1) / ROW_SEGMENT);
-        const unsigned blocks = blocks_for_items(work, 1 << 20);
+        const unsigned blocks = blocks_for_items(row_segment_count(out_box), 1 << 20);
         switch (count) {
         case 1: row_pass_kernel<1><<<blocks, ROW_THREADS, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
         case 2: row_pass_kernel<2><<<blocks, ROW_THREADS, shared, cx.stream>>>(in.v, in.box, po, out_box, r, n_axis); break;
@@ -572,6 +578,7 @@ __device__ __forceinline__ void combine_voxel(const combine_args &a, int64_t i, 
         if (a.families & VL_FAMILY_HESSIAN) {
             float t[6];
             vl_voxel_hessian_entries(&a.scales, a.dims, v, t);
+#pragma unroll
             for (int p = 0; p < 6; p++)
                 if (a.hessian[p])
                     a.hessian[p][i] = t[p];
@@ -634,12 +641,9 @@ __global__ void __launch_bounds__(FUSED_THREADS, 6) row_combine_kernel(fused_inp
     /* taps of x orders 0, 1, 2; a row segment of each input; the segment's derivatives, slot after slot */
     float *taps = shared, *rows = shared + 3 * T, *derivative = rows + inputs * pitch;
     load_taps<3>(taps, x_taps, T);
-    const int sx = (int)size_of(out_box, 0), sy = (int)size_of(out_box, 1);
-    const int segments = (sx + SEGMENT - 1) / SEGMENT;
-    const int64_t lines = (int64_t)sy * size_of(out_box, 2);
     const int in_lo = (int)in_box.lo[0];
-    for (int64_t work = blockIdx.x; work < lines * segments; work += gridDim.x) {
-        const row_segment w = row_segment_of(in_box, out_box, work, segments, SEGMENT);
+    for (int64_t work = blockIdx.x; work < row_segment_count(out_box); work += gridDim.x) {
+        const row_segment w = row_segment_of(in_box, out_box, work);
         const int x0 = w.x0, span = w.span;
         const int64_t row_offset = w.in_row;
         __syncthreads(); /* the previous segment's reads are done (and the taps are in place) */
@@ -728,12 +732,9 @@ __global__ void __launch_bounds__(FUSED_THREADS) structure_kernel(fused_inputs i
     float *taps = shared, *rows = shared + T, *smoothed = rows + P * pitch;
     for (int i = threadIdx.x; i < T; i += FUSED_THREADS)
         taps[i] = taps_global[i];
-    const int sx = (int)size_of(out_box, 0), sy = (int)size_of(out_box, 1);
-    const int segments = (sx + ROW_SEGMENT - 1) / ROW_SEGMENT;
-    const int64_t lines = (int64_t)sy * size_of(out_box, 2);
     const int in_lo = (int)in_box.lo[0];
-    for (int64_t work = blockIdx.x; work < lines * segments; work += gridDim.x) {
-        const row_segment w = row_segment_of(in_box, out_box, work, segments, ROW_SEGMENT);
+    for (int64_t work = blockIdx.x; work < row_segment_count(out_box); work += gridDim.x) {
+        const row_segment w = row_segment_of(in_box, out_box, work);
         const int x0 = w.x0, span = w.span;
         __syncthreads(); /* the previous segment's reads are done (and the taps are in place) */
         const float *sources[P];
@@ -1066,7 +1067,7 @@ cudaError_t structure_eigenvalues(const tile_context &cx, const dtaps_set &ts, c
         const dtaps &t = ts.k[0][0];
         const size_t shared = sizeof(float) * (size_t)(2 * t.radius + 1 + inputs * (ROW_SEGMENT + 2 * t.radius +
                                                                                     ROW_OUTPUTS - 1 + ROW_SEGMENT));
-        const int64_t work = size_of(box, 1) * size_of(box, 2) * ((size_of(box, 0) + ROW_SEGMENT - 1) / ROW_SEGMENT);
+        const int64_t work = row_segment_count(box);
         const dbox in_box = before_x[0].box;
         if (dims == 3) {
             e = cudaFuncSetAttribute(structure_kernel<3>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared);
@@ -1171,8 +1172,7 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
             fi.v[k] = inputs[k].v;
         for (int o = 0; o < 3; o++)
             x_taps.taps[o] = ts.k[0][o].k;
-        const int64_t work = size_of(box, 1) * size_of(box, 2) * ((size_of(box, 0) + ROW_SEGMENT - 1) / ROW_SEGMENT);
-        const unsigned blocks = blocks_for_items(work, 1 << 20);
+        const unsigned blocks = blocks_for_items(row_segment_count(box), 1 << 20);
         if (dims == 3)
             row_combine_kernel<3><<<blocks, FUSED_THREADS, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args,
                                                                                    box, r, (int)f->n[0]);
