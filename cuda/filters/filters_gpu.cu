@@ -720,7 +720,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, 6) row_combine_kernel(fused_inp
  * voxels in turn; then the block takes the eigenvalues, one voxel per thread, and writes the family's channels
  * from `out` on, channel_stride apart. The smoothed tensor never goes to memory. */
 template <int DIMS>
-__global__ void __launch_bounds__(FUSED_THREADS) structure_kernel(fused_inputs in, dbox in_box, const float *taps_global,
+__global__ void __launch_bounds__(FUSED_THREADS) structure_kernel(fused_inputs in, dbox in_box, pass_outputs x_taps,
                                                                 dbox out_box, int r, int n_axis, float *out,
                                                                 int64_t channel_stride)
 {
@@ -730,8 +730,7 @@ __global__ void __launch_bounds__(FUSED_THREADS) structure_kernel(fused_inputs i
     /* the taps; each input's row segment, padded as row_pass_kernel's; each input smoothed, segment after segment */
     const int T = 2 * r + 1, pitch = ROW_SEGMENT + 2 * r + ROW_OUTPUTS - 1;
     float *taps = shared, *rows = shared + T, *smoothed = rows + P * pitch;
-    for (int i = threadIdx.x; i < T; i += FUSED_THREADS)
-        taps[i] = taps_global[i];
+    load_taps<1>(taps, x_taps, T);
     const int in_lo = (int)in_box.lo[0];
     for (int64_t work = blockIdx.x; work < row_segment_count(out_box); work += gridDim.x) {
         const row_segment w = row_segment_of(in_box, out_box, work);
@@ -1067,19 +1066,14 @@ cudaError_t structure_eigenvalues(const tile_context &cx, const dtaps_set &ts, c
         const dtaps &t = ts.k[0][0];
         const size_t shared = sizeof(float) * (size_t)(2 * t.radius + 1 + inputs * (ROW_SEGMENT + 2 * t.radius +
                                                                                     ROW_OUTPUTS - 1 + ROW_SEGMENT));
-        const int64_t work = row_segment_count(box);
-        const dbox in_box = before_x[0].box;
-        if (dims == 3) {
-            e = cudaFuncSetAttribute(structure_kernel<3>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared);
-            if (e == cudaSuccess)
-                structure_kernel<3><<<blocks_for_items(work, 1 << 20), FUSED_THREADS, shared, cx.stream>>>(
-                    in, in_box, t.k, box, t.radius, (int)f->n[0], out, channel_stride);
-        } else {
-            e = cudaFuncSetAttribute(structure_kernel<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared);
-            if (e == cudaSuccess)
-                structure_kernel<2><<<blocks_for_items(work, 1 << 20), FUSED_THREADS, shared, cx.stream>>>(
-                    in, in_box, t.k, box, t.radius, (int)f->n[0], out, channel_stride);
-        }
+        pass_outputs x_taps = {};
+        x_taps.taps[0] = t.k;
+        void (*kernel)(fused_inputs, dbox, pass_outputs, dbox, int, int, float *, int64_t) =
+            dims == 3 ? structure_kernel<3> : structure_kernel<2>;
+        e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared);
+        if (e == cudaSuccess)
+            kernel<<<blocks_for_items(row_segment_count(box), 1 << 20), FUSED_THREADS, shared, cx.stream>>>(
+                in, before_x[0].box, x_taps, box, t.radius, (int)f->n[0], out, channel_stride);
         if (e == cudaSuccess)
             e = cudaGetLastError();
     }
@@ -1129,15 +1123,15 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
     args.voxels = voxels;
     args.channel_stride = channel_stride;
     args.out = channels + (int64_t)*channel * channel_stride;
-    /* the structure tensor's and the Hessian's first channels, relative to args.out */
-    int structure_channel = 0;
-    for (unsigned family = 1, c = 0; family <= VL_FAMILY_HESSIAN; family <<= 1) {
+    /* the structure tensor's and the Hessian's first channels, relative to args.out, and the sigma's channels */
+    int structure_channel = 0, sigma_channel_count = 0;
+    for (unsigned family = 1; family <= VL_FAMILY_HESSIAN; family <<= 1) {
         if (family == VL_FAMILY_STRUCTURE)
-            structure_channel = (int)c;
+            structure_channel = sigma_channel_count;
         if (family == VL_FAMILY_HESSIAN)
-            args.hessian_channel = (int)c;
+            args.hessian_channel = sigma_channel_count;
         if (families & family)
-            c += family == VL_FAMILY_STRUCTURE || family == VL_FAMILY_HESSIAN ? dims : 1;
+            sigma_channel_count += family == VL_FAMILY_STRUCTURE || family == VL_FAMILY_HESSIAN ? dims : 1;
     }
     if (families & ~f->unwanted[s] & VL_FAMILY_DOG) {
         const wanted one = {{0, 0, 0}, &smooth};
@@ -1195,9 +1189,7 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
         combine_kernel<<<blocks_for(voxels), 256, 0, cx.stream>>>(args);
         TRY(cudaGetLastError());
     }
-    for (unsigned family = 1; family <= VL_FAMILY_HESSIAN; family <<= 1)
-        if (families & family)
-            *channel += family == VL_FAMILY_STRUCTURE || family == VL_FAMILY_HESSIAN ? dims : 1;
+    *channel += sigma_channel_count;
 done:
     for (int i = 0; i < VL_D_COUNT; i++)
         field_free(cx, &d[i]);

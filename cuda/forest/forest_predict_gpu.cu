@@ -146,7 +146,7 @@ struct predict_args {
     const uint32_t *tree_start;
     const float *leaf_values;
     const int64_t *tree_leaf_start;
-    int64_t nodes, leaves; /* in the whole forest */
+    int64_t slots, leaves; /* of the whole forest: packed slots (device_forest), leaves */
     int trees, classes, features;
     const float *channels; /* channel after channel, `voxels` apart */
     int64_t voxels;
@@ -170,8 +170,8 @@ __global__ void __launch_bounds__(GLOBAL_PREDICT_THREADS, 9) predict_kernel(pred
 __global__ void __launch_bounds__(SHARED_PREDICT_THREADS, 2) predict_shared_kernel(predict_args a)
 {
     extern __shared__ uint2 shared_nodes[];
-    float *leaves = (float *)(shared_nodes + a.nodes), *columns = leaves + a.leaves * a.classes;
-    for (int64_t k = threadIdx.x; k < a.nodes; k += SHARED_PREDICT_THREADS)
+    float *leaves = (float *)(shared_nodes + a.slots), *columns = leaves + a.leaves * a.classes;
+    for (int64_t k = threadIdx.x; k < a.slots; k += SHARED_PREDICT_THREADS)
         shared_nodes[k] = __ldg(a.forest + k);
     for (int64_t k = threadIdx.x; k < a.leaves * a.classes; k += SHARED_PREDICT_THREADS)
         leaves[k] = __ldg(a.leaf_values + k);
@@ -203,7 +203,7 @@ size_t shared_predict_bytes(const predict_args &a, int device)
         cudaDeviceGetAttribute(&per_multiprocessor, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device) !=
             cudaSuccess)
         return 0;
-    const double bytes = 8.0 * (double)a.nodes + 4.0 * (double)a.leaves * a.classes +
+    const double bytes = 8.0 * (double)a.slots + 4.0 * (double)a.leaves * a.classes +
                          4.0 * (double)a.features * SHARED_PREDICT_THREADS;
     /* each block also holds 1 KiB the runtime reserves */
     return bytes <= per_block && 2 * (bytes + 1024) <= per_multiprocessor ? (size_t)bytes : 0;
