@@ -110,15 +110,17 @@ __device__ __forceinline__ void stage_rows(float *rows, int pitch, const float *
 }
 
 /* Outputs per thread: along y or z (registers), along x (odd, so that a warp's reads of the shared row, that many
- * words apart, fall in 32 different banks; a block's segment covers a 512-voxel row). The fused x pass gives each
- * of more threads fewer outputs: the same segment, three times the threads of a block, whose shared memory (six
- * input rows and ten derivatives a voxel) limits how many blocks a multiprocessor holds. */
+ * words apart, fall in 32 different banks; a block's segment covers a 512-voxel row). A segment is ROW_THREADS runs
+ * of ROW_OUTPUTS voxels. The fused x passes have more chains a segment than a block has threads to spare (their
+ * shared memory limits how many blocks a multiprocessor holds), so their threads take several runs in turn: the
+ * structure tensor's 6 products (STRUCTURE_THREADS: two runs each), the derivatives' 10 chains (COMBINE_THREADS:
+ * two runs each). */
 const int LINE_OUTPUTS = 8;
 const int ROW_OUTPUTS = 9;
 const int ROW_THREADS = 64;
 const int ROW_SEGMENT = ROW_THREADS * ROW_OUTPUTS;
-const int FUSED_OUTPUTS = 3;
-const int FUSED_THREADS = ROW_SEGMENT / FUSED_OUTPUTS;
+const int STRUCTURE_THREADS = 3 * ROW_THREADS;
+const int COMBINE_THREADS = 5 * ROW_THREADS;
 const int MAX_ORDERS = 3;
 
 /* Up to three results of one pass: the same input and axis, one set of taps each. */
@@ -622,22 +624,30 @@ __global__ void combine_kernel(combine_args a)
 /* The last pass (along x) of every derivative fused with the per-voxel steps, when a sigma needs all of them:
  * the inputs are the y-pass results of the (z, y) order pairs (0,0) (0,1) (0,2) (1,0) (1,1) (2,0) in 3D, the first
  * passes of y orders 0, 1, 2 in 2D, all on the box grown along x; a block stages a row segment of each in shared
- * memory, each thread computes its FUSED_OUTPUTS voxels' derivatives (the same chains as row_pass_kernel) into
- * shared memory, then the block takes the per-voxel steps, one voxel per thread, and writes the channels. The
- * derivatives never go to global memory. */
+ * memory; its threads take the segment's chains (an input and an x order: COMBINE_CHAINS in 3D, the first 6 in 2D)
+ * run by run, ROW_OUTPUTS voxels each (the same chains as row_pass_kernel), into shared memory; then the block takes
+ * the per-voxel steps, one voxel per thread, and writes the channels. The derivatives never go to global memory. */
 struct fused_inputs {
     const float *v[6];
 };
 
+const int COMBINE_CHAINS = 10;
+/* chain c reads input combine_input[c] with the x taps of order combine_order[c] into derivative slot
+ * combine_slot[c] */
+__constant__ int combine_input[COMBINE_CHAINS] = {0, 0, 0, 1, 1, 2, 3, 3, 4, 5};
+__constant__ int combine_order[COMBINE_CHAINS] = {0, 1, 2, 0, 1, 0, 0, 1, 0, 0};
+__constant__ int combine_slot[COMBINE_CHAINS] = {VL_D_SMOOTH, VL_D_X,      VL_D_XX,     VL_D_X + 1, VL_D_XY,
+                                                 VL_D_XX + 1, VL_D_X + 2, VL_D_XZ, VL_D_YZ,    VL_D_XX + 2};
+
 template <int DIMS>
-__global__ void __launch_bounds__(FUSED_THREADS, 6) row_combine_kernel(fused_inputs in, dbox in_box, pass_outputs x_taps,
-                                                                  combine_args a, dbox out_box, int r, int n_axis)
+__global__ void __launch_bounds__(COMBINE_THREADS, 3) row_combine_kernel(fused_inputs in, dbox in_box,
+                                                                        pass_outputs x_taps, combine_args a,
+                                                                        dbox out_box, int r, int n_axis)
 {
-    const int inputs = DIMS == 3 ? 6 : 3, THREADS = FUSED_THREADS, OUTPUTS = FUSED_OUTPUTS, SEGMENT = ROW_SEGMENT;
+    const int inputs = DIMS == 3 ? 6 : 3, chains = DIMS == 3 ? COMBINE_CHAINS : 6, SEGMENT = ROW_SEGMENT;
     extern __shared__ float shared[];
-    /* each input's row segment with its taps and OUTPUTS - 1 more words that the last outputs of a short segment
-     * read (their results are not kept) */
-    const int T = 2 * r + 1, pitch = SEGMENT + 2 * r + OUTPUTS - 1;
+    /* each input's row segment, padded as row_pass_kernel's */
+    const int T = 2 * r + 1, pitch = SEGMENT + 2 * r + ROW_OUTPUTS - 1;
     /* taps of x orders 0, 1, 2; a row segment of each input; the segment's derivatives, slot after slot */
     float *taps = shared, *rows = shared + 3 * T, *derivative = rows + inputs * pitch;
     load_taps<3>(taps, x_taps, T);
@@ -651,57 +661,27 @@ __global__ void __launch_bounds__(FUSED_THREADS, 6) row_combine_kernel(fused_inp
 #pragma unroll
         for (int k = 0; k < inputs; k++)
             sources[k] = in.v[k] + row_offset;
-        stage_rows<inputs>(rows, pitch, sources, x0, r, span + 2 * r, n_axis, in_lo, threadIdx.x, THREADS);
+        stage_rows<inputs>(rows, pitch, sources, x0, r, span + 2 * r, n_axis, in_lo, threadIdx.x, COMBINE_THREADS);
         __syncthreads();
-        const int first = threadIdx.x * OUTPUTS;
-        if (first < span) {
-            const int count = span - first < OUTPUTS ? span - first : OUTPUTS;
-            /* each input's x orders, their results stored in slots at once (few registers live at a time) */
-            auto run = [&](int input, auto &acc, const int *slots) {
-                const float *mine = rows + input * pitch + first;
-                auto next = [&]() { return *mine++; };
-                correlate(taps, T, next, acc);
+        for (int run = threadIdx.x; run < chains * ROW_THREADS; run += COMBINE_THREADS) {
+            const int c = run / ROW_THREADS, first = run % ROW_THREADS * ROW_OUTPUTS;
+            if (first >= span)
+                continue;
+            const int count = span - first < ROW_OUTPUTS ? span - first : ROW_OUTPUTS;
+            const float *mine = rows + combine_input[c] * pitch + first;
+            auto next = [&]() { return *mine++; };
+            float acc[1][ROW_OUTPUTS];
+            correlate<1, ROW_OUTPUTS>(taps + combine_order[c] * T, T, next, acc);
+            float *slot = derivative + combine_slot[c] * SEGMENT + first;
 #pragma unroll
-                for (int o = 0; o < (int)(sizeof acc / sizeof acc[0]); o++)
-#pragma unroll
-                    for (int j = 0; j < OUTPUTS; j++)
-                        if (j < count)
-                            derivative[slots[o] * SEGMENT + first + j] = acc[o][j];
-            };
-            static const int s00[3] = {VL_D_SMOOTH, VL_D_X, VL_D_XX}, s01[2] = {VL_D_X + 1, VL_D_XY},
-                             s02[1] = {VL_D_XX + 1}, s10[2] = {VL_D_X + 2, VL_D_XZ}, s11[1] = {VL_D_YZ},
-                             s20[1] = {VL_D_XX + 2};
-            {
-                float acc[3][OUTPUTS];
-                run(0, acc, s00);
-            }
-            {
-                float acc[2][OUTPUTS];
-                run(1, acc, s01);
-            }
-            {
-                float acc[1][OUTPUTS];
-                run(2, acc, s02);
-            }
-            if (DIMS == 3) {
-                {
-                    float acc[2][OUTPUTS];
-                    run(3, acc, s10);
-                }
-                {
-                    float acc[1][OUTPUTS];
-                    run(4, acc, s11);
-                }
-                {
-                    float acc[1][OUTPUTS];
-                    run(5, acc, s20);
-                }
-            }
+            for (int j = 0; j < ROW_OUTPUTS; j++)
+                if (j < count)
+                    slot[j] = acc[0][j];
         }
         __syncthreads();
         /* the per-voxel steps, neighbouring threads on neighbouring voxels (coalesced reads and writes) */
         const int64_t base = w.out_first;
-        for (int i = threadIdx.x; i < span; i += THREADS) {
+        for (int i = threadIdx.x; i < span; i += COMBINE_THREADS) {
             float v[VL_D_COUNT];
 #pragma unroll
             for (int k = 0; k < VL_D_COUNT; k++)
@@ -716,11 +696,11 @@ __global__ void __launch_bounds__(FUSED_THREADS, 6) row_combine_kernel(fused_inp
 /* The last pass (along x) of the structure tensor's outer smoothing fused with its eigenvalues: the inputs are the
  * products after their other passes (3D: slots xx, xy, xz, yy, yz, zz; 2D: xx, xy, yy), on the box grown along x.
  * A block stages a row segment of each; a thread smooths ROW_OUTPUTS neighbouring voxels of one input at a time
- * into shared memory (row_pass_kernel's chains), FUSED_THREADS threads taking the inputs' ROW_THREADS runs of
+ * into shared memory (row_pass_kernel's chains), STRUCTURE_THREADS threads taking the inputs' ROW_THREADS runs of
  * voxels in turn; then the block takes the eigenvalues, one voxel per thread, and writes the family's channels
  * from `out` on, channel_stride apart. The smoothed tensor never goes to memory. */
 template <int DIMS>
-__global__ void __launch_bounds__(FUSED_THREADS) structure_kernel(fused_inputs in, dbox in_box, pass_outputs x_taps,
+__global__ void __launch_bounds__(STRUCTURE_THREADS) structure_kernel(fused_inputs in, dbox in_box, pass_outputs x_taps,
                                                                 dbox out_box, int r, int n_axis, float *out,
                                                                 int64_t channel_stride)
 {
@@ -740,9 +720,9 @@ __global__ void __launch_bounds__(FUSED_THREADS) structure_kernel(fused_inputs i
 #pragma unroll
         for (int k = 0; k < P; k++)
             sources[k] = in.v[k] + w.in_row;
-        stage_rows<P>(rows, pitch, sources, x0, r, span + 2 * r, n_axis, in_lo, threadIdx.x, FUSED_THREADS);
+        stage_rows<P>(rows, pitch, sources, x0, r, span + 2 * r, n_axis, in_lo, threadIdx.x, STRUCTURE_THREADS);
         __syncthreads();
-        for (int run = threadIdx.x; run < P * ROW_THREADS; run += FUSED_THREADS) {
+        for (int run = threadIdx.x; run < P * ROW_THREADS; run += STRUCTURE_THREADS) {
             const int k = run / ROW_THREADS, first = run % ROW_THREADS * ROW_OUTPUTS;
             if (first >= span)
                 continue;
@@ -757,7 +737,7 @@ __global__ void __launch_bounds__(FUSED_THREADS) structure_kernel(fused_inputs i
                     smoothed[k * ROW_SEGMENT + first + j] = acc[0][j];
         }
         __syncthreads();
-        for (int i = threadIdx.x; i < span; i += FUSED_THREADS) {
+        for (int i = threadIdx.x; i < span; i += STRUCTURE_THREADS) {
             float t[6] = {0, 0, 0, 0, 0, 0}, e[3];
 #pragma unroll
             for (int k = 0; k < P; k++)
@@ -1072,7 +1052,7 @@ cudaError_t structure_eigenvalues(const tile_context &cx, const dtaps_set &ts, c
             dims == 3 ? structure_kernel<3> : structure_kernel<2>;
         e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared);
         if (e == cudaSuccess)
-            kernel<<<blocks_for_items(row_segment_count(box), 1 << 20), FUSED_THREADS, shared, cx.stream>>>(
+            kernel<<<blocks_for_items(row_segment_count(box), 1 << 20), STRUCTURE_THREADS, shared, cx.stream>>>(
                 in, before_x[0].box, x_taps, box, t.radius, (int)f->n[0], out, channel_stride);
         if (e == cudaSuccess)
             e = cudaGetLastError();
@@ -1108,7 +1088,7 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
      * memory fits */
     const int r = ts.k[0][0].radius;
     const size_t fused_shared =
-        sizeof(float) * (size_t)(3 * (2 * r + 1) + (dims == 3 ? 6 : 3) * (ROW_SEGMENT + 2 * r + FUSED_OUTPUTS - 1) +
+        sizeof(float) * (size_t)(3 * (2 * r + 1) + (dims == 3 ? 6 : 3) * (ROW_SEGMENT + 2 * r + ROW_OUTPUTS - 1) +
                                  VL_D_COUNT * ROW_SEGMENT);
     const int fused = need[VL_D_SMOOTH] && need[VL_D_X] && need[VL_D_XX] && need[VL_D_XY] &&
                       fused_shared <= 48 * 1024;
@@ -1168,10 +1148,10 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
             x_taps.taps[o] = ts.k[0][o].k;
         const unsigned blocks = blocks_for_items(row_segment_count(box), 1 << 20);
         if (dims == 3)
-            row_combine_kernel<3><<<blocks, FUSED_THREADS, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args,
+            row_combine_kernel<3><<<blocks, COMBINE_THREADS, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args,
                                                                                    box, r, (int)f->n[0]);
         else
-            row_combine_kernel<2><<<blocks, FUSED_THREADS, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args,
+            row_combine_kernel<2><<<blocks, COMBINE_THREADS, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args,
                                                                                    box, r, (int)f->n[0]);
         TRY(cudaGetLastError());
         eigen_kernel<<<blocks_for(voxels), 256, 0, cx.stream>>>(args);
