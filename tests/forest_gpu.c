@@ -25,11 +25,14 @@ static int forests_equal(const vl_forest *a, const vl_forest *b)
            memcmp(a->leaf_values, b->leaf_values, sizeof(float) * (size_t)(leaves * a->class_count)) == 0;
 }
 
+/* the most classes a test forest has (forest_reshape) */
+#define MAX_TEST_CLASSES 10
+
 /* `forest` on the GPU against the CPU's probabilities p_cpu and class map m_cpu: bit for bit equal. */
 static void gpu_equals(const vl_forest *forest, const vl_volume *ct, vl_forest_options options, const vl_volume *p_cpu,
                        const vl_volume *m_cpu, int dims, const char *what)
 {
-    vl_volume p_gpu[4], m_gpu;
+    vl_volume p_gpu[MAX_TEST_CLASSES], m_gpu;
     vl_device_outcome outcome;
     options.device.kind = VL_DEVICE_GPU;
     CHECK(vl_forest_predict(forest, ct, &options, p_gpu, &m_gpu, &outcome) == VL_OK &&
@@ -65,7 +68,7 @@ static void gpu_equals(const vl_forest *forest, const vl_volume *ct, vl_forest_o
 static void predictions_equal(const vl_forest *forest, const vl_volume *ct, vl_forest_options options, int dims,
                               const char *what)
 {
-    vl_volume p_cpu[4], m_cpu;
+    vl_volume p_cpu[MAX_TEST_CLASSES], m_cpu;
     options.device.kind = VL_DEVICE_CPU;
     CHECK(vl_forest_predict(forest, ct, &options, p_cpu, &m_cpu, NULL) == VL_OK, "%dD CPU prediction", dims);
     gpu_equals(forest, ct, options, p_cpu, &m_cpu, dims, what);
@@ -104,6 +107,36 @@ static int forest_repeat(const vl_forest *forest, int times, vl_forest *out)
     }
     out->tree_node_start[T * times] = nodes * times;
     out->tree_leaf_start[T * times] = leaves * times;
+    return 1;
+}
+
+/* `forest`'s first `trees` trees as a forest of `classes` classes (out freed with vl_forest_free): new class c has
+ * the summed fractions of the old classes k with k % classes == c, none when there are fewer old classes; 0 when out
+ * of memory. */
+static int forest_reshape(const vl_forest *forest, int trees, int classes, vl_forest *out)
+{
+    const int C = forest->class_count;
+    const int64_t nodes = forest->tree_node_start[trees], leaves = forest->tree_leaf_start[trees];
+    memset(out, 0, sizeof *out);
+    out->bank = forest->bank;
+    out->feature_count = forest->feature_count;
+    out->class_count = classes;
+    out->tree_count = trees;
+    out->oob_accuracy = -1;
+    out->tree_node_start = malloc(sizeof(int64_t) * (size_t)(trees + 1));
+    out->tree_leaf_start = malloc(sizeof(int64_t) * (size_t)(trees + 1));
+    out->nodes = malloc(sizeof(vl_forest_node) * (size_t)nodes);
+    out->leaf_values = calloc((size_t)(leaves * classes), sizeof(float));
+    if (!out->tree_node_start || !out->tree_leaf_start || !out->nodes || !out->leaf_values) {
+        vl_forest_free(out);
+        return 0;
+    }
+    memcpy(out->tree_node_start, forest->tree_node_start, sizeof(int64_t) * (size_t)(trees + 1));
+    memcpy(out->tree_leaf_start, forest->tree_leaf_start, sizeof(int64_t) * (size_t)(trees + 1));
+    memcpy(out->nodes, forest->nodes, sizeof(vl_forest_node) * (size_t)nodes);
+    for (int64_t leaf = 0; leaf < leaves; leaf++)
+        for (int k = 0; k < C; k++)
+            out->leaf_values[leaf * classes + k % classes] += forest->leaf_values[leaf * C + k];
     return 1;
 }
 
@@ -202,6 +235,17 @@ int main(int argc, char **argv)
               "%dD: repeating the trees", dims);
         predictions_equal(&repeated, &ct, options, dims, "trees (repeated)");
         vl_forest_free(&repeated);
+        /* tree counts that are not a multiple of the trees a thread walks at once; two classes, and more classes
+         * than a thread sums in registers */
+        const int shapes[3][2] = {{cpu.tree_count - 1, 2}, {cpu.tree_count - 2, 3}, {cpu.tree_count - 3, 10}};
+        for (int k = 0; k < 3; k++) {
+            vl_forest reshaped;
+            char what[64];
+            CHECK(forest_reshape(&cpu, shapes[k][0], shapes[k][1], &reshaped), "%dD: reshaping the forest", dims);
+            snprintf(what, sizeof what, "trees (%d classes)", shapes[k][1]);
+            predictions_equal(&reshaped, &ct, options, dims, what);
+            vl_forest_free(&reshaped);
+        }
         vl_forest_free(&cpu);
         vl_forest_free(&gpu);
         vl_forest_free(&streamed);

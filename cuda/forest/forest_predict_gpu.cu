@@ -6,6 +6,7 @@
  * beside it, a larger one through the read-only cache. A slab's results come back to one of
  * two pinned host buffers and the host copies them into place while the device works on the next slab; only the
  * outputs asked for come back. */
+#include <cuda_pipeline.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +42,20 @@ const uint32_t LEAF_INDEX_MASK = (1u << 22) - 1;
 const int64_t PACKED_INDEX_LIMIT = (int64_t)1 << (32 - FEATURE_BITS);
 static_assert(VL_FILTER_MAX_CHANNELS <= (int)FEATURE_MASK + 1, "a feature index must fit FEATURE_BITS");
 static_assert(PACKED_INDEX_LIMIT / 2 <= (int64_t)LEAF_INDEX_MASK + 1, "a tree's leaf indices must fit the payload");
+/* The forest as predict_shared_kernel copies it into shared memory (shared_forest_make): the nodes, tree after tree
+ * as packed, y re-encoded so that a step is one bitwise operation to the tested channel's address and one
+ * shift-and-add to the children's: bits SHARED_FEATURE_SHIFT up hold the feature times the byte stride of the
+ * block's channel columns (a channel is SHARED_PREDICT_THREADS floats), so that OR-ing in the voxel's column (its
+ * byte offset, below that stride) addresses its value; bits SHARED_CHILD_SHIFT up hold the children's byte offset
+ * from the tree's first slot. A leaf's payload is the index of its first class fraction in the whole forest. */
+const int SHARED_FEATURE_SHIFT = 10;
+const int SHARED_CHILD_SHIFT = 17;
+const uint32_t SHARED_FEATURE_FIELD = (1u << SHARED_CHILD_SHIFT) - (1u << SHARED_FEATURE_SHIFT);
+const int SHARED_MAX_FEATURES = 1 << (SHARED_CHILD_SHIFT - SHARED_FEATURE_SHIFT);
+const int64_t SHARED_MAX_TREE_SLOTS = (int64_t)1 << (32 - SHARED_CHILD_SHIFT - 3);
+static_assert(SHARED_PREDICT_THREADS * sizeof(float) == (1u << SHARED_FEATURE_SHIFT),
+              "a channel column's stride must be the feature field's unit");
+
 /* A slab's channels fit FEATURE_BUDGET, so a channel's offset from a voxel's first one fits 32 bits. */
 static_assert(FEATURE_BUDGET / sizeof(float) < ((int64_t)1 << 32), "channel offsets must fit 32 bits");
 
@@ -53,37 +68,41 @@ __device__ __forceinline__ bool all_leaves(const uint2 (&node)[TREES_AT_ONCE])
     return x == LEAF_TAG;
 }
 
-/* Where the walk reads a voxel's channels and the forest: global memory (through the read-only cache), or the
- * block's shared copies. */
-struct global_source {
-    const uint2 *nodes;
-    const float *leaves;
-    const float *voxel; /* the voxel's first channel */
-    uint32_t stride;    /* from one channel to the next */
-    __device__ float channel(uint32_t f) const { return voxel[f * stride]; }
-    __device__ uint2 node(uint32_t k) const { return __ldg(nodes + k); }
-    __device__ float leaf(int64_t k) const { return __ldg(leaves + k); }
-};
-
-struct shared_source {
-    const uint2 *nodes;
-    const float *leaves;
-    const float *columns; /* the block's channels, SHARED_PREDICT_THREADS voxels a channel */
-    uint32_t column;      /* the voxel's column, in bytes */
-    __device__ float channel(uint32_t f) const
-    {
-        return *(const float *)((const char *)columns + (column + f * (uint32_t)(SHARED_PREDICT_THREADS * sizeof(float))));
+/* Voxel i's probabilities (written when asked for) and class from its class sums over the trees (sum[c] for
+ * c < N, then the probabilities buffer for the classes beyond): the same float operations as vl_forest_eval and
+ * vl_forest_argmax, the sums divided by the tree count, ties to the lower class. */
+template <int N>
+__device__ __forceinline__ void finish_voxel(const float (&sum)[N], int classes, int trees, int64_t voxels, int64_t i,
+                                             float *probabilities, uint8_t *class_map)
+{
+    int best = 0;
+    float top = 0;
+    for (int c = 0; c < classes; c++) {
+        float p = 0;
+#pragma unroll
+        for (int k = 0; k < N; k++)
+            if (k == c)
+                p = sum[k];
+        if (c >= N)
+            p = probabilities[c * voxels + i];
+        p /= (float)trees;
+        if (probabilities)
+            probabilities[c * voxels + i] = p;
+        if (c == 0 || p > top) {
+            best = c;
+            top = p;
+        }
     }
-    __device__ uint2 node(uint32_t k) const { return nodes[k]; }
-    __device__ float leaf(int64_t k) const { return leaves[k]; }
-};
+    class_map[i] = (uint8_t)(best + 1);
+}
 
-/* Voxel i's class fractions summed over the trees in tree order (the CPU's vl_forest_eval), then its
- * probabilities and class. */
-template <typename Source>
-__device__ __forceinline__ void predict_voxel(const Source &src, const uint32_t *tree_start,
-                                              const int64_t *tree_leaf_start, int trees, int classes, int64_t voxels,
-                                              int64_t i, float *probabilities, uint8_t *class_map)
+/* Voxel i down every tree, the forest and the channels read through the read-only cache (any forest): the class
+ * fractions of its leaves summed in tree order, as the CPU's vl_forest_eval does. */
+__device__ __forceinline__ void predict_voxel_global(const uint2 *nodes, const float *fractions,
+                                                     const uint32_t *tree_start, const int64_t *tree_leaf_start,
+                                                     int trees, int classes, const float *voxel, uint32_t stride,
+                                                     int64_t voxels, int64_t i, float *probabilities,
+                                                     uint8_t *class_map)
 {
     float sum[REGISTER_CLASSES];
 #pragma unroll
@@ -97,15 +116,15 @@ __device__ __forceinline__ void predict_voxel(const Source &src, const uint32_t 
 #pragma unroll
         for (int u = 0; u < TREES_AT_ONCE; u++) {
             first[u] = __ldg(tree_start + (t0 + u < trees ? t0 + u : t0));
-            node[u] = src.node(first[u] + 1);
+            node[u] = __ldg(nodes + first[u] + 1);
         }
         while (!all_leaves(node))
 #pragma unroll
             for (int u = 0; u < TREES_AT_ONCE; u++) {
-                const float v = src.channel(node[u].y & FEATURE_MASK);
-                node[u] = src.node(first[u] + (node[u].y >> FEATURE_BITS) + (v <= __uint_as_float(node[u].x) ? 0 : 1));
+                const float v = voxel[(node[u].y & FEATURE_MASK) * stride];
+                node[u] = __ldg(nodes + first[u] + (node[u].y >> FEATURE_BITS) +
+                                (v <= __uint_as_float(node[u].x) ? 0 : 1));
             }
-        /* the leaves' fractions added in tree order, as the CPU does */
 #pragma unroll
         for (int u = 0; u < TREES_AT_ONCE; u++) {
             if (t0 + u >= trees)
@@ -114,31 +133,12 @@ __device__ __forceinline__ void predict_voxel(const Source &src, const uint32_t 
 #pragma unroll
             for (int c = 0; c < REGISTER_CLASSES; c++)
                 if (c < classes)
-                    sum[c] += src.leaf(leaf + c);
+                    sum[c] += __ldg(fractions + leaf + c);
             for (int c = REGISTER_CLASSES; c < classes; c++)
-                probabilities[c * voxels + i] += src.leaf(leaf + c);
+                probabilities[c * voxels + i] += __ldg(fractions + leaf + c);
         }
     }
-    /* the same float operations as vl_forest_eval and vl_forest_argmax: sums in tree order, then / trees */
-    int best = 0;
-    float top = 0;
-    for (int c = 0; c < classes; c++) {
-        float p = 0;
-#pragma unroll
-        for (int k = 0; k < REGISTER_CLASSES; k++)
-            if (k == c)
-                p = sum[k];
-        if (c >= REGISTER_CLASSES)
-            p = probabilities[c * voxels + i];
-        p /= (float)trees;
-        if (probabilities)
-            probabilities[c * voxels + i] = p;
-        if (c == 0 || p > top) {
-            best = c;
-            top = p;
-        }
-    }
-    class_map[i] = (uint8_t)(best + 1);
+    finish_voxel(sum, classes, trees, voxels, i, probabilities, class_map);
 }
 
 struct predict_args {
@@ -146,7 +146,6 @@ struct predict_args {
     const uint32_t *tree_start;
     const float *leaf_values;
     const int64_t *tree_leaf_start;
-    int64_t slots, leaves; /* of the whole forest: packed slots (device_forest), leaves */
     int trees, classes, features;
     const float *channels; /* channel after channel, `voxels` apart */
     int64_t voxels;
@@ -158,53 +157,99 @@ struct predict_args {
 __global__ void __launch_bounds__(GLOBAL_PREDICT_THREADS, 9) predict_kernel(predict_args a)
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < a.voxels; i += (int64_t)gridDim.x * blockDim.x) {
-        const global_source src = {a.forest, a.leaf_values, a.channels + i, (uint32_t)a.voxels};
-        predict_voxel(src, a.tree_start, a.tree_leaf_start, a.trees, a.classes, a.voxels, i, a.probabilities,
-                      a.class_map);
+        predict_voxel_global(a.forest, a.leaf_values, a.tree_start, a.tree_leaf_start, a.trees, a.classes,
+                             a.channels + i, (uint32_t)a.voxels, a.voxels, i, a.probabilities, a.class_map);
     }
 }
 
-/* The same walk with the forest and the block's channels in shared memory (a forest that fits, see
- * shared_predict_bytes): a block copies the forest once, then for each run of SHARED_PREDICT_THREADS voxels their
- * channels (coalesced), each voxel's channels a column, so that the threads' reads fall in different banks. */
-__global__ void __launch_bounds__(SHARED_PREDICT_THREADS, 2) predict_shared_kernel(predict_args a)
+/* The forest laid out for predict_shared_kernel, copied into a block's shared memory as it is (16-byte words): the
+ * nodes (see SHARED_FEATURE_SHIFT), then each tree's first slot's byte offset (the trees padded to a multiple of
+ * TREES_AT_ONCE with trees whose root is a leaf of zero fractions: adding 0 changes no sum), then the leaves' class
+ * fractions (the zero leaf's last), each part starting on a word. */
+struct shared_forest {
+    const uint4 *image;
+    int64_t words;             /* of the image */
+    int64_t firsts, fractions; /* byte offsets of the parts */
+    int groups;                /* of TREES_AT_ONCE trees */
+};
+
+/* One thread per voxel, the forest (shared_forest) and the block's channels in shared memory: a block copies the
+ * forest once, then for each run of SHARED_PREDICT_THREADS voxels their channels (coalesced), each voxel's channels
+ * a column, so that the threads' reads fall in different banks. CLASSES: the class count, or REGISTER_CLASSES for
+ * any count up to it. */
+template <int CLASSES>
+__global__ void __launch_bounds__(SHARED_PREDICT_THREADS, 2) predict_shared_kernel(predict_args a, shared_forest f)
 {
-    extern __shared__ uint2 shared_nodes[];
-    float *leaves = (float *)(shared_nodes + a.slots), *columns = leaves + a.leaves * a.classes;
-    for (int64_t k = threadIdx.x; k < a.slots; k += SHARED_PREDICT_THREADS)
-        shared_nodes[k] = __ldg(a.forest + k);
-    for (int64_t k = threadIdx.x; k < a.leaves * a.classes; k += SHARED_PREDICT_THREADS)
-        leaves[k] = __ldg(a.leaf_values + k);
-    for (int64_t first = blockIdx.x * (int64_t)SHARED_PREDICT_THREADS; first < a.voxels;
-         first += (int64_t)gridDim.x * SHARED_PREDICT_THREADS) {
-        const int64_t i = first + threadIdx.x;
+    extern __shared__ uint4 shared_image[];
+    for (int64_t k = threadIdx.x; k < f.words; k += SHARED_PREDICT_THREADS)
+        shared_image[k] = __ldg(f.image + k);
+    const char *nodes = (const char *)shared_image;
+    const uint4 *firsts = (const uint4 *)(nodes + f.firsts);
+    const float *fractions = (const float *)(nodes + f.fractions);
+    float *columns = (float *)(shared_image + f.words);
+    for (int64_t run = blockIdx.x * (int64_t)SHARED_PREDICT_THREADS; run < a.voxels;
+         run += (int64_t)gridDim.x * SHARED_PREDICT_THREADS) {
+        const int64_t i = run + threadIdx.x;
         __syncthreads(); /* the previous run's walks are done with the columns (and the forest is in place) */
-        for (int f = 0; f < a.features; f++)
-            columns[f * SHARED_PREDICT_THREADS + threadIdx.x] = i < a.voxels ? a.channels[f * a.voxels + i] : 0;
-        __syncthreads();
+        /* copied without passing through registers, every channel's copy in flight at once */
         if (i < a.voxels) {
-            /* opaque to the compiler, so that a read adds the channel's offset to the column's rather than
-             * computing the address from the thread index again */
-            uint32_t column = threadIdx.x * (uint32_t)sizeof(float);
-            asm("" : "+r"(column));
-            const shared_source src = {shared_nodes, leaves, columns, column};
-            predict_voxel(src, a.tree_start, a.tree_leaf_start, a.trees, a.classes, a.voxels, i, a.probabilities,
-                          a.class_map);
+            for (int c = 0; c < a.features; c++)
+                __pipeline_memcpy_async(columns + c * SHARED_PREDICT_THREADS + threadIdx.x, a.channels + c * a.voxels + i,
+                                        sizeof(float));
+            __pipeline_commit();
+            __pipeline_wait_prior(0);
         }
+        __syncthreads();
+        if (i >= a.voxels)
+            continue;
+        /* opaque to the compiler, so that a read ORs the channel's offset into the column's rather than computing
+         * the address from the thread index again */
+        uint32_t column = threadIdx.x * (uint32_t)sizeof(float);
+        asm("" : "+r"(column));
+        const char *values = (const char *)columns;
+        float sum[CLASSES];
+#pragma unroll
+        for (int c = 0; c < CLASSES; c++)
+            sum[c] = 0;
+        for (int g = 0; g < f.groups; g++) {
+            const uint4 group = firsts[g];
+            const uint32_t first[TREES_AT_ONCE] = {group.x, group.y, group.z, group.w};
+            uint2 node[TREES_AT_ONCE];
+#pragma unroll
+            for (int u = 0; u < TREES_AT_ONCE; u++)
+                node[u] = *(const uint2 *)(nodes + first[u] + sizeof(uint2));
+            while (!all_leaves(node))
+#pragma unroll
+                for (int u = 0; u < TREES_AT_ONCE; u++) {
+                    const float v = *(const float *)(values + ((node[u].y & SHARED_FEATURE_FIELD) | column));
+                    node[u] = *(const uint2 *)(nodes + first[u] + (node[u].y >> SHARED_CHILD_SHIFT) +
+                                               (v <= __uint_as_float(node[u].x) ? 0u : (uint32_t)sizeof(uint2)));
+                }
+            /* the leaves' fractions added in tree order, as the CPU does */
+#pragma unroll
+            for (int u = 0; u < TREES_AT_ONCE; u++) {
+                const float *leaf = fractions + (node[u].x & LEAF_INDEX_MASK);
+#pragma unroll
+                for (int c = 0; c < CLASSES; c++)
+                    if (CLASSES != REGISTER_CLASSES || c < a.classes)
+                        sum[c] += leaf[c];
+            }
+        }
+        finish_voxel(sum, a.classes, a.trees, a.voxels, i, a.probabilities, a.class_map);
     }
 }
 
-/* Shared memory predict_shared_kernel needs for the forest and a block's channels; 0 when two blocks of it do not
- * fit a multiprocessor (predict_kernel then reads the forest from global memory). */
-size_t shared_predict_bytes(const predict_args &a, int device)
+/* Shared memory predict_shared_kernel needs for the forest and a block's channels; 0 when the forest has no shared
+ * image or two blocks do not fit a multiprocessor (predict_kernel then reads the forest from global memory). */
+size_t shared_predict_bytes(const shared_forest &f, int features, int device)
 {
     int per_block = 0, per_multiprocessor = 0;
-    if (cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess ||
+    if (f.words == 0 ||
+        cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess ||
         cudaDeviceGetAttribute(&per_multiprocessor, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device) !=
             cudaSuccess)
         return 0;
-    const double bytes = 8.0 * (double)a.slots + 4.0 * (double)a.leaves * a.classes +
-                         4.0 * (double)a.features * SHARED_PREDICT_THREADS;
+    const double bytes = (double)sizeof(uint4) * (double)f.words + 4.0 * (double)features * SHARED_PREDICT_THREADS;
     /* each block also holds 1 KiB the runtime reserves */
     return bytes <= per_block && 2 * (bytes + 1024) <= per_multiprocessor ? (size_t)bytes : 0;
 }
@@ -214,7 +259,8 @@ struct device_forest {
     uint32_t *tree_start;
     int64_t *tree_leaf_start;
     float *leaf_values;
-    int64_t slots, leaves; /* packed slots, leaves of the whole forest */
+    uint4 *image;         /* the shared image (shared.image), or NULL */
+    shared_forest shared; /* words 0: none */
 };
 
 void device_forest_free(device_forest *d)
@@ -223,6 +269,7 @@ void device_forest_free(device_forest *d)
     cudaFree(d->tree_start);
     cudaFree(d->tree_leaf_start);
     cudaFree(d->leaf_values);
+    cudaFree(d->image);
 }
 
 /* The forest's trees packed (see FEATURE_BITS) breadth first from each root, so that the children of a node are
@@ -263,31 +310,87 @@ int forest_pack(const vl_forest *f, uint2 *packed, uint32_t *tree_start, int32_t
     return 1;
 }
 
+int64_t words_for(int64_t bytes) { return (bytes + (int64_t)sizeof(uint4) - 1) / (int64_t)sizeof(uint4); }
+
+/* The shared image (see shared_forest) of the packed trees, in `image` (malloc'd; NULL, and sf->words 0, when the
+ * forest does not fit the encoding: more than REGISTER_CLASSES classes, SHARED_MAX_FEATURES features or
+ * SHARED_MAX_TREE_SLOTS slots a tree, or fractions beyond the leaf payload). 0 when out of memory. */
+int shared_forest_image(const vl_forest *f, const uint2 *packed, const uint32_t *tree_start, int64_t slots,
+                        uint4 **image, shared_forest *sf)
+{
+    const int C = f->class_count, trees = f->tree_count;
+    const int64_t leaves = f->tree_leaf_start[trees];
+    memset(sf, 0, sizeof *sf);
+    *image = NULL;
+    int64_t largest = 0;
+    for (int t = 0; t < trees; t++)
+        if (f->tree_node_start[t + 1] - f->tree_node_start[t] + 1 > largest)
+            largest = f->tree_node_start[t + 1] - f->tree_node_start[t] + 1;
+    if (C > REGISTER_CLASSES || f->feature_count > SHARED_MAX_FEATURES || largest > SHARED_MAX_TREE_SLOTS ||
+        (leaves + 1) * C > (int64_t)LEAF_INDEX_MASK + 1)
+        return 1;
+    /* the padding trees: one of two slots (an unused one, then a leaf of the zero fractions) */
+    const int64_t zero_tree = slots, zero_leaf = leaves * C;
+    sf->groups = (trees + TREES_AT_ONCE - 1) / TREES_AT_ONCE;
+    sf->firsts = sizeof(uint4) * words_for(sizeof(uint2) * (slots + 2));
+    sf->fractions = sf->firsts + sizeof(uint4) * words_for(sizeof(uint32_t) * (int64_t)sf->groups * TREES_AT_ONCE);
+    sf->words = sf->fractions / (int64_t)sizeof(uint4) + words_for(sizeof(float) * (leaves + 1) * C);
+    *image = (uint4 *)calloc((size_t)sf->words, sizeof(uint4));
+    if (!*image)
+        return 0;
+    uint2 *nodes = (uint2 *)*image;
+    uint32_t *firsts = (uint32_t *)((char *)*image + sf->firsts);
+    float *fractions = (float *)((char *)*image + sf->fractions);
+    for (int t = 0; t < trees; t++) {
+        const int64_t count = f->tree_node_start[t + 1] - f->tree_node_start[t];
+        for (int64_t k = tree_start[t] + 1; k <= tree_start[t] + count; k++) {
+            uint32_t x = packed[k].x;
+            const uint32_t y = packed[k].y;
+            if ((x & LEAF_TAG) == LEAF_TAG)
+                x = LEAF_TAG | (uint32_t)((f->tree_leaf_start[t] + (x & LEAF_INDEX_MASK)) * C);
+            nodes[k] = make_uint2(x, (y >> FEATURE_BITS) * (uint32_t)sizeof(uint2) << SHARED_CHILD_SHIFT |
+                                         (y & FEATURE_MASK) << SHARED_FEATURE_SHIFT);
+        }
+    }
+    nodes[zero_tree + 1] = make_uint2(LEAF_TAG | (uint32_t)zero_leaf, 0);
+    for (int t = 0; t < sf->groups * TREES_AT_ONCE; t++)
+        firsts[t] = (uint32_t)(sizeof(uint2) * (t < trees ? tree_start[t] : zero_tree));
+    memcpy(fractions, f->leaf_values, sizeof(float) * (size_t)(leaves * C));
+    return 1;
+}
+
 cudaError_t device_forest_upload(const vl_forest *f, device_forest *d, int *packable)
 {
     memset(d, 0, sizeof *d);
     const int64_t nodes = f->tree_node_start[f->tree_count], leaves = f->tree_leaf_start[f->tree_count];
-    d->slots = nodes + f->tree_count;
-    d->leaves = leaves;
-    uint2 *packed = (uint2 *)malloc(sizeof(uint2) * (size_t)d->slots);
+    const int64_t slots = nodes + f->tree_count;
+    uint2 *packed = (uint2 *)malloc(sizeof(uint2) * (size_t)slots);
     uint32_t *tree_start = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)f->tree_count);
     int32_t *order = (int32_t *)malloc(sizeof(int32_t) * (size_t)nodes + 1);
+    uint4 *image = NULL;
     cudaError_t error = packed && tree_start && order ? cudaSuccess : cudaErrorMemoryAllocation;
-    *packable = error == cudaSuccess && d->slots < ((int64_t)1 << 32) && forest_pack(f, packed, tree_start, order);
-    const size_t sizes[4] = {sizeof(uint2) * (size_t)d->slots, sizeof(uint32_t) * (size_t)f->tree_count,
+    *packable = error == cudaSuccess && slots < ((int64_t)1 << 32) && forest_pack(f, packed, tree_start, order);
+    if (*packable && !shared_forest_image(f, packed, tree_start, slots, &image, &d->shared))
+        error = cudaErrorMemoryAllocation;
+    const size_t sizes[5] = {sizeof(uint2) * (size_t)slots, sizeof(uint32_t) * (size_t)f->tree_count,
                              sizeof(int64_t) * (size_t)(f->tree_count + 1),
-                             sizeof(float) * (size_t)(leaves * f->class_count)};
-    void **targets[4] = {(void **)&d->packed, (void **)&d->tree_start, (void **)&d->tree_leaf_start,
-                         (void **)&d->leaf_values};
-    const void *sources[4] = {packed, tree_start, f->tree_leaf_start, f->leaf_values};
-    for (int k = 0; k < 4 && error == cudaSuccess && *packable; k++) {
+                             sizeof(float) * (size_t)(leaves * f->class_count),
+                             sizeof(uint4) * (size_t)d->shared.words};
+    void **targets[5] = {(void **)&d->packed, (void **)&d->tree_start, (void **)&d->tree_leaf_start,
+                         (void **)&d->leaf_values, (void **)&d->image};
+    const void *sources[5] = {packed, tree_start, f->tree_leaf_start, f->leaf_values, image};
+    for (int k = 0; k < 5 && error == cudaSuccess && *packable; k++) {
+        if (sizes[k] == 0)
+            continue;
         error = cudaMalloc(targets[k], sizes[k]);
         if (error == cudaSuccess)
             error = cudaMemcpy(*targets[k], sources[k], sizes[k], cudaMemcpyHostToDevice);
     }
+    d->shared.image = d->image;
     free(packed);
     free(tree_start);
     free(order);
+    free(image);
     return error;
 }
 
@@ -320,6 +423,7 @@ vl_status vl_forest_predict_gpu(vl_forest_prediction *p)
     predict_args base_args = {};
     size_t shared_bytes = 0; /* predict_shared_kernel's, or 0 to read the forest from global memory */
     unsigned shared_blocks = 0;
+    void (*shared_kernel)(predict_args, shared_forest) = NULL;
     vl_status status = VL_OK;
     /* the filters allocate their intermediates from the stream-ordered pool slab after slab: the pool keeps them
      * between slabs and gives them back at the end */
@@ -359,14 +463,14 @@ vl_status vl_forest_predict_gpu(vl_forest_prediction *p)
                          "nodes", (long long)PACKED_INDEX_LIMIT - 1);
         goto done;
     }
-    base_args = predict_args{d.packed, d.tree_start, d.leaf_values, d.tree_leaf_start, d.slots, d.leaves,
+    base_args = predict_args{d.packed, d.tree_start, d.leaf_values, d.tree_leaf_start,
                              forest->tree_count, C, F, channels, 0, probabilities, class_map};
-    if ((shared_bytes = shared_predict_bytes(base_args, device)) != 0) {
+    if ((shared_bytes = shared_predict_bytes(d.shared, F, device)) != 0) {
         int per_multiprocessor = 0, multiprocessors = 0;
-        error = cudaFuncSetAttribute(predict_shared_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     (int)shared_bytes);
+        shared_kernel = C == 2 ? predict_shared_kernel<2> : predict_shared_kernel<REGISTER_CLASSES>;
+        error = cudaFuncSetAttribute(shared_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes);
         if (error == cudaSuccess)
-            error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, predict_shared_kernel,
+            error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, shared_kernel,
                                                                   SHARED_PREDICT_THREADS, shared_bytes);
         if (error == cudaSuccess)
             error = cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device);
@@ -404,7 +508,7 @@ vl_status vl_forest_predict_gpu(vl_forest_prediction *p)
             predict_args args = base_args;
             args.voxels = voxels;
             if (shared_bytes) {
-                predict_shared_kernel<<<shared_blocks, SHARED_PREDICT_THREADS, shared_bytes, stream>>>(args);
+                shared_kernel<<<shared_blocks, SHARED_PREDICT_THREADS, shared_bytes, stream>>>(args, d.shared);
             } else {
                 const int64_t blocks = (voxels + GLOBAL_PREDICT_THREADS - 1) / GLOBAL_PREDICT_THREADS;
                 predict_kernel<<<(unsigned)(blocks > 65535 * 16 ? 65535 * 16 : blocks), GLOBAL_PREDICT_THREADS, 0,
