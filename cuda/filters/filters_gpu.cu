@@ -552,64 +552,36 @@ struct combine_args {
     const float *dog;       /* G(dog_ratio sigma) * I; NULL when the DoG channel is unwanted (written 0) */
     vl_filter_scales scales;
     unsigned families;
-    int dims;
     int64_t voxels;         /* of the box */
     int64_t channel_stride; /* from one channel to the next in `out` */
     float *out;             /* the sigma's first channel at the box's first voxel */
-    /* when set, the Hessian's entries go here (vl_voxel_hessian_entries) and eigen_kernel takes their eigenvalues,
-     * so that the kernels that hold a voxel's derivatives in many registers leave the long eigenvalue loop to one
-     * that runs with many threads per core */
-    float *hessian[6];
-    int hessian_channel; /* relative to out */
 };
 
 /* Voxel i's channels from its derivatives v (VL_D_* slots). */
+template <int DIMS>
 __device__ __forceinline__ void combine_voxel(const combine_args &a, int64_t i, const float *v)
 {
-    float e[3];
     float *o = a.out + i;
     if (a.families & VL_FAMILY_SMOOTHING)
         *o = v[VL_D_SMOOTH], o += a.channel_stride;
     if (a.families & VL_FAMILY_LOG)
-        *o = vl_voxel_log(&a.scales, a.dims, v + VL_D_XX), o += a.channel_stride;
+        *o = vl_voxel_log(&a.scales, DIMS, v + VL_D_XX), o += a.channel_stride;
     if (a.families & VL_FAMILY_GRADIENT)
-        *o = vl_voxel_gradient(&a.scales, a.dims, v + VL_D_X), o += a.channel_stride;
+        *o = vl_voxel_gradient(&a.scales, DIMS, v + VL_D_X), o += a.channel_stride;
     if (a.families & VL_FAMILY_DOG)
         *o = a.dog ? vl_fsub(v[VL_D_SMOOTH], a.dog[i]) : 0, o += a.channel_stride;
-    if (a.hessian[0]) {
-        if (a.families & VL_FAMILY_HESSIAN) {
-            float t[6];
-            vl_voxel_hessian_entries(&a.scales, a.dims, v, t);
-#pragma unroll
-            for (int p = 0; p < 6; p++)
-                if (a.hessian[p])
-                    a.hessian[p][i] = t[p];
-        }
-        return;
-    }
     if (a.families & VL_FAMILY_STRUCTURE)
-        o += a.dims * a.channel_stride; /* structure_kernel's */
+        o += DIMS * a.channel_stride; /* structure_kernel's */
     if (a.families & VL_FAMILY_HESSIAN) {
-        vl_voxel_hessian(&a.scales, a.dims, v, e);
-        for (int c = 0; c < a.dims; c++)
+        float e[3];
+        vl_voxel_hessian(&a.scales, DIMS, v, e);
+#pragma unroll
+        for (int c = 0; c < DIMS; c++)
             *o = e[c], o += a.channel_stride;
     }
 }
 
-/* The Hessian's eigenvalues from its stored entries (combine_args.hessian set). */
-__global__ void eigen_kernel(combine_args a)
-{
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < a.voxels; i += (int64_t)gridDim.x * blockDim.x) {
-        float t[6], e[3];
-#pragma unroll
-        for (int p = 0; p < 6; p++)
-            t[p] = a.hessian[p] ? a.hessian[p][i] : 0;
-        vl_voxel_structure(a.dims, t, e);
-        for (int c = 0; c < a.dims; c++)
-            a.out[(a.hessian_channel + c) * a.channel_stride + i] = e[c];
-    }
-}
-
+template <int DIMS>
 __global__ void combine_kernel(combine_args a)
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < a.voxels; i += (int64_t)gridDim.x * blockDim.x) {
@@ -617,7 +589,7 @@ __global__ void combine_kernel(combine_args a)
 #pragma unroll
         for (int k = 0; k < VL_D_COUNT; k++)
             v[k] = a.d[k] ? a.d[k][i] : 0;
-        combine_voxel(a, i, v);
+        combine_voxel<DIMS>(a, i, v);
     }
 }
 
@@ -688,7 +660,7 @@ __global__ void __launch_bounds__(COMBINE_THREADS, 3) row_combine_kernel(fused_i
                 v[k] = DIMS == 3 || (k != VL_D_X + 2 && k != VL_D_XX + 2 && k != VL_D_XZ && k != VL_D_YZ)
                            ? derivative[k * SEGMENT + i]
                            : 0;
-            combine_voxel(a, base + i, v);
+            combine_voxel<DIMS>(a, base + i, v);
         }
     }
 }
@@ -1092,24 +1064,21 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
                                  VL_D_COUNT * ROW_SEGMENT);
     const int fused = need[VL_D_SMOOTH] && need[VL_D_X] && need[VL_D_XX] && need[VL_D_XY] &&
                       fused_shared <= 48 * 1024;
-    dfield d[VL_D_COUNT] = {}, smooth = {}, g[3] = {}, inputs[6] = {}, hessian[6] = {};
+    dfield d[VL_D_COUNT] = {}, smooth = {}, g[3] = {}, inputs[6] = {};
     wanted w[VL_D_COUNT];
     int count = 0;
     cudaError_t error = cudaSuccess;
     combine_args args = {};
     args.scales = f->scales;
     args.families = families;
-    args.dims = dims;
     args.voxels = voxels;
     args.channel_stride = channel_stride;
     args.out = channels + (int64_t)*channel * channel_stride;
-    /* the structure tensor's and the Hessian's first channels, relative to args.out, and the sigma's channels */
+    /* the structure tensor's first channel, relative to args.out, and the sigma's channels */
     int structure_channel = 0, sigma_channel_count = 0;
     for (unsigned family = 1; family <= VL_FAMILY_HESSIAN; family <<= 1) {
         if (family == VL_FAMILY_STRUCTURE)
             structure_channel = sigma_channel_count;
-        if (family == VL_FAMILY_HESSIAN)
-            args.hessian_channel = sigma_channel_count;
         if (families & family)
             sigma_channel_count += family == VL_FAMILY_STRUCTURE || family == VL_FAMILY_HESSIAN ? dims : 1;
     }
@@ -1132,13 +1101,6 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
     }
     args.dog = smooth.v;
     if (fused) {
-        /* the Hessian's eigenvalues in eigen_kernel, from its entries stored by the fused kernel */
-        static const int pair[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
-        for (int p = 0; p < 6; p++)
-            if (pair[p][0] < dims && pair[p][1] < dims) {
-                TRY(field_alloc(cx, &hessian[p], box));
-                args.hessian[p] = hessian[p].v;
-            }
         TRY(fused_inputs_make(cx, f->image, box, ts, inputs));
         fused_inputs fi = {};
         pass_outputs x_taps = {};
@@ -1154,8 +1116,6 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
             row_combine_kernel<2><<<blocks, COMBINE_THREADS, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args,
                                                                                    box, r, (int)f->n[0]);
         TRY(cudaGetLastError());
-        eigen_kernel<<<blocks_for(voxels), 256, 0, cx.stream>>>(args);
-        TRY(cudaGetLastError());
     } else {
         for (int i = 0; i < VL_D_COUNT; i++)
             if (need[i]) {
@@ -1166,17 +1126,18 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
             TRY(derivatives(cx, f->image, box, ts, w, count));
         for (int i = 0; i < VL_D_COUNT; i++)
             args.d[i] = d[i].v;
-        combine_kernel<<<blocks_for(voxels), 256, 0, cx.stream>>>(args);
+        if (dims == 3)
+            combine_kernel<3><<<blocks_for(voxels), 256, 0, cx.stream>>>(args);
+        else
+            combine_kernel<2><<<blocks_for(voxels), 256, 0, cx.stream>>>(args);
         TRY(cudaGetLastError());
     }
     *channel += sigma_channel_count;
 done:
     for (int i = 0; i < VL_D_COUNT; i++)
         field_free(cx, &d[i]);
-    for (int p = 0; p < 6; p++) {
+    for (int p = 0; p < 6; p++)
         field_free(cx, &inputs[p]);
-        field_free(cx, &hessian[p]);
-    }
     for (int a = 0; a < 3; a++)
         field_free(cx, &g[a]);
     field_free(cx, &smooth);
