@@ -175,8 +175,8 @@ struct shared_forest {
 
 /* One thread per voxel, the forest (shared_forest) and the block's channels in shared memory: a block copies the
  * forest once, then for each run of SHARED_PREDICT_THREADS voxels their channels (coalesced), each voxel's channels
- * a column, so that the threads' reads fall in different banks. CLASSES: the class count, or REGISTER_CLASSES for
- * any count up to it. */
+ * a column, so that the threads' reads fall in different banks. CLASSES: the forest's class count, at most
+ * REGISTER_CLASSES (one kernel each: the sums take no test per class). */
 template <int CLASSES>
 __global__ void __launch_bounds__(SHARED_PREDICT_THREADS, 2) predict_shared_kernel(predict_args a, shared_forest f)
 {
@@ -231,13 +231,18 @@ __global__ void __launch_bounds__(SHARED_PREDICT_THREADS, 2) predict_shared_kern
                 const float *leaf = fractions + (node[u].x & LEAF_INDEX_MASK);
 #pragma unroll
                 for (int c = 0; c < CLASSES; c++)
-                    if (CLASSES != REGISTER_CLASSES || c < a.classes)
-                        sum[c] += leaf[c];
+                    sum[c] += leaf[c];
             }
         }
-        finish_voxel(sum, a.classes, a.trees, a.voxels, i, a.probabilities, a.class_map);
+        finish_voxel(sum, CLASSES, a.trees, a.voxels, i, a.probabilities, a.class_map);
     }
 }
+
+/* predict_shared_kernel for each class count up to REGISTER_CLASSES */
+void (*const shared_kernels[])(predict_args, shared_forest) = {
+    NULL, predict_shared_kernel<1>, predict_shared_kernel<2>, predict_shared_kernel<3>, predict_shared_kernel<4>,
+    predict_shared_kernel<5>, predict_shared_kernel<6>, predict_shared_kernel<7>, predict_shared_kernel<8>};
+static_assert(sizeof shared_kernels / sizeof shared_kernels[0] == REGISTER_CLASSES + 1, "a kernel for each class count");
 
 /* Shared memory predict_shared_kernel needs for the forest and a block's channels; 0 when the forest has no shared
  * image or two blocks do not fit a multiprocessor (predict_kernel then reads the forest from global memory). */
@@ -467,7 +472,7 @@ vl_status vl_forest_predict_gpu(vl_forest_prediction *p)
                              forest->tree_count, C, F, channels, 0, probabilities, class_map};
     if ((shared_bytes = shared_predict_bytes(d.shared, F, device)) != 0) {
         int per_multiprocessor = 0, multiprocessors = 0;
-        shared_kernel = C == 2 ? predict_shared_kernel<2> : predict_shared_kernel<REGISTER_CLASSES>;
+        shared_kernel = shared_kernels[C];
         error = cudaFuncSetAttribute(shared_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes);
         if (error == cudaSuccess)
             error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, shared_kernel,
