@@ -672,9 +672,9 @@ __global__ void __launch_bounds__(COMBINE_THREADS, 3) row_combine_kernel(fused_i
  * voxels in turn; then the block takes the eigenvalues, one voxel per thread, and writes the family's channels
  * from `out` on, channel_stride apart. The smoothed tensor never goes to memory. */
 template <int DIMS>
-__global__ void __launch_bounds__(STRUCTURE_THREADS) structure_kernel(fused_inputs in, dbox in_box, pass_outputs x_taps,
-                                                                dbox out_box, int r, int n_axis, float *out,
-                                                                int64_t channel_stride)
+__global__ void __launch_bounds__(STRUCTURE_THREADS)
+    structure_kernel(fused_inputs in, dbox in_box, pass_outputs x_taps, dbox out_box, int r, int n_axis, float *out,
+                     int64_t channel_stride)
 {
     const int P = DIMS == 3 ? 6 : 3;
     const int slot[3] = {0, 1, 3}; /* 2D: the input k's slot in vl_voxel_structure's entries */

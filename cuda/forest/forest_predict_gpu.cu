@@ -42,7 +42,7 @@ const uint32_t LEAF_INDEX_MASK = (1u << 22) - 1;
 const int64_t PACKED_INDEX_LIMIT = (int64_t)1 << (32 - FEATURE_BITS);
 static_assert(VL_FILTER_MAX_CHANNELS <= (int)FEATURE_MASK + 1, "a feature index must fit FEATURE_BITS");
 static_assert(PACKED_INDEX_LIMIT / 2 <= (int64_t)LEAF_INDEX_MASK + 1, "a tree's leaf indices must fit the payload");
-/* The forest as predict_shared_kernel copies it into shared memory (shared_forest_make): the nodes, tree after tree
+/* The forest as predict_shared_kernel copies it into shared memory (shared_forest_image): the nodes, tree after tree
  * as packed, y re-encoded so that a step is one bitwise operation to the tested channel's address and one
  * shift-and-add to the children's: bits SHARED_FEATURE_SHIFT up hold the feature times the byte stride of the
  * block's channel columns (a channel is SHARED_PREDICT_THREADS floats), so that OR-ing in the voxel's column (its
@@ -173,6 +173,8 @@ struct shared_forest {
     int groups;                /* of TREES_AT_ONCE trees */
 };
 
+static_assert(TREES_AT_ONCE == 4, "a group's first slots are one 16-byte read");
+
 /* One thread per voxel, the forest (shared_forest) and the block's channels in shared memory: a block copies the
  * forest once, then for each run of SHARED_PREDICT_THREADS voxels their channels (coalesced), each voxel's channels
  * a column, so that the threads' reads fall in different banks. CLASSES: the forest's class count, at most
@@ -194,8 +196,8 @@ __global__ void __launch_bounds__(SHARED_PREDICT_THREADS, 2) predict_shared_kern
         /* copied without passing through registers, every channel's copy in flight at once */
         if (i < a.voxels) {
             for (int c = 0; c < a.features; c++)
-                __pipeline_memcpy_async(columns + c * SHARED_PREDICT_THREADS + threadIdx.x, a.channels + c * a.voxels + i,
-                                        sizeof(float));
+                __pipeline_memcpy_async(columns + c * SHARED_PREDICT_THREADS + threadIdx.x,
+                                        a.channels + c * a.voxels + i, sizeof(float));
             __pipeline_commit();
             __pipeline_wait_prior(0);
         }
@@ -242,7 +244,8 @@ __global__ void __launch_bounds__(SHARED_PREDICT_THREADS, 2) predict_shared_kern
 void (*const shared_kernels[])(predict_args, shared_forest) = {
     NULL, predict_shared_kernel<1>, predict_shared_kernel<2>, predict_shared_kernel<3>, predict_shared_kernel<4>,
     predict_shared_kernel<5>, predict_shared_kernel<6>, predict_shared_kernel<7>, predict_shared_kernel<8>};
-static_assert(sizeof shared_kernels / sizeof shared_kernels[0] == REGISTER_CLASSES + 1, "a kernel for each class count");
+static_assert(sizeof shared_kernels / sizeof shared_kernels[0] == REGISTER_CLASSES + 1,
+              "a kernel for each class count");
 
 /* Shared memory predict_shared_kernel needs for the forest and a block's channels; 0 when the forest has no shared
  * image or two blocks do not fit a multiprocessor (predict_kernel then reads the forest from global memory). */
