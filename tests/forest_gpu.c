@@ -77,26 +77,35 @@ static void predictions_equal(const vl_forest *forest, const vl_volume *ct, vl_f
     vl_volume_free(&m_cpu);
 }
 
+/* An empty forest of `like`'s bank and features with `trees` trees, `nodes` nodes and `leaves` leaves of `classes`
+ * classes, its fractions zero (out freed with vl_forest_free); 0 when out of memory. */
+static int forest_alloc(const vl_forest *like, int trees, int64_t nodes, int64_t leaves, int classes, vl_forest *out)
+{
+    memset(out, 0, sizeof *out);
+    out->bank = like->bank;
+    out->feature_count = like->feature_count;
+    out->class_count = classes;
+    out->tree_count = trees;
+    out->oob_accuracy = -1;
+    out->tree_node_start = malloc(sizeof(int64_t) * (size_t)(trees + 1));
+    out->tree_leaf_start = malloc(sizeof(int64_t) * (size_t)(trees + 1));
+    out->nodes = malloc(sizeof(vl_forest_node) * (size_t)nodes);
+    out->leaf_values = calloc((size_t)(leaves * classes), sizeof(float));
+    if (!out->tree_node_start || !out->tree_leaf_start || !out->nodes || !out->leaf_values) {
+        vl_forest_free(out);
+        return 0;
+    }
+    return 1;
+}
+
 /* `forest`'s trees `times` over, in order, as a forest of their own (out freed with vl_forest_free); 0 when out of
  * memory. */
 static int forest_repeat(const vl_forest *forest, int times, vl_forest *out)
 {
     const int T = forest->tree_count, C = forest->class_count;
     const int64_t nodes = forest->tree_node_start[T], leaves = forest->tree_leaf_start[T];
-    memset(out, 0, sizeof *out);
-    out->bank = forest->bank;
-    out->feature_count = forest->feature_count;
-    out->class_count = C;
-    out->tree_count = T * times;
-    out->oob_accuracy = -1;
-    out->tree_node_start = malloc(sizeof(int64_t) * (size_t)(T * times + 1));
-    out->tree_leaf_start = malloc(sizeof(int64_t) * (size_t)(T * times + 1));
-    out->nodes = malloc(sizeof(vl_forest_node) * (size_t)(nodes * times));
-    out->leaf_values = malloc(sizeof(float) * (size_t)(leaves * C * times));
-    if (!out->tree_node_start || !out->tree_leaf_start || !out->nodes || !out->leaf_values) {
-        vl_forest_free(out);
+    if (!forest_alloc(forest, T * times, nodes * times, leaves * times, C, out))
         return 0;
-    }
     for (int k = 0; k < times; k++) {
         memcpy(out->nodes + k * nodes, forest->nodes, sizeof(vl_forest_node) * (size_t)nodes);
         memcpy(out->leaf_values + k * leaves * C, forest->leaf_values, sizeof(float) * (size_t)(leaves * C));
@@ -117,20 +126,8 @@ static int forest_reshape(const vl_forest *forest, int trees, int classes, vl_fo
 {
     const int C = forest->class_count;
     const int64_t nodes = forest->tree_node_start[trees], leaves = forest->tree_leaf_start[trees];
-    memset(out, 0, sizeof *out);
-    out->bank = forest->bank;
-    out->feature_count = forest->feature_count;
-    out->class_count = classes;
-    out->tree_count = trees;
-    out->oob_accuracy = -1;
-    out->tree_node_start = malloc(sizeof(int64_t) * (size_t)(trees + 1));
-    out->tree_leaf_start = malloc(sizeof(int64_t) * (size_t)(trees + 1));
-    out->nodes = malloc(sizeof(vl_forest_node) * (size_t)nodes);
-    out->leaf_values = calloc((size_t)(leaves * classes), sizeof(float));
-    if (!out->tree_node_start || !out->tree_leaf_start || !out->nodes || !out->leaf_values) {
-        vl_forest_free(out);
+    if (!forest_alloc(forest, trees, nodes, leaves, classes, out))
         return 0;
-    }
     memcpy(out->tree_node_start, forest->tree_node_start, sizeof(int64_t) * (size_t)(trees + 1));
     memcpy(out->tree_leaf_start, forest->tree_leaf_start, sizeof(int64_t) * (size_t)(trees + 1));
     memcpy(out->nodes, forest->nodes, sizeof(vl_forest_node) * (size_t)nodes);

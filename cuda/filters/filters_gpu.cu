@@ -331,6 +331,25 @@ __device__ __forceinline__ row_segment row_segment_of(const dbox &in_box, const 
     return w;
 }
 
+/* One run of a pass along x: the ROW_OUTPUTS neighbouring outputs from `first` of a row staged in shared memory
+ * (stage_rows), for NOUT orders (taps of order o at taps + o * T), correlated as the line passes are; those inside
+ * the segment's span stored at out[o * ROW_SEGMENT + first + j]. */
+template <int NOUT>
+__device__ __forceinline__ void row_run(const float *row, const float *taps, int T, int first, int span, float *out)
+{
+    const int count = span - first < ROW_OUTPUTS ? span - first : ROW_OUTPUTS;
+    const float *mine = row + first;
+    auto next = [&]() { return *mine++; };
+    float acc[NOUT][ROW_OUTPUTS];
+    correlate<NOUT, ROW_OUTPUTS>(taps, T, next, acc);
+#pragma unroll
+    for (int o = 0; o < NOUT; o++)
+#pragma unroll
+        for (int j = 0; j < ROW_OUTPUTS; j++)
+            if (j < count)
+                out[o * ROW_SEGMENT + first + j] = acc[o][j];
+}
+
 /* A pass along x: a block stages a segment of a row (and the reflected taps around it) in shared memory; thread t
  * computes ROW_OUTPUTS neighbouring outputs from it into shared memory, and the block writes the segment's
  * outputs with neighbouring threads on neighbouring voxels. */
@@ -354,19 +373,8 @@ __global__ void __launch_bounds__(ROW_THREADS) row_pass_kernel(const float *__re
         stage_rows<1>(row, 0, sources, x0, r, span + 2 * r, n_axis, in_lo, threadIdx.x, ROW_THREADS);
         __syncthreads();
         const int first = threadIdx.x * ROW_OUTPUTS;
-        if (first < span) {
-            const int count = span - first < ROW_OUTPUTS ? span - first : ROW_OUTPUTS;
-            const float *mine = row + first;
-            auto next = [&]() { return *mine++; };
-            float acc[NOUT][ROW_OUTPUTS];
-            correlate<NOUT, ROW_OUTPUTS>(taps, T, next, acc);
-#pragma unroll
-            for (int o = 0; o < NOUT; o++)
-#pragma unroll
-                for (int j = 0; j < ROW_OUTPUTS; j++)
-                    if (j < count)
-                        result[o * ROW_SEGMENT + first + j] = acc[o][j];
-        }
+        if (first < span)
+            row_run<NOUT>(row, taps, T, first, span, result);
         __syncthreads();
         const int64_t target = w.out_first;
 #pragma unroll
@@ -616,10 +624,10 @@ __global__ void __launch_bounds__(COMBINE_THREADS, 3) row_combine_kernel(fused_i
                                                                         pass_outputs x_taps, combine_args a,
                                                                         dbox out_box, int r, int n_axis)
 {
-    const int inputs = DIMS == 3 ? 6 : 3, chains = DIMS == 3 ? COMBINE_CHAINS : 6, SEGMENT = ROW_SEGMENT;
+    const int inputs = DIMS == 3 ? 6 : 3, chains = DIMS == 3 ? COMBINE_CHAINS : 6;
     extern __shared__ float shared[];
     /* each input's row segment, padded as row_pass_kernel's */
-    const int T = 2 * r + 1, pitch = SEGMENT + 2 * r + ROW_OUTPUTS - 1;
+    const int T = 2 * r + 1, pitch = ROW_SEGMENT + 2 * r + ROW_OUTPUTS - 1;
     /* taps of x orders 0, 1, 2; a row segment of each input; the segment's derivatives, slot after slot */
     float *taps = shared, *rows = shared + 3 * T, *derivative = rows + inputs * pitch;
     load_taps<3>(taps, x_taps, T);
@@ -637,18 +645,9 @@ __global__ void __launch_bounds__(COMBINE_THREADS, 3) row_combine_kernel(fused_i
         __syncthreads();
         for (int run = threadIdx.x; run < chains * ROW_THREADS; run += COMBINE_THREADS) {
             const int c = run / ROW_THREADS, first = run % ROW_THREADS * ROW_OUTPUTS;
-            if (first >= span)
-                continue;
-            const int count = span - first < ROW_OUTPUTS ? span - first : ROW_OUTPUTS;
-            const float *mine = rows + combine_input[c] * pitch + first;
-            auto next = [&]() { return *mine++; };
-            float acc[1][ROW_OUTPUTS];
-            correlate<1, ROW_OUTPUTS>(taps + combine_order[c] * T, T, next, acc);
-            float *slot = derivative + combine_slot[c] * SEGMENT + first;
-#pragma unroll
-            for (int j = 0; j < ROW_OUTPUTS; j++)
-                if (j < count)
-                    slot[j] = acc[0][j];
+            if (first < span)
+                row_run<1>(rows + combine_input[c] * pitch, taps + combine_order[c] * T, T, first, span,
+                           derivative + combine_slot[c] * ROW_SEGMENT);
         }
         __syncthreads();
         /* the per-voxel steps, neighbouring threads on neighbouring voxels (coalesced reads and writes) */
@@ -658,7 +657,7 @@ __global__ void __launch_bounds__(COMBINE_THREADS, 3) row_combine_kernel(fused_i
 #pragma unroll
             for (int k = 0; k < VL_D_COUNT; k++)
                 v[k] = DIMS == 3 || (k != VL_D_X + 2 && k != VL_D_XX + 2 && k != VL_D_XZ && k != VL_D_YZ)
-                           ? derivative[k * SEGMENT + i]
+                           ? derivative[k * ROW_SEGMENT + i]
                            : 0;
             combine_voxel<DIMS>(a, base + i, v);
         }
@@ -696,17 +695,8 @@ __global__ void __launch_bounds__(STRUCTURE_THREADS)
         __syncthreads();
         for (int run = threadIdx.x; run < P * ROW_THREADS; run += STRUCTURE_THREADS) {
             const int k = run / ROW_THREADS, first = run % ROW_THREADS * ROW_OUTPUTS;
-            if (first >= span)
-                continue;
-            const int count = span - first < ROW_OUTPUTS ? span - first : ROW_OUTPUTS;
-            const float *mine = rows + k * pitch + first;
-            auto next = [&]() { return *mine++; };
-            float acc[1][ROW_OUTPUTS];
-            correlate<1, ROW_OUTPUTS>(taps, T, next, acc);
-#pragma unroll
-            for (int j = 0; j < ROW_OUTPUTS; j++)
-                if (j < count)
-                    smoothed[k * ROW_SEGMENT + first + j] = acc[0][j];
+            if (first < span)
+                row_run<1>(rows + k * pitch, taps, T, first, span, smoothed + k * ROW_SEGMENT);
         }
         __syncthreads();
         for (int i = threadIdx.x; i < span; i += STRUCTURE_THREADS) {
@@ -1109,12 +1099,9 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
         for (int o = 0; o < 3; o++)
             x_taps.taps[o] = ts.k[0][o].k;
         const unsigned blocks = blocks_for_items(row_segment_count(box), 1 << 20);
-        if (dims == 3)
-            row_combine_kernel<3><<<blocks, COMBINE_THREADS, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args,
-                                                                                   box, r, (int)f->n[0]);
-        else
-            row_combine_kernel<2><<<blocks, COMBINE_THREADS, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args,
-                                                                                   box, r, (int)f->n[0]);
+        auto kernel = dims == 3 ? row_combine_kernel<3> : row_combine_kernel<2>;
+        kernel<<<blocks, COMBINE_THREADS, fused_shared, cx.stream>>>(fi, inputs[0].box, x_taps, args, box, r,
+                                                                    (int)f->n[0]);
         TRY(cudaGetLastError());
     } else {
         for (int i = 0; i < VL_D_COUNT; i++)
@@ -1126,10 +1113,8 @@ cudaError_t sigma_channels(const tile_context &cx, int s, const dbox &box, float
             TRY(derivatives(cx, f->image, box, ts, w, count));
         for (int i = 0; i < VL_D_COUNT; i++)
             args.d[i] = d[i].v;
-        if (dims == 3)
-            combine_kernel<3><<<blocks_for(voxels), 256, 0, cx.stream>>>(args);
-        else
-            combine_kernel<2><<<blocks_for(voxels), 256, 0, cx.stream>>>(args);
+        auto kernel = dims == 3 ? combine_kernel<3> : combine_kernel<2>;
+        kernel<<<blocks_for(voxels), 256, 0, cx.stream>>>(args);
         TRY(cudaGetLastError());
     }
     *channel += sigma_channel_count;

@@ -267,8 +267,7 @@ struct device_forest {
     uint32_t *tree_start;
     int64_t *tree_leaf_start;
     float *leaf_values;
-    uint4 *image;         /* the shared image (shared.image), or NULL */
-    shared_forest shared; /* words 0: none */
+    shared_forest shared; /* words 0 (image NULL): none */
 };
 
 void device_forest_free(device_forest *d)
@@ -277,7 +276,7 @@ void device_forest_free(device_forest *d)
     cudaFree(d->tree_start);
     cudaFree(d->tree_leaf_start);
     cudaFree(d->leaf_values);
-    cudaFree(d->image);
+    cudaFree((void *)d->shared.image);
 }
 
 /* The forest's trees packed (see FEATURE_BITS) breadth first from each root, so that the children of a node are
@@ -385,7 +384,7 @@ cudaError_t device_forest_upload(const vl_forest *f, device_forest *d, int *pack
                              sizeof(float) * (size_t)(leaves * f->class_count),
                              sizeof(uint4) * (size_t)d->shared.words};
     void **targets[5] = {(void **)&d->packed, (void **)&d->tree_start, (void **)&d->tree_leaf_start,
-                         (void **)&d->leaf_values, (void **)&d->image};
+                         (void **)&d->leaf_values, (void **)&d->shared.image};
     const void *sources[5] = {packed, tree_start, f->tree_leaf_start, f->leaf_values, image};
     for (int k = 0; k < 5 && error == cudaSuccess && *packable; k++) {
         if (sizes[k] == 0)
@@ -394,7 +393,6 @@ cudaError_t device_forest_upload(const vl_forest *f, device_forest *d, int *pack
         if (error == cudaSuccess)
             error = cudaMemcpy(*targets[k], sources[k], sizes[k], cudaMemcpyHostToDevice);
     }
-    d->shared.image = d->image;
     free(packed);
     free(tree_start);
     free(order);
